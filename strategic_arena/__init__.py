@@ -1,0 +1,36 @@
+"""strategic-arena: text games over OpenSpiel for measuring and training language models.
+
+The core API::
+
+    import strategic_arena as sa
+    env = sa.make("kuhn_poker-v0")          # a PettingZoo AECEnv with text observations
+    env.reset(seed=0)
+    view = env.seat_view(env.agent_selection)
+    messages = sa.render_messages("kuhn_poker-v0", view, style="marshal")
+    outcome = sa.validate("kuhn_poker-v0", response_text, view.legal_actions, style="marshal")
+
+Importing this package loads numpy, gymnasium, pettingzoo and pyspiel only; solvers, the arena
+client and the trainer import their heavy dependencies when first used.
+"""
+
+from __future__ import annotations
+
+from strategic_arena.actions import ERROR_KINDS, Action, ActionError
+from strategic_arena.env import IllegalActionError, TextGameEnv, make
+from strategic_arena.games import get_spec, list_envs
+from strategic_arena.views import SeatView
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ERROR_KINDS",
+    "Action",
+    "ActionError",
+    "IllegalActionError",
+    "SeatView",
+    "TextGameEnv",
+    "__version__",
+    "get_spec",
+    "list_envs",
+    "make",
+]

@@ -1,0 +1,70 @@
+"""Typed outcomes of reading a model's answer: a legal :class:`Action` or an :class:`ActionError`.
+
+Errors are data, never exceptions: every way an answer can fail has a ``kind`` from
+:data:`ERROR_KINDS`, so the arena can count them and the trainer can penalise them:
+
+* ``empty`` -- nothing but whitespace;
+* ``truncated`` -- cut off (``finish_reason == "length"``, or it ends inside an open block);
+* ``missing_reasoning`` -- no (or empty) reasoning part where the style requires one;
+* ``no_action`` -- no answer block, or an empty one;
+* ``multiple_actions`` -- more than one answer block (strict mode);
+* ``format`` -- the style's layout is broken (text outside the blocks in strict mode, not JSON);
+* ``unknown_action`` -- the answer names no move of this game;
+* ``illegal_action`` -- the answer names a move that is not legal now;
+* ``timeout`` / ``endpoint`` -- no usable response from the model's server (set by players).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+ErrorKind: TypeAlias = Literal[
+    "empty",
+    "truncated",
+    "missing_reasoning",
+    "no_action",
+    "multiple_actions",
+    "format",
+    "unknown_action",
+    "illegal_action",
+    "timeout",
+    "endpoint",
+]
+
+#: Every error kind, in the order a response is checked.
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    "empty",
+    "truncated",
+    "missing_reasoning",
+    "no_action",
+    "multiple_actions",
+    "format",
+    "unknown_action",
+    "illegal_action",
+    "timeout",
+    "endpoint",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A legal action read from a response: the OpenSpiel action id and its canonical text."""
+
+    id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionError:
+    """Why a response did not yield a legal action.
+
+    Attributes:
+        kind: one of :data:`ERROR_KINDS`.
+        detail: a short human-readable explanation, fit to show the model as feedback.
+    """
+
+    kind: ErrorKind
+    detail: str
+
+

@@ -1,0 +1,151 @@
+"""The one match loop: seats take turns through a :class:`TextGameEnv` until the game ends.
+
+The arena, the tests, the demo and the trainer's rollouts all play through :func:`play_match`;
+only the players differ. A player that returns no legal action forfeits (MARSHAL's protocol):
+the game ends with :meth:`GameSpec.forfeit_returns`. Players that want to re-ask (retry
+policies) do so inside their own ``act``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from strategic_arena.actions import ActionError
+from strategic_arena.env import TextGameEnv, make
+from strategic_arena.players import Decision, GameState, Player
+
+MatchStatus = Literal["complete", "forfeit"]
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One decision of a match.
+
+    Attributes:
+        index: 0-based number of the decision in the game.
+        seat: who moved.
+        action: the action id played (``None`` for a forfeiting decision).
+        action_text: canonical text of the action (empty when forfeited).
+        response: the player's raw text.
+        error: why the response was not a legal move (the last error if retried).
+        decision: the full :class:`Decision` as the player returned it.
+    """
+
+    index: int
+    seat: int
+    action: int | None
+    action_text: str
+    response: str
+    error: ActionError | None
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """A finished game: enough to store it and to replay it exactly from ``seed`` and moves.
+
+    Attributes:
+        env_id: the game.
+        seed: the env seed (fixes every chance event).
+        players: player names by seat.
+        moves: every decision, in order.
+        returns: final returns by seat.
+        status: ``complete`` (the game ended by its rules) or ``forfeit``.
+        forfeited_by: seat that forfeited, if any.
+        history: OpenSpiel's full action history (chance outcomes included).
+        duration_s: wall-clock seconds.
+    """
+
+    env_id: str
+    seed: int
+    players: tuple[str, ...]
+    moves: tuple[MoveRecord, ...]
+    returns: tuple[float, ...]
+    status: MatchStatus
+    forfeited_by: int | None = None
+    history: tuple[int, ...] = ()
+    duration_s: float = 0.0
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+MoveCallback = Callable[[MoveRecord, GameState], None]
+
+
+async def play_match(
+    env_id: str,
+    players: Sequence[Player],
+    seed: int,
+    *,
+    env: TextGameEnv | None = None,
+    on_move: MoveCallback | None = None,
+) -> MatchRecord:
+    """Play one game of ``env_id`` between ``players`` (seat i is ``players[i]``).
+
+    Args:
+        env_id: the game.
+        players: one player per seat.
+        seed: the env seed (chance events); store it to replay the game.
+        env: an env to reuse (reset here); a new one is made otherwise.
+        on_move: called after every decision with its record and the state it was made in
+            (the demo prints prompts and moves through it).
+    """
+    env = env if env is not None else make(env_id)
+    if len(players) != len(env.possible_agents):
+        raise ValueError(
+            f"{env_id} has {len(env.possible_agents)} seats but {len(players)} players were given"
+        )
+    started = time.perf_counter()
+    env.reset(seed=seed)
+    moves: list[MoveRecord] = []
+    forfeited_by: int | None = None
+    while not env.terminations[env.agent_selection]:
+        agent = env.agent_selection
+        seat = env.agent_name_mapping[agent]
+        game_state = GameState(env_id, env.state.clone())
+        decision = await players[seat].act(game_state, seat)
+        legal = decision.action is not None and decision.action in game_state.legal_actions(seat)
+        error = decision.error
+        if not legal and error is None:
+            error = ActionError("illegal_action", f"player returned action {decision.action}")
+        action_text = ""
+        if legal and decision.action is not None:
+            action_text = env.legal_action_texts(agent)[decision.action]
+        record = MoveRecord(
+            index=len(moves),
+            seat=seat,
+            action=decision.action if legal else None,
+            action_text=action_text,
+            response=decision.text,
+            error=error if not legal else decision.error,
+            decision=decision,
+        )
+        moves.append(record)
+        if on_move is not None:
+            on_move(record, game_state)
+        if legal:
+            env.step(decision.action)
+        else:
+            forfeited_by = seat
+            env.forfeit(agent)
+    return MatchRecord(
+        env_id=env_id,
+        seed=seed,
+        players=tuple(player.name for player in players),
+        moves=tuple(moves),
+        returns=tuple(env.returns()),
+        status="forfeit" if forfeited_by is not None else "complete",
+        forfeited_by=forfeited_by,
+        history=tuple(int(a) for a in env.state.history()),
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def play_match_sync(
+    env_id: str, players: Sequence[Player], seed: int, **kwargs: object
+) -> MatchRecord:
+    """:func:`play_match` for synchronous callers (runs its own event loop)."""
+    return asyncio.run(play_match(env_id, players, seed, **kwargs))  # type: ignore[arg-type]

@@ -1,0 +1,178 @@
+"""The ``strategic-arena`` command.
+
+Subcommands:
+
+* ``envs`` -- list the curated environments;
+* ``play ENV_ID`` -- play one seeded game between players and print, for every decision, the
+  prompt the seat receives and the move it plays (``--players human random`` to play yourself);
+* ``demo`` -- the README's demo: ``play`` on fixed defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
+from strategic_arena.games import get_spec, list_envs
+from strategic_arena.players import GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.prompting import render_messages
+from strategic_arena.validation import STYLES, Style
+
+#: Player specs ``play`` understands (solvers are added by the ``opponents`` package).
+BUILTIN_PLAYERS = ("random", "random:seed=N", "human")
+
+
+def build_player(spec: str, seat: int, match_seed: int) -> Player:
+    """A player from a spec string: ``random``, ``random:seed=N`` or ``human``.
+
+    ``random`` without a seed is seeded from the match seed and the seat, so a seeded game
+    replays exactly.
+    """
+    name, _, params = spec.partition(":")
+    if name == "human":
+        if params:
+            raise ValueError("the human player takes no parameters")
+        return HumanPlayer(name=f"human[{seat}]")
+    if name == "random":
+        seed: int = match_seed * 1000 + seat
+        for item in filter(None, params.split(",")):
+            key, _, value = item.partition("=")
+            if key != "seed" or not value.lstrip("-").isdigit():
+                raise ValueError(f"random takes only seed=<int>, got {item!r}")
+            seed = int(value)
+        return RandomPlayer(seed, name="random")
+    raise ValueError(
+        f"unknown player {spec!r}; built-in players: {', '.join(BUILTIN_PLAYERS)}"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="strategic-arena",
+        description="Text games over OpenSpiel for measuring and training language models.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("envs", help="list the curated environment ids")
+
+    def add_play_options(command: argparse.ArgumentParser, default_env: str | None) -> None:
+        if default_env is None:
+            command.add_argument(
+                "env_id", help="a curated id (see 'envs') or openspiel/<game_name>"
+            )
+        else:
+            command.add_argument(
+                "env_id", nargs="?", default=default_env, help=f"game (default {default_env})"
+            )
+        command.add_argument(
+            "--players",
+            nargs="+",
+            default=None,
+            metavar="PLAYER",
+            help="one player per seat: random, random:seed=N or human (default: random each)",
+        )
+        command.add_argument("--seed", type=int, default=0, help="game seed (default 0)")
+        command.add_argument(
+            "--style",
+            choices=STYLES,
+            default="marshal",
+            help="prompt style shown for each decision (default marshal)",
+        )
+        command.add_argument(
+            "--history", action="store_true", help="include the move history in prompts"
+        )
+        command.add_argument(
+            "--no-prompts",
+            action="store_true",
+            help="print only the moves and the result, not the prompts",
+        )
+
+    play = sub.add_parser(
+        "play",
+        help="play one seeded game and print every prompt and move",
+        description="Play one seeded game between players and print, for every decision, the "
+        "prompt that seat receives and the move it plays.",
+    )
+    add_play_options(play, None)
+    demo = sub.add_parser(
+        "demo",
+        help="the README demo: a seeded game between random players, prompts shown",
+        description="A seeded demo game between built-in players, printed as the prompt each "
+        "seat receives and the move it plays.",
+    )
+    add_play_options(demo, "kuhn_poker-v0")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``strategic-arena`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "envs":
+        for env_id in list_envs():
+            spec = get_spec(env_id)
+            kind = "cooperative" if spec.cooperative else "zero-sum"
+            print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
+        print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
+        return 0
+    try:
+        spec = get_spec(args.env_id)
+        specs = args.players or ["random"] * spec.num_players
+        if len(specs) != spec.num_players:
+            raise ValueError(
+                f"{args.env_id} has {spec.num_players} seats; give {spec.num_players} players"
+            )
+        players = [build_player(p, seat, args.seed) for seat, p in enumerate(specs)]
+    except ValueError as error:
+        print(f"strategic-arena: error: {error}", file=sys.stderr)
+        return 2
+    record = asyncio.run(
+        play_match(
+            args.env_id,
+            players,
+            args.seed,
+            on_move=_printer(args.env_id, args.style, args.history, not args.no_prompts),
+        )
+    )
+    _print_result(record)
+    return 0
+
+
+def _printer(env_id: str, style: Style, history: bool, show_prompts: bool) -> MoveCallback:
+    """A move callback that prints each decision's prompt (system part once per seat)."""
+    shown_system: set[int] = set()
+
+    def show(record: MoveRecord, state: GameState) -> None:
+        print(f"\n=== move {record.index + 1}: seat {record.seat}")
+        if show_prompts:
+            view = state.view(record.seat)
+            messages = render_messages(env_id, view, style, include_history=history)
+            for message in messages:
+                if message["role"] == "system":
+                    if record.seat in shown_system:
+                        continue
+                    shown_system.add(record.seat)
+                print(f"--- {message['role']} ---\n{message['content']}")
+        if record.action is None:
+            detail = f"{record.error.kind}: {record.error.detail}" if record.error else "no move"
+            print(f">>> seat {record.seat} forfeits ({detail})")
+        else:
+            print(f">>> seat {record.seat} plays {record.action_text}")
+
+    return show
+
+
+def _print_result(record: MatchRecord) -> None:
+    """The final line: returns by seat and how the game ended."""
+    returns = ", ".join(
+        f"seat {seat} ({name}): {value:+g}"
+        for seat, (name, value) in enumerate(zip(record.players, record.returns, strict=True))
+    )
+    how = "" if record.status == "complete" else f" (seat {record.forfeited_by} forfeited)"
+    print(f"\n=== game over after {len(record.moves)} moves{how}. Returns: {returns}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

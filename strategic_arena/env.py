@@ -1,0 +1,269 @@
+"""TextGameEnv: a PettingZoo ``AECEnv`` over a pyspiel game, with text observations.
+
+OpenSpiel defines the rules; this module adapts a :class:`~strategic_arena.games.GameSpec` to the
+PettingZoo AEC API and adds the text a seat sees. Make one with :func:`make`.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pyspiel
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.views import SeatView, move_history, seat_view
+
+#: Characters a text observation may contain (declared in the ``text`` space).
+TEXT_CHARSET = frozenset(string.printable)
+#: Longest text observation the ``text`` space admits.
+MAX_TEXT_LENGTH = 16_384
+
+Observation = dict[str, Any]
+"""``{"observation": float32 tensor, "action_mask": int8 mask, "text": str}``."""
+
+
+class IllegalActionError(ValueError):
+    """``step`` was given an action id that is not legal; the game state is unchanged."""
+
+
+class TextGameEnv(AECEnv[str, Observation, int]):
+    """A two-or-more-player text game over OpenSpiel, with the PettingZoo AEC API.
+
+    Agents are ``player_0``, ``player_1``, ... in OpenSpiel's player order. ``observe(agent)``
+    returns ``{"observation": OpenSpiel observation tensor (float32), "action_mask": int8 mask of
+    legal actions (all zero when it is not the agent's turn or the game is over), "text": what this
+    seat sees, in words}``.
+
+    What PettingZoo leaves implicit, made explicit:
+
+    * **Chance.** Chance nodes (deals, draws) are resolved inside ``reset`` and ``step`` by a
+      ``numpy.random.Generator``; ``reset(seed=s)`` reseeds it, so the same seed and the same
+      actions replay the same game exactly. ``reset()`` without a seed continues the generator
+      (a new game, still determined by the first seed).
+    * **Rewards.** ``rewards[agent]`` after a step is the change of OpenSpiel's ``returns()``
+      caused by that step (zero-sum games pay everything at the end; Hanabi pays +1 per card
+      played as it happens, and OpenSpiel takes the score back when the last life is lost).
+      ``last()`` reports the reward accumulated since the agent last acted, so the sum of every
+      reward an agent sees equals its OpenSpiel return.
+    * **Termination.** When the game ends every agent is terminated at once (no truncation:
+      OpenSpiel games are finite). Each agent then gets one *dead step*: the ``agent_iter`` loop
+      yields it, ``last()`` shows its final reward, and ``step(None)`` removes it from
+      ``agents``. Any action other than ``None`` on a dead step raises ``ValueError``.
+    * **Illegal actions.** An action id that is not legal for the agent to move raises
+      :class:`IllegalActionError` and leaves the state unchanged: masks make illegal ids a
+      caller's bug. Turning a model's illegal *text* into a game outcome (forfeit, retry,
+      random move) is the job of :class:`strategic_arena.wrappers.TextActionWrapper`.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class-level convention
+        "render_modes": ["ansi", "human"],
+        "name": "text_game",
+        "is_parallelizable": False,
+    }
+
+    def __init__(self, spec: GameSpec, render_mode: str | None = None) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.spec = spec
+        self.game = spec.game
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "name": spec.env_id}
+        self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
+        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._num_actions = int(self.game.num_distinct_actions())
+        low, high = spec.tensor_bounds
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, (spec.tensor_size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (self._num_actions,), np.int8),
+                    "text": spaces.Text(MAX_TEXT_LENGTH, charset=TEXT_CHARSET),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {
+            agent: spaces.Discrete(self._num_actions) for agent in self.possible_agents
+        }
+        self.state: pyspiel.State = self.game.new_initial_state()
+        self._rng = np.random.default_rng()
+        self._returns = np.zeros(spec.num_players)
+        self.seed: int | None = None
+        #: The agent whose forfeit ended the current game, if any.
+        self.forfeited_by: str | None = None
+
+    # -- PettingZoo API -------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> gymnasium.Space[Any]:
+        """The (cached) observation space of ``agent``."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.Space[Any]:
+        """The (cached) action space of ``agent``: ``Discrete(num_distinct_actions)``."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game; ``seed`` fixes every chance event of this and later games."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.forfeited_by = None
+        self.state = self.game.new_initial_state()
+        self._resolve_chance()
+        self._returns = np.asarray(self.state.returns(), dtype=np.float64)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[self._next_player()]
+        if self.state.is_terminal():  # degenerate games that end during the deal
+            self._finish()
+
+    def observe(self, agent: str) -> Observation:
+        """Tensor, action mask and text of ``agent`` (see the class docstring)."""
+        player = self.agent_name_mapping[agent]
+        state = self.state
+        mask = np.zeros(self._num_actions, dtype=np.int8)
+        if not state.is_terminal() and state.current_player() == player:
+            mask[state.legal_actions(player)] = 1
+        return {
+            "observation": np.asarray(
+                self.spec.observation_tensor(state, player), dtype=np.float32
+            ),
+            "action_mask": mask,
+            "text": self.spec.observation_text(state, player),
+        }
+
+    def step(self, action: int | None) -> None:
+        """Play ``action`` for ``agent_selection`` (``None`` on a dead step)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is to move; None is only valid on a dead step")
+        action = int(action)
+        player = self.agent_name_mapping[agent]
+        if action not in self.state.legal_actions(player):
+            raise IllegalActionError(
+                f"action {action} is not legal for {agent}; legal: {self.state.legal_actions()}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        self.state.apply_action(action)
+        self._resolve_chance()
+        returns = np.asarray(self.state.returns(), dtype=np.float64)
+        step_rewards = returns - self._returns
+        self._returns = returns
+        for i, name in enumerate(self.possible_agents):
+            self.rewards[name] = float(step_rewards[i])
+        if self.state.is_terminal():
+            self._finish()
+        else:
+            self.agent_selection = self.possible_agents[self._next_player()]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        """The full state as OpenSpiel prints it (all hidden information shown)."""
+        text = str(self.state)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release; present so that ``render`` has a matching ``close``."""
+
+    def forfeit(self, agent: str) -> None:
+        """End the game now with ``agent`` forfeiting (see ``GameSpec.forfeit_returns``).
+
+        Used by the illegal-move policies: rewards become the forfeit returns minus what was
+        already paid, so every agent's rewards still sum to its final return.
+        """
+        if self.terminations[agent]:
+            raise ValueError(f"{agent} cannot forfeit: the game is over")
+        final = np.asarray(
+            self.spec.forfeit_returns(self.agent_name_mapping[agent]), dtype=np.float64
+        )
+        self._cumulative_rewards[agent] = 0.0
+        for i, name in enumerate(self.possible_agents):
+            self.rewards[name] = float(final[i] - self._returns[i])
+        self._returns = final
+        self.forfeited_by = agent
+        self._finish()
+        self._accumulate_rewards()
+
+    # -- text views -----------------------------------------------------------------------------
+
+    def legal_action_texts(self, agent: str) -> dict[int, str]:
+        """The menu of ``agent``: legal action id -> canonical text (empty if not to move)."""
+        player = self.agent_name_mapping[agent]
+        if self.state.is_terminal() or self.state.current_player() != player:
+            return {}
+        return self.spec.menu(self.state, player)
+
+    def history(self) -> tuple[str, ...]:
+        """Public move-history lines of the current game, oldest first."""
+        return move_history(self.spec, self.state)
+
+    def seat_view(self, agent: str, *, history: bool = True) -> SeatView:
+        """The :class:`SeatView` of ``agent``, ready for :func:`render_messages`."""
+        return seat_view(self.spec, self.state, self.agent_name_mapping[agent], history=history)
+
+    def returns(self) -> list[float]:
+        """OpenSpiel's returns of the current game so far, by player index."""
+        return [float(r) for r in self._returns]
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _resolve_chance(self) -> None:
+        """Sample chance outcomes with the env's generator until a player is to act."""
+        state = self.state
+        while state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            threshold = self._rng.random()
+            cumulative = 0.0
+            chosen = outcomes[-1][0]
+            for outcome, probability in outcomes:
+                cumulative += probability
+                if threshold < cumulative:
+                    chosen = outcome
+                    break
+            state.apply_action(chosen)
+
+    def _next_player(self) -> int:
+        """Index of the player to move, or the next seat in order once the game is over."""
+        player = int(self.state.current_player())
+        if player >= 0:
+            return player
+        return 0
+
+    def _finish(self) -> None:
+        """Terminate every agent; the dead steps start from ``player_0``."""
+        for agent in self.agents:
+            self.terminations[agent] = True
+        self.agent_selection = self.agents[0]
+
+
+def make(env_id: str, render_mode: str | None = None, **params: int | float | bool | str) -> TextGameEnv:
+    """Create the text environment ``env_id``.
+
+    Args:
+        env_id: one of :func:`strategic_arena.list_envs` or ``openspiel/<game_name>``.
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the full state as text) or
+            ``"human"`` (prints it after every step).
+        params: OpenSpiel game parameters (``openspiel/<game_name>`` only), e.g.
+            ``make("openspiel/connect_four", rows=5)``... where the game defines them.
+    """
+    return TextGameEnv(get_spec(env_id, **params), render_mode=render_mode)

@@ -1,0 +1,256 @@
+"""The game contract: what a curated game is, and how its actions read as text.
+
+A :class:`GameSpec` says what the game is -- OpenSpiel name and parameters, rules, roles, the
+text a seat sees, reward range -- and owns an :class:`ActionGrammar` that renders every legal action
+as one canonical text and parses text back. The environment (:mod:`strategic_arena.env`) adapts a
+spec to PettingZoo; prompting and validation are separate layers that only call into the spec.
+
+Canonical action texts may depend on the state (in Kuhn poker the pass action reads ``check``
+with no bet outstanding and ``fold`` facing one). A *menu* -- the mapping ``{action id: canonical
+text}`` of the legal actions in the current state -- carries that context: the grammar resolves
+synonyms against the menu, so ``validate`` needs nothing but the menu the prompt listed.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+
+import pyspiel
+
+from strategic_arena.actions import Action, ActionError
+
+Menu = Mapping[int, str]
+"""Legal actions of one decision: action id -> canonical text, in action-id order."""
+
+_WRAPPERS = "\"'`*_<>[]{}()"
+_SPACES = re.compile(r"\s+")
+_NOT_KEY = re.compile(r"[\s\"'`*<>\[\]{}()]+")
+
+
+def normalize(text: str) -> str:
+    """Lower-case ``text``, collapse whitespace and peel wrapping quotes, brackets and a final dot.
+
+    ``'  <X(0, 2)>. '`` becomes ``'x(0, 2)'``; inner brackets stay (grammars read them).
+    """
+    key = _SPACES.sub(" ", text).strip().lower()
+    previous = None
+    while key != previous:
+        previous = key
+        key = key.rstrip(".!;").strip()
+        if len(key) >= 2 and key[0] in _WRAPPERS and key[-1] in _WRAPPERS:
+            pairs = {"(": ")", "[": "]", "{": "}", "<": ">"}
+            if pairs.get(key[0], key[0]) == key[-1] and _balanced_inside(key):
+                key = key[1:-1].strip()
+    return key
+
+
+def _balanced_inside(key: str) -> bool:
+    """Whether stripping the outer pair of ``key`` leaves balanced brackets (so ``(0,1)`` stays)."""
+    inner = key[1:-1]
+    depth = 0
+    for char in inner:
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def compact(text: str) -> str:
+    """The matching key of a text: :func:`normalize`, then drop all spaces, quotes and brackets."""
+    return _NOT_KEY.sub("", normalize(text))
+
+
+class ActionGrammar(abc.ABC):
+    """Canonical text for every action of one game, and the parser that reads text back.
+
+    Subclasses implement :meth:`text` (the context-free canonical text), optionally
+    :meth:`texts` (context-dependent canonical texts of the legal actions in a state) and
+    :meth:`interpret` (synonyms and OpenSpiel's own action strings).
+    """
+
+    def __init__(self, num_actions: int) -> None:
+        self.num_actions = num_actions
+
+    @abc.abstractmethod
+    def text(self, action: int) -> str:
+        """Canonical text of ``action`` without context (used when only ids are known)."""
+
+    def texts(self, state: pyspiel.State, player: int) -> dict[int, str]:
+        """The menu of ``state``: canonical text of each legal action of ``player``."""
+        return {action: self.text(action) for action in state.legal_actions(player)}
+
+    def menu_for(self, legal_actions: Menu | Sequence[int]) -> dict[int, str]:
+        """A menu from either a menu (returned as a dict) or bare action ids (context-free texts)."""
+        if isinstance(legal_actions, Mapping):
+            return dict(legal_actions)
+        return {int(action): self.text(int(action)) for action in legal_actions}
+
+    @abc.abstractmethod
+    def interpret(self, key: str, menu: Menu) -> int | ActionError | None:
+        """Read a normalized answer that is not a canonical text.
+
+        Args:
+            key: the answer after :func:`normalize`.
+            menu: the legal actions of this decision.
+
+        Returns:
+            an action id (legal or not: :meth:`parse` checks), an :class:`ActionError` when the
+            answer names a move that cannot be played here, or ``None`` when it names no move.
+        """
+
+    def parse(self, answer: str, menu: Menu) -> Action | ActionError:
+        """Read ``answer`` (the text inside the answer block) as one of the ``menu``'s actions."""
+        key = normalize(answer)
+        if not key:
+            return ActionError("no_action", "the answer is empty")
+        wanted = compact(key)
+        for action, text in menu.items():
+            if compact(text) == wanted:
+                return Action(action, text)
+        candidate = self.interpret(key, menu)
+        if isinstance(candidate, ActionError):
+            return candidate
+        if candidate is None or not 0 <= candidate < self.num_actions:
+            return ActionError(
+                "unknown_action",
+                f"{_quote(answer)} is not an action of this game; legal actions: {_listing(menu)}",
+            )
+        if candidate in menu:
+            return Action(candidate, menu[candidate])
+        return ActionError(
+            "illegal_action",
+            f"{self.text(candidate)} is not legal now; legal actions: {_listing(menu)}",
+        )
+
+
+def _quote(answer: str, limit: int = 60) -> str:
+    """``answer`` quoted and cut to ``limit`` characters, safe to echo back as feedback."""
+    flat = _SPACES.sub(" ", answer).strip()
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+
+
+def _listing(menu: Menu) -> str:
+    """The menu's texts joined for an error message."""
+    return ", ".join(menu.values())
+
+
+@functools.lru_cache(maxsize=None)
+def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel.Game:
+    """Load (once) the OpenSpiel game ``name`` with ``params`` given as sorted key-value pairs."""
+    return pyspiel.load_game(name, dict(params))
+
+
+def prompt_text(folder: str, name: str) -> str | None:
+    """Read ``prompts/<folder>/<name>`` from the installed package, or ``None`` if absent."""
+    path = resources.files("strategic_arena").joinpath("prompts", folder, name)
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+class GameSpec(abc.ABC):
+    """What one text game is: OpenSpiel game, rules, roles, seat views and action grammar.
+
+    Attributes:
+        env_id: the versioned id passed to :func:`strategic_arena.make`.
+        title: the game's name in prompts.
+        openspiel_name / openspiel_params: the pyspiel game.
+        prompt_dir: folder under ``prompts/`` with ``rules.txt`` and optional style templates.
+        cooperative: shared reward (Hanabi) rather than zero-sum.
+        optimum / worst: the best and worst mean return a seat can get, used by the
+            normalized score ``(x - worst) / (optimum - worst)``.
+        tensor_bounds: bounds of every entry of the observation tensor (for the Box space).
+    """
+
+    env_id: str
+    title: str
+    openspiel_name: str
+    openspiel_params: Mapping[str, int | float | bool | str]
+    prompt_dir: str
+    cooperative: bool = False
+    optimum: float = 1.0
+    worst: float = -1.0
+    tensor_bounds: tuple[float, float] = (0.0, 1.0)
+    forfeit_stake: float = 1.0
+    grammar: ActionGrammar
+
+    @functools.cached_property
+    def game(self) -> pyspiel.Game:
+        """The loaded pyspiel game (shared by every env of this spec)."""
+        return load_game(self.openspiel_name, tuple(sorted(self.openspiel_params.items())))
+
+    @property
+    def num_players(self) -> int:
+        """Number of seats."""
+        return int(self.game.num_players())
+
+    @functools.cached_property
+    def rules(self) -> str:
+        """The rules as told to a player, from ``prompts/<prompt_dir>/rules.txt``."""
+        text = prompt_text(self.prompt_dir, "rules.txt")
+        if text is None:
+            raise FileNotFoundError(f"no rules.txt under prompts/{self.prompt_dir}")
+        return text.strip()
+
+    def player_name(self, player: int) -> str:
+        """Short name of a seat used in move histories (e.g. ``X`` or ``Player 1``)."""
+        return f"Player {player}"
+
+    def role(self, player: int) -> str:
+        """The seat as told in the system prompt (e.g. ``player 0, playing X, moving first``)."""
+        order = "first" if player == 0 else "second" if player == 1 else f"number {player + 1}"
+        return f"Player {player} (you act {order})"
+
+    @abc.abstractmethod
+    def observation_text(self, state: pyspiel.State, player: int) -> str:
+        """What ``player`` sees in ``state``, in words: never more than the seat may know."""
+
+    def observation_tensor(self, state: pyspiel.State, player: int) -> Sequence[float]:
+        """OpenSpiel's observation tensor of ``player`` (flat)."""
+        return state.observation_tensor(player)  # type: ignore[no-any-return]
+
+    @property
+    def tensor_size(self) -> int:
+        """Length of the flat observation tensor."""
+        size = 1
+        for dim in self.game.observation_tensor_shape():
+            size *= int(dim)
+        return size
+
+    def menu(self, state: pyspiel.State, player: int) -> dict[int, str]:
+        """Legal actions of ``player`` with their canonical texts."""
+        return self.grammar.texts(state, player)
+
+    def describe_move(
+        self, state: pyspiel.State, player: int, action: int, text: str
+    ) -> str | None:
+        """One public move-history line, built from the state *before* the move.
+
+        ``text`` is the move's canonical text. Games whose moves reveal something (a Hanabi play
+        shows the card) override this to say what everyone saw; ``None`` marks a private move
+        that no history line may show.
+        """
+        return f"{self.player_name(player)}: {text}"
+
+    def example_action(self, seat: int) -> str:
+        """A plausible canonical action text of ``seat`` for the format example in prompts."""
+        return self.grammar.text(0)
+
+    def forfeit_returns(self, offender: int) -> list[float]:
+        """Returns when ``offender`` forfeits (an invalid move under the ``forfeit`` policy).
+
+        Zero-sum games: the offender loses ``forfeit_stake`` and the others share the gain
+        (+1 / -1 in every curated competitive game: a lost game, or the ante in poker, as in
+        MARSHAL's protocol). Cooperative games: the game ends with a score of 0 for everyone.
+        """
+        n = self.num_players
+        if self.cooperative:
+            return [0.0] * n
+        returns = [self.forfeit_stake / (n - 1)] * n
+        returns[offender] = -self.forfeit_stake
+        return returns

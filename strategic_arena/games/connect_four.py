@@ -1,0 +1,94 @@
+"""Connect Four (6 rows x 7 columns) over OpenSpiel's ``connect_four``.
+
+Action id = column 0-6 (left to right); the disc falls to the lowest empty row. Player 0 plays
+``x`` and moves first. Canonical action text: the column number (``3``). Accepted besides:
+``column 3``, ``col 3``, ``c3``, ``drop in column 3`` and OpenSpiel's ``x3`` / ``o3``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyspiel
+
+from strategic_arena.actions import ActionError
+from strategic_arena.games.base import ActionGrammar, GameSpec, Menu
+
+MARKS = ("X", "O")
+_COLUMN = re.compile(
+    r"^(?:(?:drop|play|put|place|move)(?:\s+(?:a\s+)?(?:disc|piece|token))?\s+)?"
+    r"(?:(?:in|into|at|on)\s+)?(?:the\s+)?"
+    r"(?:(?P<mark>[xo])\s*)?(?:c|col|column)?\s*#?\s*(?P<col>\d+)$"
+)
+
+
+class ConnectFourGrammar(ActionGrammar):
+    """Columns by number; see the module docstring for the accepted forms."""
+
+    def __init__(self) -> None:
+        super().__init__(num_actions=7)
+
+    def text(self, action: int) -> str:
+        """The column number."""
+        return str(action)
+
+    def interpret(self, key: str, menu: Menu) -> int | ActionError | None:
+        """``column 3``, ``c3``, ``x3``, ``drop in column 3``..."""
+        match = _COLUMN.match(key)
+        if not match:
+            return None
+        column = int(match["col"])
+        if column > 6:
+            return None
+        return column
+
+
+class ConnectFour(GameSpec):
+    """Connect Four: four in a row (any direction) wins; +1 / -1, full board is a draw (0)."""
+
+    env_id = "connect_four-v0"
+    title = "Connect Four"
+    openspiel_name = "connect_four"
+    openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
+    prompt_dir = "connect_four"
+
+    def __init__(self) -> None:
+        self.grammar = ConnectFourGrammar()
+
+    def player_name(self, player: int) -> str:
+        """``X`` or ``O``."""
+        return MARKS[player]
+
+    def role(self, player: int) -> str:
+        """Seat, disc and move order."""
+        order = "you move first" if player == 0 else "you move second"
+        return f"Player {player}, playing {MARKS[player]} discs ({order})"
+
+    def observation_text(self, state: pyspiel.State, player: int) -> str:
+        """The 6x7 grid (top row first, columns labelled 0-6), whose turn, playable columns."""
+        rows = state.observation_string(player).upper().split("\n")[:6]
+        lines = [
+            "Board (top row first; columns 0-6 left to right; . = empty; discs fall to the bottom):",
+            "  " + " ".join(str(c) for c in range(7)),
+        ]
+        lines += ["  " + " ".join(row) for row in rows]
+        if state.is_terminal():
+            lines.append("The game is over.")
+        else:
+            mover = MARKS[state.current_player()]
+            you = MARKS[player]
+            whose = "your turn" if mover == you else "your opponent's turn"
+            playable = ", ".join(str(a) for a in state.legal_actions())
+            lines.append(f"You are {you}. It is {whose} ({mover} to move).")
+            lines.append(f"Columns that are not full: {playable}")
+        return "\n".join(lines)
+
+    def example_action(self, seat: int) -> str:
+        """The centre column."""
+        return "3"
+
+    def describe_move(
+        self, state: pyspiel.State, player: int, action: int, text: str
+    ) -> str | None:
+        """``X in column 3``."""
+        return f"{MARKS[player]} in column {action}"

@@ -1,0 +1,104 @@
+"""The generic adapter: any sequential OpenSpiel game as a text game, ``openspiel/<game_name>``.
+
+Curated games get hand-written text; every other game reads as OpenSpiel prints it. A seat sees
+its ``observation_string`` (or ``information_state_string`` when the game provides only that) and
+actions are named by ``action_to_string``. Action texts are state-dependent, so the grammar always
+works from the menu; an answer may also be the bare action id (``#12`` or ``12``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import pyspiel
+
+from strategic_arena.actions import ActionError
+from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, compact
+
+_ACTION_ID = re.compile(r"^(?:action\s*)?#?\s*(\d+)$")
+
+
+class GenericGrammar(ActionGrammar):
+    """OpenSpiel's action strings; ``#id`` selects an action by id."""
+
+    def __init__(self, game: pyspiel.Game) -> None:
+        super().__init__(num_actions=int(game.num_distinct_actions()))
+        self._state = game.new_initial_state()
+
+    def text(self, action: int) -> str:
+        """``#id``: without a state OpenSpiel cannot name an action."""
+        return f"#{action}"
+
+    def texts(self, state: pyspiel.State, player: int) -> dict[int, str]:
+        """OpenSpiel's ``action_to_string`` of each legal action, made unique with ``#id``."""
+        menu = {a: state.action_to_string(player, a) for a in state.legal_actions(player)}
+        keys = [compact(text) for text in menu.values()]
+        if len(set(keys)) != len(keys) or any(not key for key in keys):
+            return {a: f"{text} #{a}" for a, text in menu.items()}
+        return menu
+
+    def interpret(self, key: str, menu: Menu) -> int | ActionError | None:
+        """Accept the bare action id."""
+        match = _ACTION_ID.match(key)
+        return int(match.group(1)) if match else None
+
+
+class GenericSpec(GameSpec):
+    """A text game over any sequential OpenSpiel game (no hand-written rules)."""
+
+    def __init__(self, game_name: str, params: Mapping[str, int | float | bool | str]) -> None:
+        self.env_id = f"openspiel/{game_name}"
+        self.openspiel_name = game_name
+        self.openspiel_params = dict(params)
+        self.prompt_dir = "generic"
+        game_type = self.game.get_type()
+        self.title = game_type.long_name or game_name
+        if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+            raise ValueError(
+                f"openspiel/{game_name} is not a sequential game; only turn-taking games are "
+                "supported (convert simultaneous games with OpenSpiel's turn_based_simultaneous_game)"
+            )
+        self.cooperative = game_type.utility == pyspiel.GameType.Utility.IDENTICAL
+        self.optimum = float(self.game.max_utility())
+        self.forfeit_stake = -float(self.game.min_utility()) or 1.0
+        self.worst = float(self.game.min_utility())
+        self._uses_observation = bool(game_type.provides_observation_string)
+        self._has_tensor = bool(game_type.provides_observation_tensor)
+        self._perfect_information = (
+            game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        )
+        self.tensor_bounds = (-float("inf"), float("inf"))
+        self.grammar = GenericGrammar(self.game)
+
+    @property
+    def rules(self) -> str:  # type: ignore[override]
+        """A generic statement: OpenSpiel games carry no rules text."""
+        return (
+            f"You are playing the game '{self.title}' (OpenSpiel: {self.openspiel_name}). "
+            "Follow its standard rules. Each turn you see your view of the game as OpenSpiel "
+            "prints it and choose one of the legal actions."
+        )
+
+    def observation_text(self, state: pyspiel.State, player: int) -> str:
+        """OpenSpiel's observation (or information state) string of the seat."""
+        if self._uses_observation:
+            return str(state.observation_string(player))
+        return str(state.information_state_string(player))
+
+    def observation_tensor(self, state: pyspiel.State, player: int) -> Sequence[float]:
+        """OpenSpiel's observation tensor, or an empty one when the game has none."""
+        return state.observation_tensor(player) if self._has_tensor else ()  # type: ignore[no-any-return]
+
+    def describe_move(
+        self, state: pyspiel.State, player: int, action: int, text: str
+    ) -> str | None:
+        """OpenSpiel's action string; moves are public only in perfect-information games."""
+        if not self._perfect_information:
+            return None
+        return f"Player {player}: {text}"
+
+    @property
+    def tensor_size(self) -> int:
+        """Observation tensor length (0 when the game provides no tensor)."""
+        return super().tensor_size if self._has_tensor else 0

@@ -1,0 +1,226 @@
+"""Stepping with a model's raw text, illegal-move policies, and a single-agent gymnasium view.
+
+* :class:`TextActionWrapper` -- ``step(response_text)``: the response is validated in a prompt
+  style; a legal answer is played, an invalid one goes to the illegal-move policy.
+* :func:`single_agent` -- one seat of a game as a ``gymnasium.Env`` against a fixed opponent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+from pettingzoo.utils.wrappers import BaseWrapper
+
+from strategic_arena.actions import Action, ActionError
+from strategic_arena.env import Observation, TextGameEnv, make
+from strategic_arena.players import GameState, Player, RandomPlayer
+from strategic_arena.validation import Style, validate
+
+_RETRY = re.compile(r"^retry:(\d+)$")
+
+
+@dataclass(frozen=True)
+class IllegalMovePolicy:
+    """What happens when a response is not a legal move.
+
+    Attributes:
+        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
+            the error as feedback, then forfeit) or ``random`` (play a random legal action).
+        retries: for ``retry``: how many re-asks before forfeiting.
+    """
+
+    kind: Literal["forfeit", "retry", "random"]
+    retries: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> IllegalMovePolicy:
+        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
+        if text in ("forfeit", "random"):
+            return cls(text)  # type: ignore[arg-type]
+        match = _RETRY.match(text)
+        if match:
+            return cls("retry", int(match.group(1)))
+        raise ValueError(
+            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
+            "(e.g. retry:2)"
+        )
+
+
+class TextActionWrapper(BaseWrapper[str, Observation, Any]):
+    """Step a :class:`TextGameEnv` with response text instead of action ids.
+
+    ``step(text)`` validates ``text`` against the legal actions of the agent to move, in the
+    wrapper's prompt ``style``. A legal answer is played. Otherwise the illegal-move policy
+    applies: ``forfeit`` ends the game (``env.forfeit``); ``retry:k`` keeps the same agent to
+    move and puts ``feedback`` in its info (after ``k`` failed re-asks it forfeits); ``random``
+    plays a random legal action from the wrapper's generator (seeded by ``reset``).
+
+    After every ``step``, ``infos[agent]`` of the agent that answered holds ``action``
+    (:class:`Action` or ``None``), ``error`` (:class:`ActionError` or ``None``), ``errors``
+    (all errors of this move), ``attempt`` (1-based) and, when re-asked, ``feedback``.
+    Dead steps take ``None`` as in the base env.
+    """
+
+    def __init__(
+        self,
+        env: TextGameEnv,
+        style: Style = "marshal",
+        policy: str | IllegalMovePolicy = "forfeit",
+        *,
+        strict: bool = True,
+    ) -> None:
+        super().__init__(env)
+        self.text_env = env
+        self.style: Style = style
+        self.policy = policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
+        self.strict = strict
+        self._rng = np.random.default_rng()
+        self._errors: list[ActionError] = []
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Reset the game; ``seed`` also seeds the ``random`` policy's generator."""
+        if seed is not None:
+            self._rng = np.random.default_rng([seed, 1])
+        self._errors = []
+        super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> None:
+        """Validate ``action`` (the response text) and play it or apply the policy."""
+        env = self.text_env
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None if action is None else action)
+            return
+        menu = env.legal_action_texts(agent)
+        outcome = validate(env.spec.env_id, action, menu, self.style, strict=self.strict)
+        if isinstance(outcome, Action):
+            errors, self._errors = self._errors, []
+            env.step(outcome.id)
+            env.infos[agent] = _info(outcome, None, errors)
+            return
+        self._errors.append(outcome)
+        errors = list(self._errors)
+        if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+            env.infos[agent] = {
+                **_info(None, outcome, errors),
+                "feedback": f"Your answer was not accepted ({outcome.kind}): {outcome.detail}. "
+                "Answer again.",
+            }
+            return
+        self._errors = []
+        if self.policy.kind == "random":
+            choice = int(self._rng.choice(list(menu)))
+            env.step(choice)
+            env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)
+            return
+        env.forfeit(agent)
+        env.infos[agent] = _info(None, outcome, errors)
+
+
+def _info(
+    action: Action | None, error: ActionError | None, errors: list[ActionError]
+) -> dict[str, Any]:
+    """The info dict of an answered step; ``attempt`` counts every answer given for the move."""
+    accepted = action is not None and error is None
+    return {"action": action, "error": error, "errors": errors, "attempt": len(errors) + accepted}
+
+
+class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
+    """One seat of a text game as a gymnasium env; the other seats are played by ``opponent``.
+
+    Observations and the action space are the AEC env's. ``step(action)`` plays the action,
+    then lets the opponent move until it is this seat's turn again or the game ends. The
+    reward is what the seat earned since its previous step (its final return summed over the
+    episode). An illegal action id forfeits the game (reward: the forfeit loss, ``terminated``)
+    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"]}  # noqa: RUF012
+
+    def __init__(
+        self,
+        env_id: str,
+        opponent: Player | None = None,
+        seat: int = 0,
+        render_mode: str | None = None,
+    ) -> None:
+        self.env = make(env_id)
+        if len(self.env.possible_agents) != 2:
+            raise ValueError("single_agent needs a two-player game")
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat}")
+        self.env_id = env_id
+        self.seat = seat
+        self.agent = self.env.possible_agents[seat]
+        self.opponent: Player = opponent if opponent is not None else RandomPlayer(0)
+        self.observation_space = self.env.observation_space(self.agent)
+        self.action_space = self.env.action_space(self.agent)  # type: ignore[assignment]
+        self.render_mode = render_mode
+        self._loop = asyncio.new_event_loop()
+        self._paid = 0.0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        """New game; the opponent moves first when it holds seat 0."""
+        super().reset(seed=seed)
+        if seed is not None and isinstance(self.opponent, RandomPlayer):
+            self.opponent.rng = np.random.default_rng([seed, 2])
+        self.env.reset(seed=seed)
+        self._paid = 0.0
+        self._opponent_moves()
+        return self.env.observe(self.agent), {}
+
+    def step(
+        self, action: np.int64 | int
+    ) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        """Play ``action``, then the opponent's replies."""
+        env = self.env
+        if env.terminations[self.agent]:
+            raise RuntimeError("the episode is over; call reset()")
+        info: dict[str, Any] = {}
+        action = int(action)
+        if action in env.legal_action_texts(self.agent):
+            env.step(action)
+            self._opponent_moves()
+        else:
+            info["error"] = ActionError("illegal_action", f"action {action} is not legal")
+            env.forfeit(self.agent)
+        total = env.returns()[self.seat]
+        reward, self._paid = total - self._paid, total
+        terminated = bool(env.terminations[self.agent])
+        return env.observe(self.agent), float(reward), terminated, False, info
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """The full game state as text."""
+        return str(self.env.state)
+
+    def close(self) -> None:
+        """Close the private event loop."""
+        self._loop.close()
+
+    def _opponent_moves(self) -> None:
+        """Let the opponent act until it is our turn or the game is over."""
+        env = self.env
+        while not env.terminations[self.agent] and env.agent_selection != self.agent:
+            opponent_agent = env.agent_selection
+            seat = env.agent_name_mapping[opponent_agent]
+            decision = self._loop.run_until_complete(
+                self.opponent.act(GameState(self.env_id, env.state.clone()), seat)
+            )
+            if decision.action is None or decision.action not in env.legal_action_texts(opponent_agent):
+                env.forfeit(opponent_agent)
+            else:
+                env.step(decision.action)
+
+
+def single_agent(
+    env_id: str, opponent: Player | None = None, seat: int = 0
+) -> SingleAgentEnv:
+    """``env_id`` from the point of view of ``seat``, against ``opponent`` (random by default)."""
+    return SingleAgentEnv(env_id, opponent=opponent, seat=seat)

@@ -16,21 +16,41 @@ client and the trainer import their heavy dependencies when first used.
 from __future__ import annotations
 
 from strategic_arena.actions import ERROR_KINDS, Action, ActionError
+from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
 from strategic_arena.games import get_spec, list_envs
+from strategic_arena.players import Decision, GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.prompting import render_messages
+from strategic_arena.validation import STYLES, validate
 from strategic_arena.views import SeatView
+from strategic_arena.wrappers import IllegalMovePolicy, TextActionWrapper, single_agent
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ERROR_KINDS",
+    "STYLES",
     "Action",
     "ActionError",
+    "Decision",
+    "GameState",
+    "HumanPlayer",
     "IllegalActionError",
+    "IllegalMovePolicy",
+    "MatchRecord",
+    "MoveRecord",
+    "Player",
+    "RandomPlayer",
     "SeatView",
+    "TextActionWrapper",
     "TextGameEnv",
     "__version__",
     "get_spec",
     "list_envs",
     "make",
+    "play_match",
+    "play_match_sync",
+    "render_messages",
+    "single_agent",
+    "validate",
 ]

@@ -66,5 +66,3 @@ class ActionError:
 
     kind: ErrorKind
     detail: str
-
-

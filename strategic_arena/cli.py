@@ -44,9 +44,7 @@ def build_player(spec: str, seat: int, match_seed: int) -> Player:
                 raise ValueError(f"random takes only seed=<int>, got {item!r}")
             seed = int(value)
         return RandomPlayer(seed, name="random")
-    raise ValueError(
-        f"unknown player {spec!r}; built-in players: {', '.join(BUILTIN_PLAYERS)}"
-    )
+    raise ValueError(f"unknown player {spec!r}; built-in players: {', '.join(BUILTIN_PLAYERS)}")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -124,7 +124,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self._next_player()]
         if self.state.is_terminal():  # degenerate games that end during the deal
             self._finish()
@@ -256,7 +256,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.agent_selection = self.agents[0]
 
 
-def make(env_id: str, render_mode: str | None = None, **params: int | float | bool | str) -> TextGameEnv:
+def make(
+    env_id: str, render_mode: str | None = None, **params: int | float | bool | str
+) -> TextGameEnv:
     """Create the text environment ``env_id``.
 
     Args:

@@ -25,7 +25,7 @@ Message = dict[str, str]
 """An OpenAI chat message: ``{"role": ..., "content": ...}``."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template(folder: str, name: str, fallback_folder: str = "") -> Template:
     """``prompts/<folder>/<name>``, else ``prompts/<fallback_folder>/<name>``."""
     text = prompt_text(folder, name)
@@ -34,7 +34,7 @@ def _template(folder: str, name: str, fallback_folder: str = "") -> Template:
     if text is None:
         import importlib.resources as resources
 
-        path = resources.files("strategic_arena").joinpath("prompts", name)
+        path = resources.files("strategic_arena") / "prompts" / name
         if not path.is_file():
             raise FileNotFoundError(f"no prompt template {name!r} for prompts/{folder}")
         text = path.read_text(encoding="utf-8")
@@ -49,12 +49,12 @@ def render_messages(
     include_history: bool = False,
     list_legal_actions: bool = True,
 ) -> list[Message]:
-    """The system and user messages asking ``view.seat`` for its move.
+    r"""The system and user messages asking ``view.seat`` for its move.
 
     Args:
         env_id: the game.
         view: what the seat sees (``env.seat_view(agent)``).
-        style: ``"marshal"`` (``<think>``/``<answer>``), ``"boxed"`` (``\\boxed{}``) or
+        style: ``"marshal"`` (``<think>``/``<answer>``), ``"boxed"`` (``\boxed{}``) or
             ``"json"``.
         include_history: add the public move history before the observation (SPIRAL's way
             of making a partially observed state Markov).

@@ -1,4 +1,4 @@
-"""Response text -> a legal action id, or a typed :class:`ActionError`.
+r"""Response text -> a legal action id, or a typed :class:`ActionError`.
 
 A response is read in two layers:
 
@@ -6,7 +6,7 @@ A response is read in two layers:
 
    * ``marshal``: ``<think>REASONING</think> <answer>ACTION</answer>`` (the opening ``<think>``
      may be missing when the prompt pre-filled it, as in MARSHAL's generation);
-   * ``boxed``: ``REASONING ... \\boxed{ACTION}`` (SPIRAL);
+   * ``boxed``: ``REASONING ... \boxed{ACTION}`` (SPIRAL);
    * ``json``: ``{"reasoning": "...", "action": "..."}``, optionally in a ```json fence;
 
 2. the game's :class:`~strategic_arena.games.ActionGrammar` reads the answer against the menu of
@@ -172,14 +172,12 @@ def _extract_marshal(text: str, strict: bool, need_think: bool) -> _Extracted | 
     if strict:
         layout = _ANSWER.sub("", tail).strip()
         if layout and len(answers) == 1:
-            return ActionError(
-                "format", "write nothing but the <answer> block after </think>"
-            )
+            return ActionError("format", "write nothing but the <answer> block after </think>")
     return _Extracted(head, answers)
 
 
 def _extract_boxed(text: str) -> _Extracted | ActionError:
-    """Find every ``\\boxed{...}`` (braces balanced); the text before the first is reasoning."""
+    r"""Find every ``\boxed{...}`` (braces balanced); the text before the first is reasoning."""
     answers: list[str] = []
     first_start: int | None = None
     position = 0

@@ -77,7 +77,9 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         super().__init__(env)
         self.text_env = env
         self.style: Style = style
-        self.policy = policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
+        self.policy = (
+            policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
+        )
         self.strict = strict
         self._rng = np.random.default_rng()
         self._errors: list[ActionError] = []
@@ -176,9 +178,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self._opponent_moves()
         return self.env.observe(self.agent), {}
 
-    def step(
-        self, action: np.int64 | int
-    ) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+    def step(self, action: np.int64 | int) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         """Play ``action``, then the opponent's replies."""
         env = self.env
         if env.terminations[self.agent]:
@@ -213,14 +213,14 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             decision = self._loop.run_until_complete(
                 self.opponent.act(GameState(self.env_id, env.state.clone()), seat)
             )
-            if decision.action is None or decision.action not in env.legal_action_texts(opponent_agent):
+            if decision.action is None or decision.action not in env.legal_action_texts(
+                opponent_agent
+            ):
                 env.forfeit(opponent_agent)
             else:
                 env.step(decision.action)
 
 
-def single_agent(
-    env_id: str, opponent: Player | None = None, seat: int = 0
-) -> SingleAgentEnv:
+def single_agent(env_id: str, opponent: Player | None = None, seat: int = 0) -> SingleAgentEnv:
     """``env_id`` from the point of view of ``seat``, against ``opponent`` (random by default)."""
     return SingleAgentEnv(env_id, opponent=opponent, seat=seat)

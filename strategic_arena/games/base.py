@@ -87,7 +87,7 @@ class ActionGrammar(abc.ABC):
         return {action: self.text(action) for action in state.legal_actions(player)}
 
     def menu_for(self, legal_actions: Menu | Sequence[int]) -> dict[int, str]:
-        """A menu from either a menu (returned as a dict) or bare action ids (context-free texts)."""
+        """A menu from a menu (copied) or from bare action ids (context-free texts)."""
         if isinstance(legal_actions, Mapping):
             return dict(legal_actions)
         return {int(action): self.text(int(action)) for action in legal_actions}
@@ -141,7 +141,7 @@ def _listing(menu: Menu) -> str:
     return ", ".join(menu.values())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel.Game:
     """Load (once) the OpenSpiel game ``name`` with ``params`` given as sorted key-value pairs."""
     return pyspiel.load_game(name, dict(params))
@@ -149,7 +149,7 @@ def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel
 
 def prompt_text(folder: str, name: str) -> str | None:
     """Read ``prompts/<folder>/<name>`` from the installed package, or ``None`` if absent."""
-    path = resources.files("strategic_arena").joinpath("prompts", folder, name)
+    path = resources.files("strategic_arena") / "prompts" / folder / name
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 

@@ -68,7 +68,8 @@ class ConnectFour(GameSpec):
         """The 6x7 grid (top row first, columns labelled 0-6), whose turn, playable columns."""
         rows = state.observation_string(player).upper().split("\n")[:6]
         lines = [
-            "Board (top row first; columns 0-6 left to right; . = empty; discs fall to the bottom):",
+            "Board (top row first; columns 0-6 left to right; . = empty;"
+            " discs fall to the bottom):",
             "  " + " ".join(str(c) for c in range(7)),
         ]
         lines += ["  " + " ".join(row) for row in rows]

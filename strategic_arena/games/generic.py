@@ -57,7 +57,7 @@ class GenericSpec(GameSpec):
         if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
             raise ValueError(
                 f"openspiel/{game_name} is not a sequential game; only turn-taking games are "
-                "supported (convert simultaneous games with OpenSpiel's turn_based_simultaneous_game)"
+                "supported (wrap simultaneous games in OpenSpiel's turn_based_simultaneous_game)"
             )
         self.cooperative = game_type.utility == pyspiel.GameType.Utility.IDENTICAL
         self.optimum = float(self.game.max_utility())
@@ -88,7 +88,9 @@ class GenericSpec(GameSpec):
 
     def observation_tensor(self, state: pyspiel.State, player: int) -> Sequence[float]:
         """OpenSpiel's observation tensor, or an empty one when the game has none."""
-        return state.observation_tensor(player) if self._has_tensor else ()  # type: ignore[no-any-return]
+        if not self._has_tensor:
+            return ()
+        return state.observation_tensor(player)  # type: ignore[no-any-return]
 
     def describe_move(
         self, state: pyspiel.State, player: int, action: int, text: str

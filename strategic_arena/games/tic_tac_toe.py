@@ -110,7 +110,10 @@ class TicTacToe(GameSpec):
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """A labelled 3x3 grid, whose turn it is, and the empty cells."""
         rows = state.observation_string(player).upper().split("\n")
-        lines = ["Board (rows 0-2 top to bottom, columns 0-2 left to right; . = empty):", "    0 1 2"]
+        lines = [
+            "Board (rows 0-2 top to bottom, columns 0-2 left to right; . = empty):",
+            "    0 1 2",
+        ]
         lines += [f"{r}   {' '.join(rows[r])}" for r in range(3)]
         if state.is_terminal():
             lines.append("The game is over.")

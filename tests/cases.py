@@ -1,0 +1,13 @@
+"""Env ids the suites run over."""
+
+from __future__ import annotations
+
+import strategic_arena as sa
+
+CURATED = sa.list_envs()
+#: Generic-adapter cases (env id, OpenSpiel parameters) exercised alongside the curated games.
+GENERIC: list[tuple[str, dict[str, int]]] = [
+    ("openspiel/breakthrough", {"rows": 5, "columns": 5}),
+    ("openspiel/liars_dice", {}),
+    ("openspiel/nim", {}),
+]

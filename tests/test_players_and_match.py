@@ -1,0 +1,188 @@
+"""Players, the match loop, the CLI demo and the illegal-move policies."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from cases import CURATED
+from gymnasium.utils.env_checker import check_env
+
+import strategic_arena as sa
+from strategic_arena.actions import ActionError
+from strategic_arena.arena import play_match_sync
+from strategic_arena.cli import main
+from strategic_arena.players import Decision, GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.wrappers import IllegalMovePolicy, TextActionWrapper, single_agent
+
+
+class Scripted:
+    """Plays the given action ids in order (an invalid id or None tests forfeits)."""
+
+    def __init__(self, actions: list[int | None], name: str = "scripted") -> None:
+        self.name = name
+        self.actions = list(actions)
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        action = self.actions.pop(0)
+        error = None if action is not None else ActionError("no_action", "scripted")
+        return Decision(action=action, text=str(action), error=error)
+
+
+def test_players_satisfy_the_protocol() -> None:
+    assert isinstance(RandomPlayer(0), Player)
+    assert isinstance(HumanPlayer(), Player)
+    assert isinstance(Scripted([]), Player)
+
+
+@pytest.mark.parametrize("env_id", CURATED)
+def test_play_match_is_seeded_and_replays_exactly(env_id: str) -> None:
+    first = play_match_sync(env_id, [RandomPlayer(1), RandomPlayer(2)], seed=11)
+    again = play_match_sync(env_id, [RandomPlayer(1), RandomPlayer(2)], seed=11)
+    assert first.history == again.history and first.returns == again.returns
+    assert first.status == "complete" and first.moves
+    # Replay from the seed and the recorded moves through a fresh env.
+    env = sa.make(env_id)
+    env.reset(seed=first.seed)
+    for move in first.moves:
+        assert env.agent_name_mapping[env.agent_selection] == move.seat
+        assert env.legal_action_texts(env.agent_selection)[move.action] == move.action_text  # type: ignore[index]
+        env.step(move.action)
+    assert tuple(env.returns()) == first.returns
+    assert tuple(env.state.history()) == first.history
+
+
+def test_forfeit_on_invalid_move() -> None:
+    record = play_match_sync("tic_tac_toe-v0", [Scripted([4, 4]), Scripted([0])], seed=0)
+    assert record.status == "forfeit" and record.forfeited_by == 0
+    assert record.returns == (-1.0, 1.0)
+    assert record.moves[-1].error is not None and record.moves[-1].action is None
+    record = play_match_sync("kuhn_poker-v0", [Scripted([None]), Scripted([])], seed=0)
+    assert record.forfeited_by == 0 and record.moves[0].error.kind == "no_action"  # type: ignore[union-attr]
+
+
+def test_wrong_number_of_players() -> None:
+    with pytest.raises(ValueError, match="2 seats"):
+        play_match_sync("tic_tac_toe-v0", [RandomPlayer(0)], seed=0)
+
+
+def test_human_player_reads_until_legal() -> None:
+    lines = iter(["castle", "O(1,1)", "top left"])
+    shown: list[str] = []
+    human = HumanPlayer(read_line=lambda _prompt: next(lines), write=shown.append)
+    env = sa.make("tic_tac_toe-v0")
+    env.reset(seed=0)
+    decision = asyncio.run(human.act(GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    assert decision.action == 0 and decision.attempts == 3
+    assert [e.kind for e in decision.errors] == ["unknown_action", "illegal_action"]
+    assert any("Legal actions" in line for line in shown)
+
+
+def test_cli_demo_prints_prompts_and_moves(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "--- system ---" in out and "--- user ---" in out and ">>> seat 0 plays" in out
+    assert "=== game over" in out
+    assert (
+        main(["play", "tic_tac_toe-v0", "--players", "random", "random:seed=5", "--no-prompts"])
+        == 0
+    )
+    assert "--- user ---" not in capsys.readouterr().out
+
+
+def test_cli_errors_are_clear(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "chess-v0"]) == 2
+    assert "unknown env id" in capsys.readouterr().err
+    assert main(["play", "tic_tac_toe-v0", "--players", "random"]) == 2
+    assert main(["play", "tic_tac_toe-v0", "--players", "random", "wizard"]) == 2
+    assert "unknown player" in capsys.readouterr().err
+
+
+def test_console_script_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "strategic_arena.cli", "envs"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert all(env_id in result.stdout for env_id in CURATED)
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+@pytest.mark.parametrize("env_id", CURATED)
+def test_single_agent_view_passes_check_env(env_id: str, seat: int) -> None:
+    env = single_agent(env_id, opponent=RandomPlayer(3), seat=seat)
+    check_env(env, skip_render_check=True)
+
+
+def test_single_agent_rewards_sum_to_the_return() -> None:
+    env = single_agent("mini_hanabi-v0", seat=1)
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        observation, _ = env.reset(seed=seed)
+        total, terminated = 0.0, False
+        while not terminated:
+            action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+            observation, reward, terminated, _, _ = env.step(action)
+            total += reward
+        assert total == env.env.returns()[1]
+
+
+def test_single_agent_illegal_action_forfeits() -> None:
+    env = single_agent("tic_tac_toe-v0", seat=0)
+    env.reset(seed=0)
+    env.step(4)
+    _, reward, terminated, _, info = env.step(4)
+    assert terminated and reward == -1.0 and info["error"].kind == "illegal_action"
+
+
+def answer(text: str) -> str:
+    return f"<think>thinking</think><answer>{text}</answer>"
+
+
+def test_text_wrapper_forfeit_policy() -> None:
+    env = TextActionWrapper(sa.make("tic_tac_toe-v0"), policy="forfeit")
+    env.reset(seed=0)
+    env.step(answer("center"))
+    assert env.infos["player_0"]["action"].id == 4
+    env.step(answer("X(0,0)"))  # O wrote X's mark
+    info = env.infos["player_1"]
+    assert info["error"].kind == "illegal_action" and info["action"] is None
+    assert all(env.terminations.values()) and env.unwrapped.returns() == [1.0, -1.0]
+
+
+def test_text_wrapper_retry_policy_then_forfeit() -> None:
+    env = TextActionWrapper(sa.make("kuhn_poker-v0"), policy="retry:2")
+    env.reset(seed=0)
+    for attempt in (1, 2):
+        env.step("no tags at all")
+        info = env.infos["player_0"]
+        assert env.agent_selection == "player_0" and info["attempt"] == attempt
+        assert "feedback" in info and info["error"].kind == "missing_reasoning"
+    env.step("still nothing")
+    assert all(env.terminations.values()) and len(env.infos["player_0"]["errors"]) == 3
+    env.reset(seed=0)
+    env.step("bad")
+    env.step(answer("check"))
+    assert env.infos["player_0"]["action"].text == "check" and env.infos["player_0"]["attempt"] == 2
+
+
+def test_text_wrapper_random_policy_is_seeded() -> None:
+    picks = []
+    for _ in range(2):
+        env = TextActionWrapper(sa.make("connect_four-v0"), policy="random")
+        env.reset(seed=4)
+        env.step(answer("column 9"))
+        picks.append(env.infos["player_0"]["action"].id)
+        assert env.infos["player_0"]["error"].kind == "unknown_action"
+        assert env.agent_selection == "player_1"
+    assert picks[0] == picks[1]
+
+
+def test_policy_parsing() -> None:
+    assert IllegalMovePolicy.parse("retry:3") == IllegalMovePolicy("retry", 3)
+    with pytest.raises(ValueError, match="illegal-move policy"):
+        IllegalMovePolicy.parse("retry")

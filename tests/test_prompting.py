@@ -1,0 +1,89 @@
+"""Prompt rendering: golden files for every game x style, and the rendering options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cases import CURATED
+
+import strategic_arena as sa
+from strategic_arena.prompting import render_messages
+from strategic_arena.validation import STYLES
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def golden_views(env_id: str) -> list[sa.SeatView]:
+    """The first decision of seed 0, and the decision after three random moves of seed 1."""
+    env = sa.make(env_id)
+    env.reset(seed=0)
+    first = env.seat_view(env.agent_selection)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        if env.terminations[env.agent_selection]:
+            break
+        env.step(int(rng.choice(list(env.legal_action_texts(env.agent_selection)))))
+    return [first, env.seat_view(env.agent_selection)]
+
+
+def rendered(env_id: str, style: str) -> str:
+    parts = []
+    for number, view in enumerate(golden_views(env_id)):
+        messages = render_messages(env_id, view, style, include_history=number == 1)  # type: ignore[arg-type]
+        for message in messages:
+            parts.append(f"===== decision {number} / {message['role']} =====\n{message['content']}")
+    return "\n".join(parts) + "\n"
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("env_id", CURATED)
+def test_golden_prompt(env_id: str, style: str, update_golden: bool) -> None:
+    path = GOLDEN / env_id / f"{style}.txt"
+    text = rendered(env_id, style)
+    if update_golden:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing {path}; run pytest --update-golden"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"prompt changed: run pytest tests/test_prompting.py --update-golden and review "
+        f"the diff of {path}"
+    )
+
+
+@pytest.mark.parametrize("env_id", CURATED)
+def test_prompt_states_rules_role_view_actions_and_format(env_id: str) -> None:
+    spec = sa.get_spec(env_id)
+    view = golden_views(env_id)[1]
+    for style, marker in (("marshal", "<answer>"), ("boxed", "\\boxed{"), ("json", '"action"')):
+        system, user = render_messages(env_id, view, style)  # type: ignore[arg-type]
+        assert system["role"] == "system" and user["role"] == "user"
+        assert spec.rules in system["content"]
+        assert view.role in system["content"]
+        assert marker in system["content"]
+        assert view.text in user["content"]
+        for text in view.legal_actions.values():
+            assert f"- {text}\n" in user["content"]
+        assert "# Moves so far" not in user["content"]
+
+
+def test_options_history_and_no_legal_list() -> None:
+    env = sa.make("connect_four-v0")
+    env.reset(seed=0)
+    env.step(3)
+    env.step(2)
+    view = env.seat_view(env.agent_selection)
+    _, user = render_messages("connect_four-v0", view, include_history=True)
+    assert "# Moves so far\nX in column 3\nO in column 2\n" in user["content"]
+    system, user = render_messages("connect_four-v0", view, list_legal_actions=False)
+    assert "# Legal actions" not in user["content"]
+    assert "notation the rules describe" in system["content"]
+
+
+def test_unknown_style_raises() -> None:
+    env = sa.make("tic_tac_toe-v0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown style"):
+        render_messages("tic_tac_toe-v0", env.seat_view("player_0"), "xml")  # type: ignore[arg-type]

@@ -39,11 +39,7 @@ def require(module: str, feature: str | None = None) -> ModuleType:
         top = module.split(".", 1)[0]
         extra = EXTRA_OF_MODULE.get(top)
         purpose = f" for {feature}" if feature else ""
-        hint = (
-            f"pip install 'strategic-arena[{extra}]'"
-            if extra
-            else f"pip install {top}"
-        )
+        hint = f"pip install 'strategic-arena[{extra}]'" if extra else f"pip install {top}"
         raise MissingExtraError(
             f"{top!r} is needed{purpose} but is not installed; install it with: {hint}"
         ) from error

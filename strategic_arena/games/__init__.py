@@ -66,7 +66,7 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _curated(env_id: str) -> GameSpec:
     module_name, class_name = CURATED[env_id].split(":")
     spec: GameSpec = getattr(importlib.import_module(module_name), class_name)()
@@ -86,4 +86,6 @@ def _generic(game_name: str, params: tuple[tuple[str, int | float | bool | str],
     try:
         return GenericSpec(game_name, dict(params))
     except pyspiel.SpielError as error:
-        raise ValueError(f"cannot load openspiel/{game_name} with {dict(params)}: {error}") from error
+        raise ValueError(
+            f"cannot load openspiel/{game_name} with {dict(params)}: {error}"
+        ) from error

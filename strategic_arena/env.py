@@ -94,8 +94,12 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             agent: spaces.Discrete(self._num_actions) for agent in self.possible_agents
         }
         self.state: pyspiel.State = self.game.new_initial_state()
-        self._rng = np.random.default_rng()
-        self._returns = np.zeros(spec.num_players)
+        # Created at the first chance node: most perfect-information games never need one.
+        self._rng: np.random.Generator | None = None
+        self._rng_seed: int | None = None
+        self._returns: list[float] = [0.0] * spec.num_players
+        self._observer = _make_observer(self.game) if spec.tensor_size else None
+        self._memo = _observation_memo(spec) if spec.memoize_observations else None
         self.seed: int | None = None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
@@ -113,12 +117,12 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; ``seed`` fixes every chance event of this and later games."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng, self._rng_seed = None, seed  # reseeded lazily by _resolve_chance
         self.seed = seed
         self.forfeited_by = None
         self.state = self.game.new_initial_state()
         self._resolve_chance()
-        self._returns = np.asarray(self.state.returns(), dtype=np.float64)
+        self._returns = list(self.state.returns())
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -133,16 +137,28 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """Tensor, action mask and text of ``agent`` (see the class docstring)."""
         player = self.agent_name_mapping[agent]
         state = self.state
+        memo = self._memo
+        if memo is not None:
+            key = (state.observation_string(player), player)
+            cached = memo.get(key)
+            if cached is not None:
+                return dict(cached)
         mask = np.zeros(self._num_actions, dtype=np.int8)
         if not state.is_terminal() and state.current_player() == player:
             mask[state.legal_actions(player)] = 1
-        return {
-            "observation": np.asarray(
-                self.spec.observation_tensor(state, player), dtype=np.float32
-            ),
+        observation: Observation = {
+            "observation": self._tensor(state, player),
             "action_mask": mask,
             "text": self.spec.observation_text(state, player),
         }
+        if memo is not None:
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            mask.flags.writeable = False  # shared between calls: read-only
+            observation["observation"].flags.writeable = False
+            memo[key] = observation
+            return dict(observation)
+        return observation
 
     def step(self, action: int | None) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` on a dead step)."""
@@ -161,11 +177,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._cumulative_rewards[agent] = 0.0
         self.state.apply_action(action)
         self._resolve_chance()
-        returns = np.asarray(self.state.returns(), dtype=np.float64)
-        step_rewards = returns - self._returns
-        self._returns = returns
+        returns = self.state.returns()
+        previous = self._returns
         for i, name in enumerate(self.possible_agents):
-            self.rewards[name] = float(step_rewards[i])
+            self.rewards[name] = returns[i] - previous[i]
+        self._returns = returns
         if self.state.is_terminal():
             self._finish()
         else:
@@ -193,9 +209,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """
         if self.terminations[agent]:
             raise ValueError(f"{agent} cannot forfeit: the game is over")
-        final = np.asarray(
-            self.spec.forfeit_returns(self.agent_name_mapping[agent]), dtype=np.float64
-        )
+        final = self.spec.forfeit_returns(self.agent_name_mapping[agent])
         self._cumulative_rewards[agent] = 0.0
         for i, name in enumerate(self.possible_agents):
             self.rewards[name] = float(final[i] - self._returns[i])
@@ -225,12 +239,22 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """OpenSpiel's returns of the current game so far, by player index."""
         return [float(r) for r in self._returns]
 
+    def _tensor(self, state: pyspiel.State, player: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """The observation tensor, through OpenSpiel's buffer-backed observer when it has one."""
+        observer = self._observer
+        if observer is None:
+            return np.asarray(self.spec.observation_tensor(state, player), dtype=np.float32)
+        observer.set_from(state, player)
+        return np.array(observer.tensor, dtype=np.float32)
+
     # -- internals ------------------------------------------------------------------------------
 
     def _resolve_chance(self) -> None:
         """Sample chance outcomes with the env's generator until a player is to act."""
         state = self.state
         while state.is_chance_node():
+            if self._rng is None:
+                self._rng = np.random.default_rng(self._rng_seed)
             outcomes = state.chance_outcomes()
             threshold = self._rng.random()
             cumulative = 0.0
@@ -254,6 +278,26 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         for agent in self.agents:
             self.terminations[agent] = True
         self.agent_selection = self.agents[0]
+
+
+#: Most observations one spec memoizes before the memo is cleared.
+MEMO_SIZE = 50_000
+_MEMOS: dict[str, dict[tuple[str, int], Observation]] = {}
+
+
+def _observation_memo(spec: GameSpec) -> dict[tuple[str, int], Observation]:
+    """The observation memo shared by every env of ``spec`` (see ``memoize_observations``)."""
+    return _MEMOS.setdefault(spec.env_id, {})
+
+
+def _make_observer(game: pyspiel.Game) -> Any:
+    """OpenSpiel's buffer-backed observation of ``game`` (the tensor without a list copy)."""
+    from open_spiel.python.observation import make_observation
+
+    try:
+        return make_observation(game)
+    except (pyspiel.SpielError, ValueError, RuntimeError):
+        return None
 
 
 def make(

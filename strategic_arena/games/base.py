@@ -165,6 +165,8 @@ class GameSpec(abc.ABC):
         optimum / worst: the best and worst mean return a seat can get, used by the
             normalized score ``(x - worst) / (optimum - worst)``.
         tensor_bounds: bounds of every entry of the observation tensor (for the Box space).
+        forfeit_stake: what a forfeiting seat loses in a zero-sum game.
+        memoize_observations: whether envs may cache observations by observation string.
     """
 
     env_id: str
@@ -177,6 +179,9 @@ class GameSpec(abc.ABC):
     worst: float = -1.0
     tensor_bounds: tuple[float, float] = (0.0, 1.0)
     forfeit_stake: float = 1.0
+    #: The seat's observation string determines its whole observation (perfect-information
+    #: games with no hidden history), so envs may memoize observations by it.
+    memoize_observations: bool = False
     grammar: ActionGrammar
 
     @functools.cached_property

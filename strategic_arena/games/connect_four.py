@@ -7,6 +7,7 @@ Action id = column 0-6 (left to right); the disc falls to the lowest empty row. 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pyspiel
@@ -20,6 +21,24 @@ _COLUMN = re.compile(
     r"(?:(?:in|into|at|on)\s+)?(?:the\s+)?"
     r"(?:(?P<mark>[xo])\s*)?(?:c|col|column)?\s*#?\s*(?P<col>\d+)$"
 )
+
+
+_HEADER = (
+    "Board (top row first; columns 0-6 left to right; . = empty; discs fall to the bottom):\n"
+    "  0 1 2 3 4 5 6"
+)
+_GRID = str.maketrans({".": " .", "x": " X", "o": " O", "\n": "\n "})
+
+
+@functools.lru_cache(maxsize=1024)
+def _footer(player: int, mover: int, top_row: str) -> str:
+    """Whose turn it is and the columns that are not full (read off the top row)."""
+    you, to_move = MARKS[player], MARKS[mover]
+    whose = "your turn" if player == mover else "your opponent's turn"
+    playable = ", ".join(str(c) for c, cell in enumerate(top_row) if cell == ".")
+    return (
+        f"You are {you}. It is {whose} ({to_move} to move).\nColumns that are not full: {playable}"
+    )
 
 
 class ConnectFourGrammar(ActionGrammar):
@@ -66,23 +85,13 @@ class ConnectFour(GameSpec):
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """The 6x7 grid (top row first, columns labelled 0-6), whose turn, playable columns."""
-        rows = state.observation_string(player).upper().split("\n")[:6]
-        lines = [
-            "Board (top row first; columns 0-6 left to right; . = empty;"
-            " discs fall to the bottom):",
-            "  " + " ".join(str(c) for c in range(7)),
-        ]
-        lines += ["  " + " ".join(row) for row in rows]
+        # OpenSpiel prints 6 rows of 7 cells ('.', 'x', 'o'), each ending in a newline;
+        # one translate spaces the cells and indents the rows (this runs every step).
+        board = state.observation_string(player)
+        grid = (" " + board.translate(_GRID)).rstrip()
         if state.is_terminal():
-            lines.append("The game is over.")
-        else:
-            mover = MARKS[state.current_player()]
-            you = MARKS[player]
-            whose = "your turn" if mover == you else "your opponent's turn"
-            playable = ", ".join(str(a) for a in state.legal_actions())
-            lines.append(f"You are {you}. It is {whose} ({mover} to move).")
-            lines.append(f"Columns that are not full: {playable}")
-        return "\n".join(lines)
+            return f"{_HEADER}\n{grid}\nThe game is over."
+        return f"{_HEADER}\n{grid}\n{_footer(player, state.current_player(), board[:7])}"
 
     def example_action(self, seat: int) -> str:
         """The centre column."""

@@ -92,6 +92,7 @@ class TicTacToe(GameSpec):
     openspiel_name = "tic_tac_toe"
     openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
     prompt_dir = "tic_tac_toe"
+    memoize_observations = True  # 5,478 positions: the board string is the whole state
     optimum = 1.0
     worst = -1.0
 

@@ -141,8 +141,12 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         if memo is not None:
             key = (state.observation_string(player), player)
             cached = memo.get(key)
-            if cached is not None:
-                return dict(cached)
+            if cached is not None:  # fresh arrays: callers own what they are given
+                return {
+                    "observation": cached["observation"].copy(),
+                    "action_mask": cached["action_mask"].copy(),
+                    "text": cached["text"],
+                }
         mask = np.zeros(self._num_actions, dtype=np.int8)
         if not state.is_terminal() and state.current_player() == player:
             mask[state.legal_actions(player)] = 1
@@ -154,10 +158,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         if memo is not None:
             if len(memo) >= MEMO_SIZE:
                 memo.clear()
-            mask.flags.writeable = False  # shared between calls: read-only
-            observation["observation"].flags.writeable = False
-            memo[key] = observation
-            return dict(observation)
+            memo[key] = {
+                "observation": observation["observation"].copy(),
+                "action_mask": mask.copy(),
+                "text": observation["text"],
+            }
         return observation
 
     def step(self, action: int | None) -> None:

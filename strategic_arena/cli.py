@@ -16,7 +16,8 @@ import sys
 from collections.abc import Sequence
 
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
-from strategic_arena.games import get_spec, list_envs
+from strategic_arena.env import make
+from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.players import GameState, HumanPlayer, Player, RandomPlayer
 from strategic_arena.prompting import render_messages
 from strategic_arena.validation import STYLES, Style
@@ -74,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--seed", type=int, default=0, help="game seed (default 0)")
         command.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="an OpenSpiel game parameter, for openspiel/<game_name> only (repeatable)",
+        )
+        command.add_argument(
             "--style",
             choices=STYLES,
             default="marshal",
@@ -116,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
         return 0
     try:
-        spec = get_spec(args.env_id)
+        params = dict(_game_param(item) for item in args.param)
+        env = make(args.env_id, None, **params)
+        spec = env.spec
         specs = args.players or ["random"] * spec.num_players
         if len(specs) != spec.num_players:
             raise ValueError(
@@ -131,14 +141,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.env_id,
             players,
             args.seed,
-            on_move=_printer(args.env_id, args.style, args.history, not args.no_prompts),
+            env=env,
+            on_move=_printer(spec, args.style, args.history, not args.no_prompts),
         )
     )
     _print_result(record)
     return 0
 
 
-def _printer(env_id: str, style: Style, history: bool, show_prompts: bool) -> MoveCallback:
+def _game_param(item: str) -> tuple[str, int | float | bool | str]:
+    """``KEY=VALUE`` with VALUE read as an int, float or bool when it looks like one."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--param takes KEY=VALUE, got {item!r}")
+    for convert in (int, float):
+        try:
+            return key, convert(raw)
+        except ValueError:
+            pass
+    if raw.lower() in ("true", "false"):
+        return key, raw.lower() == "true"
+    return key, raw
+
+
+def _printer(spec: GameSpec, style: Style, history: bool, show_prompts: bool) -> MoveCallback:
     """A move callback that prints each decision's prompt (system part once per seat)."""
     shown_system: set[int] = set()
 
@@ -146,7 +172,7 @@ def _printer(env_id: str, style: Style, history: bool, show_prompts: bool) -> Mo
         print(f"\n=== move {record.index + 1}: seat {record.seat}")
         if show_prompts:
             view = state.view(record.seat)
-            messages = render_messages(env_id, view, style, include_history=history)
+            messages = render_messages(spec, view, style, include_history=history)
             for message in messages:
                 if message["role"] == "system":
                     if record.seat in shown_system:

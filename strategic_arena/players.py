@@ -30,15 +30,17 @@ class GameState:
     Attributes:
         env_id: the game.
         state: a copy of the OpenSpiel state (mutating it changes nothing in the match).
+        game_spec: the spec, when ``env_id`` alone does not determine it.
     """
 
     env_id: str
     state: pyspiel.State
+    game_spec: GameSpec | None = None
 
     @property
     def spec(self) -> GameSpec:
-        """The game spec."""
-        return get_spec(self.env_id)
+        """The game spec (``game_spec`` when given: ``openspiel/<name>`` games with parameters)."""
+        return self.game_spec if self.game_spec is not None else get_spec(self.env_id)
 
     def legal_actions(self, seat: int) -> list[int]:
         """Legal action ids of ``seat`` (empty when it is not to move)."""

@@ -42,7 +42,7 @@ def _template(folder: str, name: str, fallback_folder: str = "") -> Template:
 
 
 def render_messages(
-    env_id: str,
+    env_id: str | GameSpec,
     view: SeatView,
     style: Style = "marshal",
     *,
@@ -52,7 +52,7 @@ def render_messages(
     r"""The system and user messages asking ``view.seat`` for its move.
 
     Args:
-        env_id: the game.
+        env_id: the game, or its spec (for ``openspiel/<name>`` games with parameters).
         view: what the seat sees (``env.seat_view(agent)``).
         style: ``"marshal"`` (``<think>``/``<answer>``), ``"boxed"`` (``\boxed{}``) or
             ``"json"``.
@@ -63,7 +63,7 @@ def render_messages(
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
-    spec = get_spec(env_id)
+    spec = env_id if isinstance(env_id, GameSpec) else get_spec(env_id)
     written_as = (
         ", written exactly as in the list of legal actions"
         if list_legal_actions

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal, TypeAlias
 
 from strategic_arena.actions import Action, ActionError
-from strategic_arena.games import get_spec
+from strategic_arena.games import GameSpec, get_spec
 
 Style: TypeAlias = Literal["marshal", "boxed", "json"]
 #: The prompt/response styles.
@@ -56,7 +56,7 @@ class _Extracted:
 
 
 def validate(
-    env_id: str,
+    env_id: str | GameSpec,
     response: str | bytes | None,
     legal_actions: Mapping[int, str] | Sequence[int],
     style: Style = "marshal",
@@ -69,7 +69,8 @@ def validate(
     """Read a model's response as one legal action.
 
     Args:
-        env_id: the game (curated id or ``openspiel/<name>``).
+        env_id: the game (curated id or ``openspiel/<name>``), or its spec (needed for
+            ``openspiel/<name>`` games made with parameters).
         response: the model's text (bytes are decoded as UTF-8 with replacement).
         legal_actions: the menu the prompt listed (``SeatView.legal_actions``), or bare legal
             action ids (then the game's context-free texts are used).
@@ -89,7 +90,7 @@ def validate(
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
-    spec = get_spec(env_id)
+    spec = env_id if isinstance(env_id, GameSpec) else get_spec(env_id)
     menu = spec.grammar.menu_for(legal_actions)
     text = _as_text(response)
     if not text.strip():

@@ -99,7 +99,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             env.step(None if action is None else action)
             return
         menu = env.legal_action_texts(agent)
-        outcome = validate(env.spec.env_id, action, menu, self.style, strict=self.strict)
+        outcome = validate(env.spec, action, menu, self.style, strict=self.strict)
         if isinstance(outcome, Action):
             errors, self._errors = self._errors, []
             env.step(outcome.id)
@@ -211,7 +211,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             opponent_agent = env.agent_selection
             seat = env.agent_name_mapping[opponent_agent]
             decision = self._loop.run_until_complete(
-                self.opponent.act(GameState(self.env_id, env.state.clone()), seat)
+                self.opponent.act(GameState(self.env_id, env.state.clone(), env.spec), seat)
             )
             if decision.action is None or decision.action not in env.legal_action_texts(
                 opponent_agent

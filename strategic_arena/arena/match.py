@@ -105,7 +105,7 @@ async def play_match(
     while not env.terminations[env.agent_selection]:
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
-        game_state = GameState(env_id, env.state.clone())
+        game_state = GameState(env_id, env.state.clone(), env.spec)
         decision = await players[seat].act(game_state, seat)
         legal = decision.action is not None and decision.action in game_state.legal_actions(seat)
         error = decision.error

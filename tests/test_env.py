@@ -230,10 +230,14 @@ def test_hanabi_text_never_shows_own_cards() -> None:
         # OpenSpiel deals player 0's cards first, then player 1's.
         alt = game.new_initial_state()
         for i, card in enumerate(deal):
+            outcomes = [o for o, _ in alt.chance_outcomes()]
             if i < hand_size:
-                outcomes = [o for o, _ in alt.chance_outcomes()]
-                card = outcomes[(outcomes.index(card) + 1) % len(outcomes)]
+                card = next((o for o in outcomes if o != card), outcomes[0])
+            elif card not in outcomes:  # the redeal used up a card player 1 was dealt
+                break
             alt.apply_action(card)
+        if alt.is_chance_node():
+            continue
         if alt.observation_string(0) != env.state.observation_string(0):
             continue  # the redeal changed what seat 0 may see (e.g. card counts): skip
         checked += 1

@@ -462,7 +462,7 @@ class HanabiSpec(GameSpec):
         return "play 0"
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
-        """Tokens, fireworks, score, deck, discards, both hands (yours as hint knowledge), last moves.
+        """Tokens, fireworks, score, deck, discards, both hands (yours as hints), last moves.
 
         Built only from ``state.observation_string(player)``, which shows the seat's own cards
         as ``XX``: the seat's own cards never show, only what hints have told about them.

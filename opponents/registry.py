@@ -156,9 +156,7 @@ def make(spec: str, env_id: str, *, seed: int | None = None) -> Player:
     name, params = parse_spec(spec)
     kind = KINDS[name]
     if env_id not in kind.envs:
-        raise ValueError(
-            f"{name} cannot play {env_id}; it plays {', '.join(kind.envs)}"
-        )
+        raise ValueError(f"{name} cannot play {env_id}; it plays {', '.join(kind.envs)}")
     if seed is not None and "seed" in kind.params:
         params.setdefault("seed", seed)
     if kind.needs_numba:

@@ -15,37 +15,29 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
-from strategic_arena.players import GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
 from strategic_arena.validation import STYLES, Style
 
-#: Player specs ``play`` understands (solvers are added by the ``opponents`` package).
-BUILTIN_PLAYERS = ("random", "random:seed=N", "human")
 
+def build_player(spec: str, seat: int, match_seed: int, env_id: str) -> Player:
+    """A player from a spec string: ``human``, ``random[:seed=N]`` or any opponent spec.
 
-def build_player(spec: str, seat: int, match_seed: int) -> Player:
-    """A player from a spec string: ``random``, ``random:seed=N`` or ``human``.
-
-    ``random`` without a seed is seeded from the match seed and the seat, so a seeded game
-    replays exactly.
+    Opponent specs (``mcts:simulations=1000``, ``nash``, ``minimax``...) are built by
+    :func:`opponents.make`, imported only when such a spec is given. Players without an explicit
+    seed are seeded from the match seed and the seat, so a seeded game replays exactly.
     """
-    name, _, params = spec.partition(":")
-    if name == "human":
-        if params:
-            raise ValueError("the human player takes no parameters")
+    if spec == "human":
         return HumanPlayer(name=f"human[{seat}]")
-    if name == "random":
-        seed: int = match_seed * 1000 + seat
-        for item in filter(None, params.split(",")):
-            key, _, value = item.partition("=")
-            if key != "seed" or not value.lstrip("-").isdigit():
-                raise ValueError(f"random takes only seed=<int>, got {item!r}")
-            seed = int(value)
-        return RandomPlayer(seed, name="random")
-    raise ValueError(f"unknown player {spec!r}; built-in players: {', '.join(BUILTIN_PLAYERS)}")
+    if spec.startswith("human:"):
+        raise ValueError("the human player takes no parameters")
+    import opponents
+
+    return opponents.make(spec, env_id, seed=match_seed * 1000 + seat)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sub.add_parser("envs", help="list the curated environment ids")
+    sub.add_parser("opponents", help="list the opponent specs, their games and parameters")
 
     def add_play_options(command: argparse.ArgumentParser, default_env: str | None) -> None:
         if default_env is None:
@@ -71,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
             nargs="+",
             default=None,
             metavar="PLAYER",
-            help="one player per seat: random, random:seed=N or human (default: random each)",
+            help="one player per seat: human, random[:seed=N] or an opponent spec such as "
+            "mcts:simulations=1000, minimax, solver, nash, cfr:iterations=1000, hanabi_bot "
+            "(see 'strategic-arena opponents'; default: random in every seat)",
         )
         command.add_argument("--seed", type=int, default=0, help="game seed (default 0)")
         command.add_argument(
@@ -123,6 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
         print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
         return 0
+    if args.command == "opponents":
+        import opponents
+
+        print("human -- you, at the terminal; games: all")
+        print(opponents.describe())
+        return 0
     try:
         params = dict(_game_param(item) for item in args.param)
         env = make(args.env_id, None, **params)
@@ -132,8 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(
                 f"{args.env_id} has {spec.num_players} seats; give {spec.num_players} players"
             )
-        players = [build_player(p, seat, args.seed) for seat, p in enumerate(specs)]
-    except ValueError as error:
+        players = [build_player(p, seat, args.seed, args.env_id) for seat, p in enumerate(specs)]
+    except (ValueError, MissingExtraError) as error:
         print(f"strategic-arena: error: {error}", file=sys.stderr)
         return 2
     record = asyncio.run(

@@ -98,7 +98,7 @@ def test_cli_errors_are_clear(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown env id" in capsys.readouterr().err
     assert main(["play", "tic_tac_toe-v0", "--players", "random"]) == 2
     assert main(["play", "tic_tac_toe-v0", "--players", "random", "wizard"]) == 2
-    assert "unknown player" in capsys.readouterr().err
+    assert "unknown opponent" in capsys.readouterr().err
 
 
 def test_console_script_runs() -> None:

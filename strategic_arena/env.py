@@ -7,6 +7,7 @@ PettingZoo AEC API and adds the text a seat sees. Make one with :func:`make`.
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -100,6 +101,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._returns: list[float] = [0.0] * spec.num_players
         self._observer = _make_observer(self.game) if spec.tensor_size else None
         self._memo = _observation_memo(spec) if spec.memoize_observations else None
+        # Action spaces this small have few distinct legal sets: cache their masks.
+        self._masks: dict[tuple[int, ...], np.ndarray[Any, np.dtype[np.int8]]] | None = (
+            {} if self._num_actions <= 16 else None
+        )
+        self._terminal_rewards = (
+            self.game.get_type().reward_model == pyspiel.GameType.RewardModel.TERMINAL
+        )
         self.seed: int | None = None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
@@ -147,9 +155,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
                     "action_mask": cached["action_mask"].copy(),
                     "text": cached["text"],
                 }
-        mask = np.zeros(self._num_actions, dtype=np.int8)
-        if not state.is_terminal() and state.current_player() == player:
-            mask[state.legal_actions(player)] = 1
+        # current_player() is negative at terminal (and chance) states, so this also
+        # covers "the game is over".
+        mask = self._mask(state.legal_actions(player) if state.current_player() == player else ())
         observation: Observation = {
             "observation": self._tensor(state, player),
             "action_mask": mask,
@@ -180,9 +188,16 @@ class TextGameEnv(AECEnv[str, Observation, int]):
                 f"action {action} is not legal for {agent}; legal: {self.state.legal_actions()}"
             )
         self._cumulative_rewards[agent] = 0.0
-        self.state.apply_action(action)
+        state = self.state
+        state.apply_action(action)
         self._resolve_chance()
-        returns = self.state.returns()
+        if self._terminal_rewards and not state.is_terminal():
+            # Nothing is paid before the end: every reward is still 0 from reset.
+            self.agent_selection = self.possible_agents[state.current_player()]
+            if self.render_mode == "human":
+                self.render()
+            return
+        returns = state.returns()
         previous = self._returns
         for i, name in enumerate(self.possible_agents):
             self.rewards[name] = returns[i] - previous[i]
@@ -243,6 +258,22 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def returns(self) -> list[float]:
         """OpenSpiel's returns of the current game so far, by player index."""
         return [float(r) for r in self._returns]
+
+    def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
+        """A fresh int8 mask of ``legal``; masks of small action spaces come from a cache."""
+        masks = self._masks
+        if masks is None:
+            mask = np.zeros(self._num_actions, dtype=np.int8)
+            mask[list(legal)] = 1
+            return mask
+        key = tuple(legal)
+        cached = masks.get(key)
+        if cached is None:
+            cached = np.zeros(self._num_actions, dtype=np.int8)
+            cached[list(legal)] = 1
+            masks[key] = cached
+        fresh: np.ndarray[Any, np.dtype[np.int8]] = cached.copy()
+        return fresh
 
     def _tensor(self, state: pyspiel.State, player: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         """The observation tensor, through OpenSpiel's buffer-backed observer when it has one."""

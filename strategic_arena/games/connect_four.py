@@ -8,6 +8,7 @@ Action id = column 0-6 (left to right); the disc falls to the lowest empty row. 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 import pyspiel
@@ -27,7 +28,11 @@ _HEADER = (
     "Board (top row first; columns 0-6 left to right; . = empty; discs fall to the bottom):\n"
     "  0 1 2 3 4 5 6"
 )
-_GRID = str.maketrans({".": " .", "x": " X", "o": " O", "\n": "\n "})
+#: Every possible row of OpenSpiel's board string (3^7 of them) -> its spaced, upper-case form.
+_ROWS = {
+    "".join(cells): "  " + " ".join(cells).upper()
+    for cells in itertools.product(".xo", repeat=7)
+}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -85,10 +90,10 @@ class ConnectFour(GameSpec):
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """The 6x7 grid (top row first, columns labelled 0-6), whose turn, playable columns."""
-        # OpenSpiel prints 6 rows of 7 cells ('.', 'x', 'o'), each ending in a newline;
-        # one translate spaces the cells and indents the rows (this runs every step).
+        # OpenSpiel prints 6 rows of 7 cells ('.', 'x', 'o'), each ending in a newline; each row
+        # is looked up in a table of all 2,187 rows (this runs every step).
         board = state.observation_string(player)
-        grid = (" " + board.translate(_GRID)).rstrip()
+        grid = "\n".join(map(_ROWS.__getitem__, board[:-1].split("\n")))
         if state.is_terminal():
             return f"{_HEADER}\n{grid}\nThe game is over."
         return f"{_HEADER}\n{grid}\n{_footer(player, state.current_player(), board[:7])}"

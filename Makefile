@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 demo: $(STAMP)
@@ -30,7 +30,10 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,bench]'
 	$(BIN)/python benchmarks/bench_env_playouts.py
+	$(BIN)/python benchmarks/bench_mcts.py
+	$(BIN)/python benchmarks/bench_cfr.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -5,7 +5,9 @@ Subcommands:
 * ``envs`` -- list the curated environments;
 * ``play ENV_ID`` -- play one seeded game between players and print, for every decision, the
   prompt the seat receives and the move it plays (``--players human random`` to play yourself);
-* ``demo`` -- the README's demo: ``play`` on fixed defaults.
+* ``demo`` -- the README's demo: ``play`` on fixed defaults;
+* ``opponents`` -- list the opponent specs;
+* ``solve`` -- regenerate the shipped equilibrium policies and print their exploitability.
 """
 
 from __future__ import annotations
@@ -49,6 +51,37 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("envs", help="list the curated environment ids")
     sub.add_parser("opponents", help="list the opponent specs, their games and parameters")
+    solve = sub.add_parser(
+        "solve",
+        help="regenerate the shipped equilibrium policies and print their exploitability",
+        description="Rebuild opponents/policies/: Kuhn Poker's closed-form equilibrium and a "
+        "CFR+ solution of Leduc Hold'em, then print each policy's exploitability as measured "
+        "by OpenSpiel (chips per hand).",
+    )
+    solve.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write the policy files here (default: the package's own opponents/policies/)",
+    )
+    solve.add_argument(
+        "--iterations",
+        type=int,
+        default=1_000_000,
+        help="most CFR iterations for Leduc Hold'em (default 1000000)",
+    )
+    solve.add_argument(
+        "--target",
+        type=float,
+        default=2e-7,
+        help="stop once Leduc's exploitability is at most this (default 2e-7)",
+    )
+    solve.add_argument(
+        "--algorithm",
+        choices=("cfr+", "dcfr", "cfr"),
+        default="cfr+",
+        help="CFR variant for Leduc Hold'em (default cfr+)",
+    )
 
     def add_play_options(command: argparse.ArgumentParser, default_env: str | None) -> None:
         if default_env is None:
@@ -118,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
         print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
         return 0
+    if args.command == "solve":
+        return _solve(args.out, args.iterations, args.target, args.algorithm)
     if args.command == "opponents":
         import opponents
 
@@ -147,6 +182,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     _print_result(record)
+    return 0
+
+
+def _solve(out: str | None, iterations: int, target: float, algorithm: str) -> int:
+    """``solve``: regenerate the policies, printing progress and the exploitabilities."""
+    if iterations < 1 or target <= 0:
+        print("strategic-arena: error: --iterations and --target must be positive", file=sys.stderr)
+        return 2
+    try:
+        from opponents.equilibrium import regenerate_policies  # needs numba: [solvers]
+    except MissingExtraError as error:
+        print(f"strategic-arena: error: {error}", file=sys.stderr)
+        return 2
+    print(f"Solving (Leduc Hold'em: {algorithm}, up to {iterations} iterations, target {target:g})")
+    results = regenerate_policies(
+        out,
+        iterations=iterations,
+        target_exploitability=target,
+        algorithm=algorithm,
+        progress=print,
+    )
+    for env_id, exploitability in results.items():
+        print(f"{env_id:18s} exploitability {exploitability:.3e} (OpenSpiel's measure)")
     return 0
 
 

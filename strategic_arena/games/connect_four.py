@@ -30,8 +30,7 @@ _HEADER = (
 )
 #: Every possible row of OpenSpiel's board string (3^7 of them) -> its spaced, upper-case form.
 _ROWS = {
-    "".join(cells): "  " + " ".join(cells).upper()
-    for cells in itertools.product(".xo", repeat=7)
+    "".join(cells): "  " + " ".join(cells).upper() for cells in itertools.product(".xo", repeat=7)
 }
 
 

@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_env_playouts.py
 	$(BIN)/python benchmarks/bench_mcts.py
 	$(BIN)/python benchmarks/bench_cfr.py
+	$(BIN)/python benchmarks/bench_hanabi_bot.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

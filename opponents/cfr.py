@@ -51,26 +51,17 @@ OpenSpiel's measure, ``(BR_0 + BR_1) / 2`` chips per hand. Policies go to and fr
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import cast
 
-import numba
 import numpy as np
 import numpy.typing as npt
 import pyspiel
 from open_spiel.python import policy as openspiel_policy
 
 from opponents.kernels import kuhn_poker, leduc_poker
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _jit(func: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True)(func))
-
+from opponents.kernels.jit import jit as _jit
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -71,25 +71,17 @@ file: after editing a module of :mod:`opponents.kernels`, delete this module's c
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from opponents.base import SolverPlayer, make_rng
-from opponents.kernels import connect_four, rng, tic_tac_toe
+from opponents.kernels import board, connect_four, rng, tic_tac_toe
+from opponents.kernels.jit import jit as _jit
 from strategic_arena.players import GameState
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _jit(func: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True)(func))
-
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -99,7 +91,7 @@ BoolArray = npt.NDArray[np.bool_]
 GAMES: dict[str, int] = {"tic_tac_toe-v0": 0, "connect_four-v0": 1}
 _TIC_TAC_TOE, _CONNECT_FOUR = 0, 1
 #: Both kernels use the same state layout.
-STATE_SIZE = tic_tac_toe.STATE_SIZE
+STATE_SIZE = board.STATE_SIZE
 _MAX_ACTIONS = max(tic_tac_toe.NUM_ACTIONS, connect_four.NUM_ACTIONS)
 _MAX_DEPTH = max(tic_tac_toe.MAX_MOVES, connect_four.MAX_MOVES) + 1
 _INITIAL_EXPANSIONS = 4096  # the tree arrays start with room for this many expansions

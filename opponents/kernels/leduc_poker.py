@@ -33,20 +33,12 @@ Every kernel is a small pure function (``apply_action`` mutates the array it is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Sequence
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _jit(func: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True)(func))
-
+from opponents.kernels.jit import jit as _jit
 
 IntArray = npt.NDArray[np.int64]
 

@@ -9,19 +9,9 @@ compiled code (numba keeps one generator per thread, apart from NumPy's).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
-
-import numba
 import numpy as np
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _jit(func: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True)(func))
-
+from opponents.kernels.jit import jit as _jit
 
 _TWO_32 = 1 << 32
 _LOW_32 = _TWO_32 - 1

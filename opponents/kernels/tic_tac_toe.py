@@ -26,34 +26,32 @@ given); :func:`state_from_history` replays an OpenSpiel history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Sequence
 
-import numba
 import numpy as np
-import numpy.typing as npt
 
 from opponents.kernels import rng
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _jit(func: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True)(func))
-
-
-IntArray = npt.NDArray[np.int64]
+from opponents.kernels.board import (
+    MOVES,
+    NO_WINNER,
+    STATE_SIZE,
+    STONES0,
+    STONES1,
+    WINNER,
+    IntArray,
+    checked_replay,
+)
+from opponents.kernels.board import returns as returns  # re-exported: the game's own API
+from opponents.kernels.board import winner as winner
+from opponents.kernels.jit import jit as _jit
 
 # 3x3 board, bit i = row * 3 + column = OpenSpiel's action id (row 0 at the top)
 NUM_ACTIONS = 9
 NUM_PLAYERS = 2
 MAX_MOVES = 9
-STATE_SIZE = 4
 TERMINAL = -4  # OpenSpiel's kTerminalPlayerId
-NO_WINNER = -1
 
-_STONES0, _STONES1, _MOVES, _WINNER = 0, 1, 2, 3
+_STONES0, _STONES1, _MOVES, _WINNER = STONES0, STONES1, MOVES, WINNER
 #: The eight lines as cell bit masks: rows, columns, diagonals.
 LINES = np.array(
     [
@@ -167,22 +165,6 @@ def random_playout(state: IntArray) -> float:
 
 
 @_jit
-def winner(state: IntArray) -> int:
-    """The player with three in a row, or -1 (nobody yet, or a draw)."""
-    return int(state[_WINNER])
-
-
-@_jit
-def returns(state: IntArray) -> tuple[float, float]:
-    """Returns of player 0 and player 1: +1 / -1 for a win, 0 for a draw or an unfinished game."""
-    if state[_WINNER] == 0:
-        return 1.0, -1.0
-    if state[_WINNER] == 1:
-        return -1.0, 1.0
-    return 0.0, 0.0
-
-
-@_jit
 def replay(actions: IntArray) -> tuple[IntArray, int]:
     """The state after ``actions`` from the start, and the index of the first illegal one (-1).
 
@@ -202,11 +184,7 @@ def state_from_history(history: Sequence[int]) -> IntArray:
     Raises:
         ValueError: an action is not legal where it is played.
     """
-    actions = np.asarray(list(history), dtype=np.int64).reshape(-1)
-    state, bad = replay(actions)
-    if bad >= 0:
-        raise ValueError(f"tic_tac_toe: action {int(actions[bad])} at ply {bad} is not legal")
-    return state
+    return checked_replay("tic_tac_toe", replay, history)
 
 
 def to_text(state: IntArray) -> str:

@@ -1,0 +1,22 @@
+"""The one numba decorator every kernel and solver uses: ``njit(cache=True)``, typed for mypy.
+
+Compiled code is cached on disk next to each module, so only the first run in a fresh checkout
+pays the compile time. numba does not notice when a *called* module changes: after editing a
+kernel, delete the ``__pycache__/*.nbi`` / ``*.nbc`` files of the modules that call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from strategic_arena._extras import require
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+numba = require("numba", "the numba kernels and solvers")
+
+
+def jit(func: _F) -> _F:
+    """Compile ``func`` with ``numba.njit(cache=True)``, keeping its Python signature for mypy."""
+    return cast(_F, numba.njit(cache=True)(func))

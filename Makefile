@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_mcts.py
 	$(BIN)/python benchmarks/bench_cfr.py
 	$(BIN)/python benchmarks/bench_hanabi_bot.py
+	$(BIN)/python benchmarks/bench_connect_four_solver.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

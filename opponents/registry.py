@@ -73,7 +73,7 @@ KINDS: dict[str, OpponentKind] = {
             "solver",
             ("connect_four-v0",),
             {"seed": int, "budget_s": float, "fallback_simulations": int},
-            "opponents.connect_four_solver:SolverPlayer",
+            "opponents.connect_four_solver:ConnectFourSolverPlayer",
             "Connect Four negamax solver within a time budget, MCTS beyond it",
         ),
         OpponentKind(

@@ -13,7 +13,23 @@ need the ``[solvers]`` extra and say so when it is missing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from opponents.base import SolverPlayer
 from opponents.registry import KINDS, describe, make, parse_spec
 
-__all__ = ["KINDS", "SolverPlayer", "describe", "make", "parse_spec"]
+if TYPE_CHECKING:
+    from open_spiel.python.policy import TabularPolicy
+
+__all__ = ["KINDS", "SolverPlayer", "describe", "equilibrium_policy", "make", "parse_spec"]
+
+
+def equilibrium_policy(env_id: str) -> TabularPolicy:
+    """The shipped equilibrium of ``kuhn_poker-v0`` or ``leduc_holdem-v0`` as a ``TabularPolicy``.
+
+    OpenSpiel's ``exploitability(game, policy)`` measures it directly. Imports numba (the
+    ``[solvers]`` extra) on first use.
+    """
+    from opponents.equilibrium import equilibrium_policy as load
+
+    return load(env_id)

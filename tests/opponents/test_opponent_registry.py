@@ -49,3 +49,11 @@ def test_describe_lists_every_opponent() -> None:
     text = opponents.describe()
     for name in opponents.KINDS:
         assert text.count(f"{name} (") == 1
+
+
+def test_top_level_equilibrium_policy_is_measured_by_openspiel() -> None:
+    import pyspiel
+    from open_spiel.python.algorithms.exploitability import exploitability
+
+    policy = opponents.equilibrium_policy("leduc_holdem-v0")
+    assert exploitability(pyspiel.load_game("leduc_poker"), policy) <= 1e-4

@@ -52,7 +52,7 @@ KINDS: dict[str, OpponentKind] = {
             tuple(CURATED),
             {"seed": int},
             "strategic_arena.players:RandomPlayer",
-            "a uniformly random legal action",
+            "a uniformly random legal action (also plays every openspiel/<game_name>)",
             needs_numba=False,
         ),
         OpponentKind(
@@ -155,7 +155,7 @@ def make(spec: str, env_id: str, *, seed: int | None = None) -> Player:
     """
     name, params = parse_spec(spec)
     kind = KINDS[name]
-    if env_id not in kind.envs:
+    if env_id not in kind.envs and not (name == "random" and env_id.startswith("openspiel/")):
         raise ValueError(f"{name} cannot play {env_id}; it plays {', '.join(kind.envs)}")
     if seed is not None and "seed" in kind.params:
         params.setdefault("seed", seed)

@@ -6,6 +6,7 @@ PettingZoo AEC API and adds the text a seat sees. Make one with :func:`make`.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -145,6 +146,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """Tensor, action mask and text of ``agent`` (see the class docstring)."""
         player = self.agent_name_mapping[agent]
         state = self.state
+        if self.forfeited_by is not None:
+            return self._forfeited_observation(player)
         memo = self._memo
         if memo is not None:
             key = (state.observation_string(player), player)
@@ -243,7 +246,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def legal_action_texts(self, agent: str) -> dict[int, str]:
         """The menu of ``agent``: legal action id -> canonical text (empty if not to move)."""
         player = self.agent_name_mapping[agent]
-        if self.state.is_terminal() or self.state.current_player() != player:
+        if self.terminations[agent] or self.state.current_player() != player:
             return {}
         return self.spec.menu(self.state, player)
 
@@ -253,11 +256,30 @@ class TextGameEnv(AECEnv[str, Observation, int]):
 
     def seat_view(self, agent: str, *, history: bool = True) -> SeatView:
         """The :class:`SeatView` of ``agent``, ready for :func:`render_messages`."""
-        return seat_view(self.spec, self.state, self.agent_name_mapping[agent], history=history)
+        player = self.agent_name_mapping[agent]
+        view = seat_view(self.spec, self.state, player, history=history)
+        if self.forfeited_by is None:
+            return view
+        return dataclasses.replace(
+            view, text=self._forfeit_text(player), legal_actions={}, terminal=True
+        )
 
     def returns(self) -> list[float]:
         """OpenSpiel's returns of the current game so far, by player index."""
         return [float(r) for r in self._returns]
+
+    def _forfeited_observation(self, player: int) -> Observation:
+        """After a forfeit OpenSpiel's state is not terminal: say the game is over ourselves."""
+        return {
+            "observation": self._tensor(self.state, player),
+            "action_mask": np.zeros(self._num_actions, dtype=np.int8),
+            "text": self._forfeit_text(player),
+        }
+
+    def _forfeit_text(self, player: int) -> str:
+        """The seat's text of the position where the game ended by forfeit."""
+        position = self.spec.observation_text(self.state, player)
+        return f"{position}\nThe game is over: {self.forfeited_by} forfeited; no more moves."
 
     def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
         """A fresh int8 mask of ``legal``; masks of small action spaces come from a cache."""

@@ -224,7 +224,11 @@ def _extract_json(text: str, strict: bool) -> _Extracted | ActionError:
             return ActionError("format", "the response must be one JSON object")
         objects.append(value)
     else:
-        objects = _json_objects(body)
+        try:
+            whole = json.loads(body)
+        except (ValueError, RecursionError):
+            whole = None
+        objects = [whole] if isinstance(whole, dict) else _json_objects(body)
         if not objects and body.count("{") > body.count("}"):
             return ActionError("truncated", "the JSON object is not closed")
     with_action = [obj for obj in objects if "action" in obj]

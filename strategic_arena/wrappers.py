@@ -108,6 +108,8 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         self._errors.append(outcome)
         errors = list(self._errors)
         if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+            # The agent has seen its pending reward in last(); a re-ask must not repeat it.
+            env._cumulative_rewards[agent] = 0.0
             env.infos[agent] = {
                 **_info(None, outcome, errors),
                 "feedback": f"Your answer was not accepted ({outcome.kind}): {outcome.detail}. "

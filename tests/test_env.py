@@ -282,3 +282,18 @@ def test_pyspiel_game_is_the_one_named_in_reference() -> None:
         actual = game.get_parameters()
         for key, value in params.items():
             assert actual[key] == value, (env_id, key)
+
+
+def test_after_a_forfeit_every_view_says_the_game_is_over() -> None:
+    for env_id in ("tic_tac_toe-v0", "kuhn_poker-v0"):
+        env = sa.make(env_id)
+        env.reset(seed=0)
+        env.step(env.state.legal_actions()[0])
+        env.forfeit(env.agent_selection)
+        for agent in env.possible_agents:
+            observation = env.observe(agent)
+            assert not observation["action_mask"].any()
+            assert "forfeited" in observation["text"]
+            assert env.legal_action_texts(agent) == {}
+            view = env.seat_view(agent)
+            assert view.terminal and view.legal_actions == {}

@@ -186,3 +186,50 @@ def test_policy_parsing() -> None:
     assert IllegalMovePolicy.parse("retry:3") == IllegalMovePolicy("retry", 3)
     with pytest.raises(ValueError, match="illegal-move policy"):
         IllegalMovePolicy.parse("retry")
+
+
+def test_text_wrapper_retry_does_not_repeat_rewards() -> None:
+    env = TextActionWrapper(sa.make("mini_hanabi-v0"), policy="retry:1")
+    rng = np.random.default_rng(0)
+    for seed in range(10):
+        env.reset(seed=seed)
+        seen = dict.fromkeys(env.possible_agents, 0.0)
+        retried: set[tuple[str, int]] = set()
+        turn = 0
+        for agent in env.agent_iter(500):
+            _, reward, terminated, _, _ = env.last()
+            seen[agent] += reward
+            if terminated:
+                env.step(None)
+                continue
+            if reward and (agent, turn) not in retried:  # a bad answer first, then a move
+                retried.add((agent, turn))
+                env.step("nonsense")
+                continue
+            menu = env.unwrapped.legal_action_texts(agent)
+            env.step(answer(menu[int(rng.choice(list(menu)))]))
+            turn += 1
+        assert [seen[a] for a in env.possible_agents] == env.unwrapped.returns()
+
+
+class Explorer:
+    """Plays its copy of the state forward before answering (it must not affect the match)."""
+
+    name = "explorer"
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        legal = state.legal_actions(seat)
+        state.state.apply_action(legal[0])
+        return Decision(action=legal[0], text="")
+
+
+def test_a_player_mutating_its_copy_changes_nothing() -> None:
+    record = play_match_sync("tic_tac_toe-v0", [Explorer(), RandomPlayer(1)], seed=0)
+    assert record.status == "complete"
+    record = play_match_sync("leduc_holdem-v0", [Explorer(), Explorer()], seed=0)
+    assert record.status == "complete"
+
+
+def test_cli_plays_generic_openspiel_games(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "openspiel/tic_tac_toe", "--no-prompts"]) == 0
+    assert "=== game over" in capsys.readouterr().out

@@ -221,3 +221,20 @@ def test_validate_never_raises(
     else:
         assert isinstance(outcome, ActionError)
         assert outcome.kind in ERROR_KINDS and isinstance(outcome.detail, str)
+
+
+def test_empty_menu_is_an_illegal_action_not_an_exception() -> None:
+    for env_id in CURATED:
+        outcome = validate(env_id, wrap("marshal", "check"), {})
+        assert isinstance(outcome, ActionError) and outcome.kind in (
+            "illegal_action",
+            "unknown_action",
+        )
+
+
+def test_lenient_json_reads_an_object_with_many_braces() -> None:
+    reasoning = "{}" * 100
+    response = json.dumps({"reasoning": reasoning, "action": "X(1,1)"})
+    assert validate("tic_tac_toe-v0", response, TTT_MENU, "json", strict=False) == Action(
+        4, "X(1,1)"
+    )

@@ -105,15 +105,15 @@ async def play_match(
     while not env.terminations[env.agent_selection]:
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
-        game_state = GameState(env_id, env.state.clone(), env.spec)
-        decision = await players[seat].act(game_state, seat)
-        legal = decision.action is not None and decision.action in game_state.legal_actions(seat)
+        # The player gets a private copy it may explore; legality is judged on the real state.
+        shown = GameState(env_id, env.state.clone(), env.spec) if on_move is not None else None
+        decision = await players[seat].act(GameState(env_id, env.state.clone(), env.spec), seat)
+        menu = env.legal_action_texts(agent)
+        legal = decision.action is not None and decision.action in menu
         error = decision.error
         if not legal and error is None:
             error = ActionError("illegal_action", f"player returned action {decision.action}")
-        action_text = ""
-        if legal and decision.action is not None:
-            action_text = env.legal_action_texts(agent)[decision.action]
+        action_text = menu[decision.action] if legal and decision.action is not None else ""
         record = MoveRecord(
             index=len(moves),
             seat=seat,
@@ -124,8 +124,8 @@ async def play_match(
             decision=decision,
         )
         moves.append(record)
-        if on_move is not None:
-            on_move(record, game_state)
+        if on_move is not None and shown is not None:
+            on_move(record, shown)
         if legal:
             env.step(decision.action)
         else:

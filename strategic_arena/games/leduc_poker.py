@@ -82,6 +82,8 @@ class LeducPokerGrammar(ActionGrammar):
 def _choices(menu: Menu) -> str:
     """The menu's texts as a choice: ``fold, call or raise``."""
     texts = list(menu.values())
+    if not texts:
+        return "no action (it is not your turn)"
     return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
 
 

@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,solvers]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 demo: $(STAMP)
@@ -30,7 +30,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,bench]'
 	$(BIN)/python benchmarks/bench_env_playouts.py
 	$(BIN)/python benchmarks/bench_mcts.py
 	$(BIN)/python benchmarks/bench_cfr.py

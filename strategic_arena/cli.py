@@ -7,7 +7,8 @@ Subcommands:
   prompt the seat receives and the move it plays (``--players human random`` to play yourself);
 * ``demo`` -- the README's demo: ``play`` on fixed defaults;
 * ``opponents`` -- list the opponent specs;
-* ``solve`` -- regenerate the shipped equilibrium policies and print their exploitability.
+* ``solve`` -- regenerate the shipped equilibrium policies and print their exploitability;
+* ``serve`` -- serve an opponent as an OpenAI-compatible chat endpoint.
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("envs", help="list the curated environment ids")
     sub.add_parser("opponents", help="list the opponent specs, their games and parameters")
+    serve = sub.add_parser(
+        "serve",
+        help="serve an opponent as an OpenAI-compatible chat endpoint",
+        description="Serve a player as an OpenAI-compatible endpoint (/v1/models, "
+        "/v1/chat/completions). Requests carry the game in the extra body field "
+        "'strategic_arena': {env_id, history, seat, style}; the answer is the player's move in "
+        "that prompt style.",
+    )
+    serve.add_argument(
+        "--player",
+        default="random",
+        metavar="SPEC",
+        help="opponent spec to serve, e.g. mcts:simulations=1000 (default random)",
+    )
+    serve.add_argument("--model", default=None, help="model name to report (default: the spec)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any)")
     solve = sub.add_parser(
         "solve",
         help="regenerate the shipped equilibrium policies and print their exploitability",
@@ -151,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
         print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
         return 0
+    if args.command == "serve":
+        return _serve(args.player, args.model, args.host, args.port)
     if args.command == "solve":
         return _solve(args.out, args.iterations, args.target, args.algorithm)
     if args.command == "opponents":
@@ -182,6 +202,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     _print_result(record)
+    return 0
+
+
+def _serve(player: str, model: str | None, host: str, port: int) -> int:
+    """``serve``: run the endpoint until Ctrl-C."""
+    from strategic_arena.serve import PlayerServer
+
+    try:
+        import opponents
+
+        opponents.parse_spec(player)
+        server = PlayerServer(player, model=model, host=host, port=port)
+    except (ValueError, OSError) as error:
+        print(f"strategic-arena: error: {error}", file=sys.stderr)
+        return 2
+    print(f"Serving {player!r} as model {server.service.model!r} at {server.base_url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
     return 0
 
 

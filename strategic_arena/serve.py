@@ -1,0 +1,292 @@
+"""Any player served as an OpenAI-compatible endpoint: ``/v1/models``, ``/v1/chat/completions``.
+
+A solver behind real HTTP is the arena's stand-in for a model: the arena's real client talks to
+it exactly as to a hosted LLM, and tests never mock the client.
+
+How a request becomes a move:
+
+1. The request carries the game in an extra body field (the OpenAI client's ``extra_body``)::
+
+       {"strategic_arena": {"env_id": "kuhn_poker-v0", "history": [2, 0, 1], "seat": 1,
+                            "style": "marshal"}}
+
+   ``history`` is OpenSpiel's full action history, chance outcomes included, so the state is
+   rebuilt exactly; ``style`` picks the answer format (default ``marshal``).
+2. The server replays the history, checks that ``seat`` is to move, and asks its player (built
+   per game from the spec by :func:`opponents.make`, or the one player given) for a decision.
+3. It answers in the requested style -- reasoning, then the move's canonical text -- as a
+   ``chat.completion`` object with approximate token usage.
+
+Bad requests get an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``) with
+status 400 (bad game, history or seat), 404 (unknown path) or 500 (the player failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pyspiel
+
+from strategic_arena.games import get_spec
+from strategic_arena.players import GameState, Player
+from strategic_arena.validation import STYLES, Style
+
+#: Name of the extra body field that carries the game.
+GAME_FIELD = "strategic_arena"
+
+PlayerFactory = Callable[[str], Player]
+"""Builds the player for an env id."""
+
+
+class RequestError(ValueError):
+    """A request the server cannot answer; ``status`` is the HTTP status to send."""
+
+    def __init__(self, message: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class GameRequest:
+    """The game part of a chat request: which decision the player is asked for."""
+
+    env_id: str
+    history: tuple[int, ...]
+    seat: int
+    style: Style
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> GameRequest:
+        """Read and check the :data:`GAME_FIELD` of a request body."""
+        field = body.get(GAME_FIELD)
+        if not isinstance(field, dict):
+            raise RequestError(
+                f"the request needs a {GAME_FIELD!r} object with env_id, history and seat "
+                "(send it with the OpenAI client's extra_body)"
+            )
+        env_id, history, seat = field.get("env_id"), field.get("history"), field.get("seat")
+        style = field.get("style", "marshal")
+        if not isinstance(env_id, str):
+            raise RequestError(f"{GAME_FIELD}.env_id must be a string")
+        if not isinstance(history, list) or not all(
+            isinstance(a, int) and not isinstance(a, bool) for a in history
+        ):
+            raise RequestError(f"{GAME_FIELD}.history must be a list of action ids")
+        if not isinstance(seat, int) or isinstance(seat, bool):
+            raise RequestError(f"{GAME_FIELD}.seat must be an integer")
+        if style not in STYLES:
+            raise RequestError(f"{GAME_FIELD}.style must be one of {', '.join(STYLES)}")
+        return cls(env_id, tuple(history), seat, style)
+
+    def state(self) -> pyspiel.State:
+        """The OpenSpiel state after ``history``, checked to be ``seat``'s decision."""
+        try:
+            spec = get_spec(self.env_id)
+        except ValueError as error:
+            raise RequestError(str(error)) from None
+        state = spec.game.new_initial_state()
+        for ply, action in enumerate(self.history):
+            legal = (
+                state.legal_actions()
+                if not state.is_chance_node()
+                else [outcome for outcome, _ in state.chance_outcomes()]
+            )
+            if state.is_terminal() or action not in legal:
+                raise RequestError(f"history action {action} at ply {ply} is not legal")
+            state.apply_action(action)
+        if state.is_terminal() or state.is_chance_node() or state.current_player() != self.seat:
+            raise RequestError(f"seat {self.seat} is not to move after this history")
+        return state
+
+
+def format_answer(style: Style, reasoning: str, action_text: str) -> str:
+    """``action_text`` with ``reasoning`` in the answer format of ``style``."""
+    if style == "marshal":
+        return f"<think>{reasoning}</think>\n<answer>{action_text}</answer>"
+    if style == "boxed":
+        return f"{reasoning} \\boxed{{{action_text}}}"
+    return json.dumps({"reasoning": reasoning, "action": action_text})
+
+
+class PlayerService:
+    """The model behind the endpoint: one player per game, built on first use."""
+
+    def __init__(self, model: str, factory: PlayerFactory) -> None:
+        self.model = model
+        self._factory = factory
+        self._players: dict[str, Player] = {}
+        self._lock = threading.Lock()
+
+    def player(self, env_id: str) -> Player:
+        """The player for ``env_id`` (built once; a ValueError becomes a 400)."""
+        with self._lock:
+            if env_id not in self._players:
+                try:
+                    self._players[env_id] = self._factory(env_id)
+                except ValueError as error:
+                    raise RequestError(str(error)) from None
+            return self._players[env_id]
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ``chat.completion`` answering the request ``body``."""
+        request = GameRequest.from_body(body)
+        state = request.state()
+        player = self.player(request.env_id)
+        with self._lock:  # solvers keep per-player RNG state: one decision at a time
+            decision = asyncio.run(player.act(GameState(request.env_id, state), request.seat))
+        spec = get_spec(request.env_id)
+        menu = spec.menu(state, request.seat)
+        if decision.action is None or decision.action not in menu:
+            raise RequestError(
+                f"the player returned no legal move ({decision.error})",
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+            )
+        action_text = menu[decision.action]
+        reasoning = f"{player.name} plays {action_text} from this position."
+        content = format_answer(request.style, reasoning, action_text)
+        prompt_tokens = sum(
+            len(str(m.get("content", "")).split()) for m in body.get("messages", [])
+        )
+        completion_tokens = len(content.split())
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def models(self) -> dict[str, Any]:
+        """The ``/v1/models`` listing: this one model."""
+        return {
+            "object": "list",
+            "data": [{"id": self.model, "object": "model", "owned_by": "strategic-arena"}],
+        }
+
+
+def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
+    """A request handler class bound to ``service``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                self._send(HTTPStatus.OK, service.models())
+            else:
+                self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
+                return
+            try:
+                body = json.loads(raw or b"{}")
+                if not isinstance(body, dict):
+                    raise RequestError("the request body must be a JSON object")
+                self._send(HTTPStatus.OK, service.complete(body))
+            except RequestError as error:
+                self._error(error)
+            except json.JSONDecodeError as error:
+                self._error(RequestError(f"the request body is not JSON: {error}"))
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: the arena records what matters."""
+
+        def _error(self, error: RequestError) -> None:
+            kind = "invalid_request_error" if error.status < 500 else "server_error"
+            self._send(error.status, {"error": {"message": str(error), "type": kind}})
+
+        def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+class PlayerServer:
+    """A running endpoint: ``with PlayerServer(...) as server: server.base_url``.
+
+    Args:
+        player: an opponent spec (``"mcts:simulations=100"``, built per game with
+            :func:`opponents.make`) or a factory ``env_id -> Player``.
+        model: the model name the endpoint reports (default: the spec).
+        host / port: where to listen (port 0 picks a free port).
+    """
+
+    def __init__(
+        self,
+        player: str | PlayerFactory,
+        model: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        if isinstance(player, str):
+            spec = player
+
+            def factory(env_id: str) -> Player:
+                import opponents  # the core imports opponents only when serving a spec
+
+                return opponents.make(spec, env_id, seed=0)
+
+            self.service = PlayerService(model or spec, factory)
+        else:
+            self.service = PlayerService(model or "player", player)
+        self.httpd = ThreadingHTTPServer((host, port), _handler(self.service))
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL: ``http://host:port/v1``."""
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> PlayerServer:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted."""
+        self.httpd.serve_forever()
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> PlayerServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,112 @@
+"""serve: a player behind real HTTP, spoken to by the real OpenAI client."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+import strategic_arena as sa
+from strategic_arena.actions import Action
+from strategic_arena.serve import GAME_FIELD, PlayerServer
+from strategic_arena.validation import STYLES
+
+openai = pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PlayerServer]:
+    with PlayerServer("random") as running:
+        yield running
+
+
+def client(server: PlayerServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.base_url, api_key="not-needed", max_retries=0)
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "leduc_holdem-v0", "mini_hanabi-v0"])
+def test_served_player_answers_a_legal_move_in_the_style(
+    server: PlayerServer, env_id: str, style: str
+) -> None:
+    env = sa.make(env_id)
+    env.reset(seed=3)
+    env.step(next(iter(env.legal_action_texts(env.agent_selection))))
+    agent = env.agent_selection
+    view = env.seat_view(agent)
+    reply = client(server).chat.completions.create(
+        model=server.service.model,
+        messages=sa.render_messages(env_id, view, style),  # type: ignore[arg-type]
+        extra_body={
+            GAME_FIELD: {
+                "env_id": env_id,
+                "history": list(env.state.history()),
+                "seat": view.seat,
+                "style": style,
+            }
+        },
+    )
+    content = reply.choices[0].message.content
+    assert reply.choices[0].finish_reason == "stop" and reply.usage.total_tokens > 0
+    outcome = sa.validate(env_id, content, view.legal_actions, style)  # type: ignore[arg-type]
+    assert isinstance(outcome, Action), content
+
+
+def test_models_lists_the_served_model(server: PlayerServer) -> None:
+    models = client(server).models.list()
+    assert [model.id for model in models.data] == ["random"]
+
+
+@pytest.mark.parametrize(
+    ("game", "message"),
+    [
+        (None, "needs a 'strategic_arena' object"),
+        ({"env_id": "chess", "history": [], "seat": 0}, "unknown env id"),
+        ({"env_id": "tic_tac_toe-v0", "history": [4, 4], "seat": 0}, "not legal"),
+        ({"env_id": "tic_tac_toe-v0", "history": [4], "seat": 0}, "not to move"),
+        ({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0, "style": "xml"}, "style"),
+        ({"env_id": "kuhn_poker-v0", "history": "01", "seat": 0}, "list of action ids"),
+    ],
+)
+def test_bad_requests_get_clear_400s(server: PlayerServer, game: object, message: str) -> None:
+    extra = {} if game is None else {GAME_FIELD: game}
+    with pytest.raises(openai.BadRequestError, match=message):
+        client(server).chat.completions.create(
+            model="random", messages=[{"role": "user", "content": "hi"}], extra_body=extra
+        )
+
+
+def test_unknown_route_and_malformed_json(server: PlayerServer) -> None:
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{server.base_url}/nothing")
+    assert missing.value.code == 404
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions", data=b"{not json", method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        urllib.request.urlopen(request)
+    assert bad.value.code == 400
+    assert "not JSON" in json.loads(bad.value.read())["error"]["message"]
+
+
+def test_a_solver_spec_is_served_per_game() -> None:
+    with PlayerServer("minimax") as running:
+        reply = client(running).chat.completions.create(
+            model="minimax",
+            messages=[{"role": "user", "content": "your move"}],
+            extra_body={GAME_FIELD: {"env_id": "tic_tac_toe-v0", "history": [0, 4, 8], "seat": 1}},
+        )
+        # O must not play a corner here: (0,1), (1,0), (1,2), (2,1) keep the draw.
+        outcome = sa.validate(
+            "tic_tac_toe-v0", reply.choices[0].message.content, [1, 2, 3, 5, 6, 7]
+        )
+        assert isinstance(outcome, Action) and outcome.id in (1, 3, 5, 7)
+        with pytest.raises(openai.BadRequestError, match="minimax cannot play"):
+            client(running).chat.completions.create(
+                model="minimax",
+                messages=[{"role": "user", "content": "x"}],
+                extra_body={GAME_FIELD: {"env_id": "kuhn_poker-v0", "history": [0, 1], "seat": 0}},
+            )

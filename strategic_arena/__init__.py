@@ -15,15 +15,22 @@ client and the trainer import their heavy dependencies when first used.
 
 from __future__ import annotations
 
-from strategic_arena.actions import ERROR_KINDS, Action, ActionError
+from strategic_arena.actions import ERROR_KINDS, Action, ActionError, IllegalMovePolicy
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
 from strategic_arena.games import get_spec, list_envs
-from strategic_arena.players import Decision, GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.players import (
+    Decision,
+    GameState,
+    HumanPlayer,
+    LLMPlayer,
+    Player,
+    RandomPlayer,
+)
 from strategic_arena.prompting import render_messages
 from strategic_arena.validation import STYLES, validate
 from strategic_arena.views import SeatView
-from strategic_arena.wrappers import IllegalMovePolicy, TextActionWrapper, single_agent
+from strategic_arena.wrappers import TextActionWrapper, single_agent
 
 __version__ = "0.1.0"
 
@@ -37,6 +44,7 @@ __all__ = [
     "HumanPlayer",
     "IllegalActionError",
     "IllegalMovePolicy",
+    "LLMPlayer",
     "MatchRecord",
     "MoveRecord",
     "Player",

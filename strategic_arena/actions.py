@@ -16,6 +16,7 @@ Errors are data, never exceptions: every way an answer can fail has a ``kind`` f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -66,3 +67,33 @@ class ActionError:
 
     kind: ErrorKind
     detail: str
+
+
+_RETRY = re.compile(r"^retry:(\d+)$")
+
+
+@dataclass(frozen=True)
+class IllegalMovePolicy:
+    """What happens when a response is not a legal move.
+
+    Attributes:
+        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
+            the error as feedback, then forfeit) or ``random`` (play a random legal action).
+        retries: for ``retry``: how many re-asks before forfeiting.
+    """
+
+    kind: Literal["forfeit", "retry", "random"]
+    retries: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> IllegalMovePolicy:
+        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
+        if text in ("forfeit", "random"):
+            return cls(text)  # type: ignore[arg-type]
+        match = _RETRY.match(text)
+        if match:
+            return cls("retry", int(match.group(1)))
+        raise ValueError(
+            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
+            "(e.g. retry:2)"
+        )

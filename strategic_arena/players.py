@@ -1,4 +1,4 @@
-"""The Player protocol and the built-in players: random and a human at the terminal.
+"""The Player protocol and the built-in players: random, a human at the terminal, an LLM.
 
 Every participant of a game -- solver, bot, human, language model -- is a :class:`Player`: an
 object with a ``name`` and an ``async act(state, seat) -> Decision``. ``state`` is a
@@ -10,16 +10,20 @@ imperfect-information game must read only what its seat may know (``state.view(s
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pyspiel
 
-from strategic_arena.actions import ActionError
+from strategic_arena.actions import Action, ActionError, ErrorKind, IllegalMovePolicy
+from strategic_arena.backends import ChatBackend
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.prompting import render_messages
+from strategic_arena.validation import Style, validate
 from strategic_arena.views import SeatView, seat_view
 
 
@@ -153,3 +157,105 @@ class HumanPlayer:
 def is_interactive() -> bool:
     """Whether standard input is a terminal (a HumanPlayer can be asked)."""
     return sys.stdin.isatty()
+
+
+#: Header carrying the decision (env id, history, seat, style) to ``strategic-arena serve``;
+#: real model servers ignore unknown headers, so it is always sent.
+GAME_HEADER = "X-Strategic-Arena-Game"
+
+
+class LLMPlayer:
+    """A language model behind a chat backend, playing through prompts and validation.
+
+    Each decision renders the seat's prompt in ``style``, asks the backend, validates the reply
+    and applies the illegal-move ``policy``: ``forfeit`` (no action: the match forfeits the
+    seat, MARSHAL's protocol), ``retry:k`` (re-ask with the error as feedback, up to k times)
+    or ``random`` (a random legal action from the player's own seeded generator). A backend that
+    fails after its retries yields an ``endpoint`` or ``timeout`` error, handled the same way.
+    The returned :class:`Decision` keeps the prompt, the reply, every error, tokens and latency.
+    """
+
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        name: str | None = None,
+        style: Style = "marshal",
+        policy: str | IllegalMovePolicy = "forfeit",
+        include_history: bool = False,
+        strict: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        self.backend = backend
+        self.name = name or backend.model
+        self.style: Style = style
+        self.policy = (
+            policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
+        )
+        self.include_history = include_history
+        self.strict = strict
+        self.rng = np.random.default_rng(seed)
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        """Ask the model until it answers a legal move or the policy gives up."""
+        spec = state.spec
+        view = state.view(seat, history=self.include_history)
+        prompt = render_messages(spec, view, self.style, include_history=self.include_history)
+        game = {
+            "env_id": state.env_id,
+            "history": [int(a) for a in state.state.history()],
+            "seat": seat,
+            "style": self.style,
+        }
+        headers = {GAME_HEADER: json.dumps(game)}
+        conversation: list[Mapping[str, str]] = list(prompt)
+        errors: list[ActionError] = []
+        prompt_tokens = completion_tokens = 0
+        latency = 0.0
+        content = ""
+        while True:
+            result = await self.backend.complete(conversation, headers=headers)
+            prompt_tokens += result.prompt_tokens
+            completion_tokens += result.completion_tokens
+            latency += result.latency_s
+            content = result.content
+            outcome: Action | ActionError
+            if result.error is not None:
+                kind: ErrorKind = "timeout" if result.error == "timeout" else "endpoint"
+                outcome = ActionError(kind, "; ".join(result.failures[-3:]) or result.error)
+            else:
+                outcome = validate(
+                    spec,
+                    content,
+                    view.legal_actions,
+                    self.style,
+                    strict=self.strict,
+                    finish_reason=result.finish_reason,
+                    reasoning=result.reasoning,
+                )
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+            common: dict[str, Any] = {
+                "text": content,
+                "usage": usage,
+                "prompt": tuple(prompt),
+                "attempts": len(errors) + 1,
+                "latency_s": latency,
+            }
+            if isinstance(outcome, Action):
+                last = errors[-1] if errors else None
+                return Decision(outcome.id, error=last, errors=tuple(errors), **common)
+            errors.append(outcome)
+            if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+                conversation += [
+                    {"role": "assistant", "content": content},
+                    {
+                        "role": "user",
+                        "content": f"Your answer was not accepted ({outcome.kind}): "
+                        f"{outcome.detail}. Answer again in the required format.",
+                    },
+                ]
+                continue
+            if self.policy.kind == "random" and view.legal_actions:
+                choice = int(self.rng.choice(list(view.legal_actions)))
+                return Decision(choice, error=outcome, errors=tuple(errors), **common)
+            return Decision(None, error=outcome, errors=tuple(errors), **common)

@@ -11,7 +11,9 @@ How a request becomes a move:
                             "style": "marshal"}}
 
    ``history`` is OpenSpiel's full action history, chance outcomes included, so the state is
-   rebuilt exactly; ``style`` picks the answer format (default ``marshal``).
+   rebuilt exactly; ``style`` picks the answer format (default ``marshal``). The same object
+   may come as JSON in the ``X-Strategic-Arena-Game`` header, which :class:`LLMPlayer` always
+   sends (real model servers ignore it).
 2. The server replays the history, checks that ``seat`` is to move, and asks its player (built
    per game from the spec by :func:`opponents.make`, or the one player given) for a decision.
 3. It answers in the requested style -- reasoning, then the move's canonical text -- as a
@@ -37,7 +39,7 @@ from typing import Any
 import pyspiel
 
 from strategic_arena.games import get_spec
-from strategic_arena.players import GameState, Player
+from strategic_arena.players import GAME_HEADER, GameState, Player
 from strategic_arena.validation import STYLES, Style
 
 #: Name of the extra body field that carries the game.
@@ -65,13 +67,18 @@ class GameRequest:
     style: Style
 
     @classmethod
-    def from_body(cls, body: dict[str, Any]) -> GameRequest:
-        """Read and check the :data:`GAME_FIELD` of a request body."""
+    def from_body(cls, body: dict[str, Any], header: str | None = None) -> GameRequest:
+        """Read and check the :data:`GAME_FIELD` of a request body, else the game header."""
         field = body.get(GAME_FIELD)
+        if field is None and header:
+            try:
+                field = json.loads(header)
+            except json.JSONDecodeError:
+                raise RequestError(f"the {GAME_HEADER} header is not JSON") from None
         if not isinstance(field, dict):
             raise RequestError(
                 f"the request needs a {GAME_FIELD!r} object with env_id, history and seat "
-                "(send it with the OpenAI client's extra_body)"
+                f"(send it with the OpenAI client's extra_body, or as the {GAME_HEADER} header)"
             )
         env_id, history, seat = field.get("env_id"), field.get("history"), field.get("seat")
         style = field.get("style", "marshal")
@@ -136,9 +143,9 @@ class PlayerService:
                     raise RequestError(str(error)) from None
             return self._players[env_id]
 
-    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A ``chat.completion`` answering the request ``body``."""
-        request = GameRequest.from_body(body)
+    def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
+        """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
+        request = GameRequest.from_body(body, header)
         state = request.state()
         player = self.player(request.env_id)
         with self._lock:  # solvers keep per-player RNG state: one decision at a time
@@ -206,7 +213,7 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
                 if not isinstance(body, dict):
                     raise RequestError("the request body must be a JSON object")
-                self._send(HTTPStatus.OK, service.complete(body))
+                self._send(HTTPStatus.OK, service.complete(body, self.headers.get(GAME_HEADER)))
             except RequestError as error:
                 self._error(error)
             except json.JSONDecodeError as error:

@@ -8,47 +8,17 @@
 from __future__ import annotations
 
 import asyncio
-import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium
 import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from strategic_arena.actions import Action, ActionError
+from strategic_arena.actions import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.env import Observation, TextGameEnv, make
 from strategic_arena.players import GameState, Player, RandomPlayer
 from strategic_arena.validation import Style, validate
-
-_RETRY = re.compile(r"^retry:(\d+)$")
-
-
-@dataclass(frozen=True)
-class IllegalMovePolicy:
-    """What happens when a response is not a legal move.
-
-    Attributes:
-        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
-            the error as feedback, then forfeit) or ``random`` (play a random legal action).
-        retries: for ``retry``: how many re-asks before forfeiting.
-    """
-
-    kind: Literal["forfeit", "retry", "random"]
-    retries: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> IllegalMovePolicy:
-        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
-        if text in ("forfeit", "random"):
-            return cls(text)  # type: ignore[arg-type]
-        match = _RETRY.match(text)
-        if match:
-            return cls("retry", int(match.group(1)))
-        raise ValueError(
-            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
-            "(e.g. retry:2)"
-        )
 
 
 class TextActionWrapper(BaseWrapper[str, Observation, Any]):

@@ -1,0 +1,259 @@
+"""Chat backends: an OpenAI-compatible HTTP endpoint, with retries that never kill a run.
+
+:class:`OpenAIBackend` sends chat requests with ``openai.AsyncOpenAI`` (imported lazily: extra
+``[arena]``) and retries what is worth retrying:
+
+1. HTTP 429: wait ``Retry-After`` when the server sends it, else back off;
+2. HTTP 5xx, timeouts, dropped connections, malformed JSON and replies without choices:
+   exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
+   full jitter from the backend's own seeded generator;
+3. any other 4xx: no retry (the request itself is wrong).
+
+When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
+with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
+it. The API key comes from an argument or an environment variable and is never stored in the
+result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from strategic_arena._extras import require
+
+Messages = Sequence[Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings sent with every request (``None``: the server's default).
+
+    ``extra_body`` carries server-specific fields such as vLLM's ``top_k`` and ``min_p``.
+    """
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def request_fields(self) -> dict[str, Any]:
+        """The fields of ``chat.completions.create`` that are set."""
+        fields = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat completion, or why there is none.
+
+    Attributes:
+        content: the reply text ("" when every attempt failed).
+        reasoning: reasoning the server returned separately (``reasoning_content``), if any.
+        finish_reason: the server's finish reason (``length`` means cut off).
+        prompt_tokens / completion_tokens: the server's usage counts (0 when unknown).
+        latency_s: seconds from the first request to the final answer, retries included.
+        attempts: requests sent.
+        failures: one line per failed attempt (``"429: ..."``, ``"timeout"``...).
+        error: ``None`` on success, else ``"timeout"`` or ``"endpoint"``.
+    """
+
+    content: str = ""
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+    failures: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class ChatBackend(Protocol):
+    """Anything that answers chat messages."""
+
+    model: str
+
+    async def complete(
+        self, messages: Messages, *, headers: Mapping[str, str] | None = None
+    ) -> ChatResult:
+        """Answer ``messages`` (``headers`` travel with the request)."""
+        ...
+
+
+class _Retry(Exception):
+    """A failed attempt worth retrying, after at least ``wait_s`` seconds."""
+
+    def __init__(self, reason: str, wait_s: float | None = None, timeout: bool = False) -> None:
+        super().__init__(reason)
+        self.wait_s = wait_s
+        self.timeout = timeout
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, ``strategic-arena serve``).
+
+    Args:
+        model: the model name sent with each request.
+        base_url: the endpoint's base URL (``http://host:port/v1``).
+        api_key: the key; when ``None`` it is read from ``api_key_env`` (a placeholder is sent
+            if that is unset, as local servers need none).
+        api_key_env: environment variable holding the key.
+        sampling: sampling settings.
+        timeout_s: per-request timeout.
+        max_attempts: requests per completion, the first included.
+        backoff_base_s / backoff_max_s: exponential backoff bounds.
+        seed: seed of the jitter generator.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        sampling: SamplingParams | None = None,
+        timeout_s: float = 120.0,
+        max_attempts: int = 6,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        seed: int | None = None,
+    ) -> None:
+        if max_attempts < 1 or timeout_s <= 0 or backoff_base_s < 0:
+            raise ValueError("max_attempts >= 1, timeout_s > 0 and backoff_base_s >= 0 required")
+        openai = require("openai", "OpenAI-compatible endpoints")
+        self.model = model
+        self.base_url = base_url
+        self.sampling = sampling or SamplingParams()
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self._rng = np.random.default_rng(seed)
+        self._openai = openai
+        self._api_key = api_key or os.environ.get(api_key_env) or "unused"
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _client_for_this_loop(self) -> Any:
+        """The async client of the running event loop (httpx clients are bound to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # Retries are ours (they must be recorded), so the client makes exactly one attempt.
+            self._client = self._openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=0,
+                timeout=self.timeout_s,
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def complete(
+        self, messages: Messages, *, headers: Mapping[str, str] | None = None
+    ) -> ChatResult:
+        """One completion with retries; failures end up in the result, never raised."""
+        started = time.perf_counter()
+        failures: list[str] = []
+        timed_out = False
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                result = await self._attempt(messages, headers)
+            except _Retry as retry:
+                failures.append(str(retry))
+                timed_out = retry.timeout
+                if attempt == self.max_attempts:
+                    break
+                await asyncio.sleep(self._wait(attempt, retry.wait_s))
+                continue
+            except self._openai.APIStatusError as error:  # 4xx other than 429: no retry
+                failures.append(f"{error.status_code}: {_short(error.message)}")
+                timed_out = False
+                break
+            return ChatResult(
+                **result,
+                latency_s=time.perf_counter() - started,
+                attempts=attempt,
+                failures=tuple(failures),
+            )
+        return ChatResult(
+            latency_s=time.perf_counter() - started,
+            attempts=len(failures),
+            failures=tuple(failures),
+            error="timeout" if timed_out else "endpoint",
+        )
+
+    async def _attempt(
+        self, messages: Messages, headers: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """Send one request; raise :class:`_Retry` for a retryable failure."""
+        openai = self._openai
+        try:
+            response = await self._client_for_this_loop().chat.completions.create(
+                model=self.model,
+                messages=list(messages),
+                extra_headers=dict(headers or {}),
+                extra_body=dict(self.sampling.extra_body) or None,
+                **self.sampling.request_fields(),
+            )
+        except openai.RateLimitError as error:
+            raise _Retry(f"429: {_short(error.message)}", _retry_after(error.response)) from None
+        except openai.APITimeoutError:
+            raise _Retry("timeout", timeout=True) from None
+        except openai.APIConnectionError as error:
+            raise _Retry(f"connection: {_short(str(error))}") from None
+        except openai.InternalServerError as error:
+            raise _Retry(f"{error.status_code}: {_short(error.message)}") from None
+        except (openai.APIResponseValidationError, ValueError) as error:
+            raise _Retry(f"malformed response: {_short(str(error))}") from None
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise _Retry("no choices in the response")
+        choice = choices[0]
+        message = choice.message
+        usage = getattr(response, "usage", None)
+        return {
+            "content": message.content or "",
+            "reasoning": getattr(message, "reasoning_content", None),
+            "finish_reason": choice.finish_reason,
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        }
+
+    def _wait(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before the next attempt: ``Retry-After`` if given, else jittered backoff."""
+        if retry_after is not None:
+            return min(retry_after, self.backoff_max_s)
+        cap = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
+        return float(self._rng.uniform(0.0, cap))
+
+
+def _retry_after(response: Any) -> float | None:
+    """The ``Retry-After`` header in seconds, if present and numeric."""
+    value = getattr(response, "headers", {}).get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -1,0 +1,192 @@
+"""OpenAIBackend and LLMPlayer over real HTTP: success, every fault kind, and give-up paths."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+import strategic_arena as sa
+from strategic_arena.arena import play_match_sync
+from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer
+from strategic_arena.serve import PlayerServer, PlayerService
+
+pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+
+from strategic_arena.backends import OpenAIBackend, SamplingParams
+
+SECRET = "sk-test-secret-never-stored"
+
+
+class FaultServer:
+    """Serves ``random`` like ``strategic-arena serve``, after a scripted list of faults."""
+
+    def __init__(self, faults: list[str]) -> None:
+        self.faults = list(faults)
+        self.seen_keys: list[str] = []
+        service = PlayerService("random", lambda env_id: RandomPlayer(0))
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.seen_keys.append(self.headers.get("Authorization", ""))
+                fault = outer.faults.pop(0) if outer.faults else "ok"
+                if fault == "slow":
+                    time.sleep(0.6)
+                if fault in ("500", "400"):
+                    self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
+                elif fault == "429":
+                    self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+                elif fault == "malformed":
+                    self.reply(200, None, raw=b'{"choices": [')
+                elif fault == "empty":
+                    self.reply(
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "random",
+                            "choices": [],
+                        },
+                    )
+                else:
+                    answer = service.complete(body, self.headers.get(GAME_HEADER))
+                    if fault == "truncated":
+                        choice = answer["choices"][0]
+                        choice["finish_reason"] = "length"
+                        choice["message"]["content"] = choice["message"]["content"][:12]
+                    self.reply(200, answer)
+
+            def reply(
+                self,
+                status: int,
+                payload: Any,
+                headers: dict[str, str] | None = None,
+                raw: bytes | None = None,
+            ) -> None:
+                data = raw if raw is not None else json.dumps(payload).encode()
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def faulty() -> Iterator[FaultServer]:
+    server = FaultServer([])
+    yield server
+    server.close()
+
+
+def backend(url: str, **kwargs: Any) -> OpenAIBackend:
+    options: dict[str, Any] = {"timeout_s": 0.3, "backoff_base_s": 0.01, "seed": 0}
+    options.update(kwargs)
+    return OpenAIBackend("random", url, api_key=SECRET, **options)
+
+
+def test_llm_player_plays_whole_games_against_a_served_solver() -> None:
+    with PlayerServer("mcts:simulations=50") as server:
+        model = LLMPlayer(OpenAIBackend("mcts", server.base_url, timeout_s=10), name="served-mcts")
+        for seed in range(3):
+            record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(seed)], seed=seed)
+            assert record.status == "complete"
+            own = [move for move in record.moves if move.seat == 0]
+            assert all(
+                move.error is None and move.decision.usage["completion_tokens"] > 0 for move in own
+            )
+            assert all(move.decision.prompt[0]["role"] == "system" for move in own)
+
+
+@pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow"])
+def test_retryable_faults_are_retried_and_recorded(faulty: FaultServer, fault: str) -> None:
+    faulty.faults = [fault, fault]
+    player = LLMPlayer(backend(faulty.base_url))
+    env = sa.make("connect_four-v0")
+    env.reset(seed=0)
+    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.state.clone()), 0))
+    assert decision.action is not None and decision.error is None
+    result_attempts = len(faulty.seen_keys)
+    assert result_attempts == 3
+
+
+def test_backend_records_each_failure(faulty: FaultServer) -> None:
+    faulty.faults = ["500", "429", "slow", "empty"]
+    env = sa.make("tic_tac_toe-v0")
+    env.reset(seed=0)
+    messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
+    header = {GAME_HEADER: json.dumps({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0})}
+    result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
+    assert result.error is None and result.attempts == 5
+    assert [f.split(":")[0] for f in result.failures] == [
+        "500",
+        "429",
+        "timeout",
+        "no choices in the response",
+    ]
+
+
+def test_giving_up_is_an_endpoint_error_and_a_forfeit(faulty: FaultServer) -> None:
+    faulty.faults = ["500"] * 10
+    player = LLMPlayer(backend(faulty.base_url, max_attempts=3))
+    record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
+    assert record.status == "forfeit" and record.forfeited_by == 0
+    assert record.moves[0].error.kind == "endpoint"  # type: ignore[union-attr]
+    faulty.faults = ["slow"] * 3
+    record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
+    assert record.moves[0].error.kind == "timeout"  # type: ignore[union-attr]
+
+
+def test_client_errors_are_not_retried(faulty: FaultServer) -> None:
+    faulty.faults = ["400", "ok"]
+    result = asyncio.run(backend(faulty.base_url).complete([{"role": "user", "content": "x"}]))
+    assert result.error == "endpoint" and result.attempts == 1 and "400" in result.failures[0]
+
+
+def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> None:
+    faulty.faults = ["truncated"]
+    player = LLMPlayer(backend(faulty.base_url), policy="retry:1")
+    env = sa.make("tic_tac_toe-v0")
+    env.reset(seed=0)
+    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    assert decision.action is not None and decision.attempts == 2
+    assert [error.kind for error in decision.errors] == ["truncated"]
+
+
+def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
+    player = LLMPlayer(backend(faulty.base_url, sampling=SamplingParams(temperature=0.6)))
+    record = play_match_sync("tic_tac_toe-v0", [player, RandomPlayer(1)], seed=0)
+    assert all(key == f"Bearer {SECRET}" for key in faulty.seen_keys)
+    assert SECRET not in repr(record)
+
+
+def test_bad_backend_settings() -> None:
+    with pytest.raises(ValueError, match="max_attempts"):
+        OpenAIBackend("m", "http://127.0.0.1:9/v1", max_attempts=0)

@@ -1,0 +1,256 @@
+"""The results store: every run, player, game and move in one SQLite file (WAL mode).
+
+Tables:
+
+* ``runs`` -- one row per named run: its seed, settings (JSON) and creation time;
+* ``players`` -- name, kind and parameters (JSON) of each participant; never secrets: the
+  caller passes only what may be published, and :func:`check_no_secrets` refuses values that
+  look like API keys;
+* ``games`` -- one row per finished game of a run, keyed by ``(run_id, game_key)`` (unique): env
+  id, seed, players by seat, returns, status, forfeiting seat, OpenSpiel history, timestamps;
+* ``moves`` -- every decision of a game: seat, action, canonical text, prompt messages (JSON),
+  raw response, error kind and detail, tokens, latency, attempts.
+
+A game and its moves are written in one transaction (:meth:`ResultsStore.add_game`), so the
+store holds a game completely or not at all; the unique key makes a re-run that plays a stored
+game again a no-op, which is what resuming relies on (:meth:`ResultsStore.completed_keys`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from strategic_arena.arena.match import MatchRecord
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    seed INTEGER NOT NULL,
+    settings TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS players (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    params TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    game_key TEXT NOT NULL,
+    env_id TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    players TEXT NOT NULL,
+    returns TEXT NOT NULL,
+    status TEXT NOT NULL,
+    forfeited_by INTEGER,
+    history TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    finished REAL NOT NULL,
+    UNIQUE (run_id, game_key)
+);
+CREATE TABLE IF NOT EXISTS moves (
+    id INTEGER PRIMARY KEY,
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    ply INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    action INTEGER,
+    action_text TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    response TEXT NOT NULL,
+    error_kind TEXT,
+    error_detail TEXT,
+    errors TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    attempts INTEGER NOT NULL,
+    UNIQUE (game_id, ply)
+);
+CREATE INDEX IF NOT EXISTS games_by_run ON games (run_id);
+"""
+
+#: Strings that look like API keys: OpenAI-style ``sk-...`` and bearer tokens.
+_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+)", re.IGNORECASE)
+
+
+def check_no_secrets(values: Mapping[str, Any], what: str) -> None:
+    """Refuse parameters that look like credentials (they would end up in published files)."""
+    for key, value in values.items():
+        if _SECRET.search(str(key)) or _SECRET.search(str(value)):
+            raise ValueError(f"{what} parameter {key!r} looks like a secret; it is not stored")
+
+
+class ResultsStore:
+    """A results database at ``path`` (created with its parent folder if missing)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection per store object; autocommit off, explicit transactions below.
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, name: str, seed: int, settings: Mapping[str, Any]) -> int:
+        """The id of run ``name``, created if new; an existing run must have the same seed."""
+        check_no_secrets(settings, "run")
+        row = self._db.execute("SELECT id, seed FROM runs WHERE name = ?", (name,)).fetchone()
+        if row is not None:
+            if row[1] != seed:
+                raise ValueError(f"run {name!r} exists with seed {row[1]}, not {seed}")
+            return int(row[0])
+        cursor = self._db.execute(
+            "INSERT INTO runs (name, seed, settings, created) VALUES (?, ?, ?, ?)",
+            (name, seed, json.dumps(dict(settings), sort_keys=True), time.time()),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def player(self, name: str, kind: str, params: Mapping[str, Any]) -> int:
+        """The id of player ``name`` (registered with its kind and public parameters)."""
+        check_no_secrets(params, f"player {name!r}")
+        self._db.execute(
+            "INSERT OR IGNORE INTO players (name, kind, params) VALUES (?, ?, ?)",
+            (name, kind, json.dumps(dict(params), sort_keys=True)),
+        )
+        row = self._db.execute("SELECT id FROM players WHERE name = ?", (name,)).fetchone()
+        return int(row[0])
+
+    def completed_keys(self, run_id: int) -> set[str]:
+        """Keys of the games of ``run_id`` already stored (a resumed run skips them)."""
+        rows = self._db.execute("SELECT game_key FROM games WHERE run_id = ?", (run_id,))
+        return {str(key) for (key,) in rows}
+
+    def add_game(self, run_id: int, game_key: str, record: MatchRecord) -> bool:
+        """Store a finished game and all its moves in one transaction.
+
+        Returns:
+            ``False`` when the game was already stored (nothing is written), else ``True``.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
+                "status, forfeited_by, history, duration_s, finished) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    game_key,
+                    record.env_id,
+                    record.seed,
+                    json.dumps(list(record.players)),
+                    json.dumps(list(record.returns)),
+                    record.status,
+                    record.forfeited_by,
+                    json.dumps(list(record.history)),
+                    record.duration_s,
+                    time.time(),
+                ),
+            )
+            if cursor.rowcount == 0:
+                db.execute("ROLLBACK")
+                return False
+            game_id = cursor.lastrowid
+            db.executemany(
+                "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
+                "error_kind, error_detail, errors, prompt_tokens, completion_tokens, latency_s, "
+                "attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        game_id,
+                        move.index,
+                        move.seat,
+                        move.action,
+                        move.action_text,
+                        json.dumps([dict(m) for m in move.decision.prompt]),
+                        move.response,
+                        move.error.kind if move.error else None,
+                        move.error.detail if move.error else None,
+                        json.dumps([[e.kind, e.detail] for e in move.decision.errors]),
+                        int(move.decision.usage.get("prompt_tokens", 0)),
+                        int(move.decision.usage.get("completion_tokens", 0)),
+                        move.decision.latency_s,
+                        move.decision.attempts,
+                    )
+                    for move in record.moves
+                ],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return True
+
+    def games(self, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Stored games (of one run or all), decoded, oldest first."""
+        query = "SELECT id, run_id, game_key, env_id, seed, players, returns, status, "
+        query += "forfeited_by, history FROM games"
+        rows: Iterable[tuple[Any, ...]]
+        if run_id is None:
+            rows = self._db.execute(query + " ORDER BY id")
+        else:
+            rows = self._db.execute(query + " WHERE run_id = ? ORDER BY id", (run_id,))
+        return [
+            {
+                "id": row[0],
+                "run_id": row[1],
+                "game_key": row[2],
+                "env_id": row[3],
+                "seed": row[4],
+                "players": json.loads(row[5]),
+                "returns": json.loads(row[6]),
+                "status": row[7],
+                "forfeited_by": row[8],
+                "history": json.loads(row[9]),
+            }
+            for row in rows
+        ]
+
+    def moves(self, game_id: int) -> list[dict[str, Any]]:
+        """The stored moves of one game, in order."""
+        rows = self._db.execute(
+            "SELECT ply, seat, action, action_text, response, error_kind, prompt_tokens, "
+            "completion_tokens, latency_s, attempts FROM moves WHERE game_id = ? ORDER BY ply",
+            (game_id,),
+        )
+        keys = (
+            "ply",
+            "seat",
+            "action",
+            "action_text",
+            "response",
+            "error_kind",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+            "attempts",
+        )
+        return [dict(zip(keys, row, strict=True)) for row in rows]

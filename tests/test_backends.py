@@ -41,7 +41,7 @@ class FaultServer:
                 outer.seen_keys.append(self.headers.get("Authorization", ""))
                 fault = outer.faults.pop(0) if outer.faults else "ok"
                 if fault == "slow":
-                    time.sleep(0.6)
+                    time.sleep(2.0)  # longer than the client timeout below
                 if fault in ("500", "400"):
                     self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
                 elif fault == "429":
@@ -107,7 +107,7 @@ def faulty() -> Iterator[FaultServer]:
 
 
 def backend(url: str, **kwargs: Any) -> OpenAIBackend:
-    options: dict[str, Any] = {"timeout_s": 0.3, "backoff_base_s": 0.01, "seed": 0}
+    options: dict[str, Any] = {"timeout_s": 1.0, "backoff_base_s": 0.01, "seed": 0}
     options.update(kwargs)
     return OpenAIBackend("random", url, api_key=SECRET, **options)
 

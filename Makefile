@@ -1,18 +1,23 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
-#   make demo   -- create .venv, install the package, play the seeded demo game
+#   make arena  -- create .venv, install the package, run an arena evaluation on the embedded
+#                  defaults (a served solver suite as the model), then print its report
 #   make test   -- create .venv, install the package with its dev tools, lint, type-check, test
+# (make demo: one seeded game with every prompt shown)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: arena demo test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+arena: $(STAMP)
+	$(BIN)/strategic-arena eval
 
 demo: $(STAMP)
 	$(BIN)/strategic-arena demo

@@ -8,7 +8,10 @@ Subcommands:
 * ``demo`` -- the README's demo: ``play`` on fixed defaults;
 * ``opponents`` -- list the opponent specs;
 * ``solve`` -- regenerate the shipped equilibrium policies and print their exploitability;
-* ``serve`` -- serve an opponent as an OpenAI-compatible chat endpoint.
+* ``serve`` -- serve an opponent as an OpenAI-compatible chat endpoint;
+* ``eval`` -- evaluate a model endpoint against solvers (stored, resumable), then report;
+* ``report`` -- recompute the metrics of a results store;
+* ``replay`` -- replay a stored game exactly.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from strategic_arena._extras import MissingExtraError
+from strategic_arena.arena import commands as arena_commands
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
@@ -156,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
         "seat receives and the move it plays.",
     )
     add_play_options(demo, "kuhn_poker-v0")
+    arena_commands.add_parsers(sub)
     return parser
 
 
@@ -169,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
         print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
         return 0
+    if args.command in ("eval", "report", "replay"):
+        return arena_commands.dispatch(args)
     if args.command == "serve":
         return _serve(args.player, args.model, args.host, args.port)
     if args.command == "solve":

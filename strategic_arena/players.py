@@ -73,6 +73,8 @@ class Decision:
         attempts: how many answers the player gave for this move (retries included).
         latency_s: wall-clock seconds the decision took (0 for instant bots).
         errors: every error along the way, for retry policies.
+        failures: every failed request along the way (``"429: ..."``, ``"timeout"``...),
+            including those the backend retried successfully.
     """
 
     action: int | None
@@ -83,6 +85,7 @@ class Decision:
     attempts: int = 1
     latency_s: float = 0.0
     errors: tuple[ActionError, ...] = ()
+    failures: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -212,12 +215,14 @@ class LLMPlayer:
         errors: list[ActionError] = []
         prompt_tokens = completion_tokens = 0
         latency = 0.0
+        failures: list[str] = []
         content = ""
         while True:
             result = await self.backend.complete(conversation, headers=headers)
             prompt_tokens += result.prompt_tokens
             completion_tokens += result.completion_tokens
             latency += result.latency_s
+            failures += result.failures
             content = result.content
             outcome: Action | ActionError
             if result.error is not None:
@@ -240,6 +245,7 @@ class LLMPlayer:
                 "prompt": tuple(prompt),
                 "attempts": len(errors) + 1,
                 "latency_s": latency,
+                "failures": tuple(failures),
             }
             if isinstance(outcome, Action):
                 last = errors[-1] if errors else None

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -15,88 +12,14 @@ import pytest
 import strategic_arena as sa
 from strategic_arena.arena import play_match_sync
 from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer
-from strategic_arena.serve import PlayerServer, PlayerService
+from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
 from strategic_arena.backends import OpenAIBackend, SamplingParams
+from tests.servers import FaultServer
 
 SECRET = "sk-test-secret-never-stored"
-
-
-class FaultServer:
-    """Serves ``random`` like ``strategic-arena serve``, after a scripted list of faults."""
-
-    def __init__(self, faults: list[str]) -> None:
-        self.faults = list(faults)
-        self.seen_keys: list[str] = []
-        service = PlayerService("random", lambda env_id: RandomPlayer(0))
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.seen_keys.append(self.headers.get("Authorization", ""))
-                fault = outer.faults.pop(0) if outer.faults else "ok"
-                if fault == "slow":
-                    time.sleep(2.0)  # longer than the client timeout below
-                if fault in ("500", "400"):
-                    self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
-                elif fault == "429":
-                    self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
-                elif fault == "malformed":
-                    self.reply(200, None, raw=b'{"choices": [')
-                elif fault == "empty":
-                    self.reply(
-                        200,
-                        {
-                            "id": "x",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": "random",
-                            "choices": [],
-                        },
-                    )
-                else:
-                    answer = service.complete(body, self.headers.get(GAME_HEADER))
-                    if fault == "truncated":
-                        choice = answer["choices"][0]
-                        choice["finish_reason"] = "length"
-                        choice["message"]["content"] = choice["message"]["content"][:12]
-                    self.reply(200, answer)
-
-            def reply(
-                self,
-                status: int,
-                payload: Any,
-                headers: dict[str, str] | None = None,
-                raw: bytes | None = None,
-            ) -> None:
-                data = raw if raw is not None else json.dumps(payload).encode()
-                self.send_response(status)
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

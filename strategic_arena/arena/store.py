@@ -28,7 +28,7 @@ from typing import Any
 
 from strategic_arena.arena.match import MatchRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS moves (
     error_kind TEXT,
     error_detail TEXT,
     errors TEXT NOT NULL,
+    failures TEXT NOT NULL DEFAULT '[]',
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     latency_s REAL NOT NULL,
@@ -104,6 +105,10 @@ class ResultsStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
+        if "failures" not in columns:  # a version-1 store: add the column, keep the data
+            self._db.execute("ALTER TABLE moves ADD COLUMN failures TEXT NOT NULL DEFAULT '[]'")
+            self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
         self._db.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
@@ -181,8 +186,8 @@ class ResultsStore:
             game_id = cursor.lastrowid
             db.executemany(
                 "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
-                "error_kind, error_detail, errors, prompt_tokens, completion_tokens, latency_s, "
-                "attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "error_kind, error_detail, errors, failures, prompt_tokens, completion_tokens, "
+                "latency_s, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         game_id,
@@ -195,6 +200,7 @@ class ResultsStore:
                         move.error.kind if move.error else None,
                         move.error.detail if move.error else None,
                         json.dumps([[e.kind, e.detail] for e in move.decision.errors]),
+                        json.dumps(list(move.decision.failures)),
                         int(move.decision.usage.get("prompt_tokens", 0)),
                         int(move.decision.usage.get("completion_tokens", 0)),
                         move.decision.latency_s,
@@ -209,15 +215,72 @@ class ResultsStore:
             raise
         return True
 
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run: id, name, seed, settings and creation time, oldest first."""
+        rows = self._db.execute("SELECT id, name, seed, settings, created FROM runs ORDER BY id")
+        return [
+            {"id": r[0], "name": r[1], "seed": r[2], "settings": json.loads(r[3]), "created": r[4]}
+            for r in rows
+        ]
+
+    def run_id(self, name: str) -> int:
+        """The id of run ``name``; ``KeyError`` naming the known runs if there is none."""
+        row = self._db.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            known = ", ".join(run["name"] for run in self.runs()) or "none"
+            raise KeyError(f"no run named {name!r} in {self.path} (runs: {known})")
+        return int(row[0])
+
+    def players(self) -> dict[str, dict[str, Any]]:
+        """Registered players by name: kind and public parameters."""
+        rows = self._db.execute("SELECT name, kind, params FROM players ORDER BY id")
+        return {r[0]: {"kind": r[1], "params": json.loads(r[2])} for r in rows}
+
+    def move_stats(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """Per-move numbers for metrics, without prompts or responses.
+
+        Each row: game id, seat, every error kind along the way (retries included), answers
+        given, tokens and latency.
+        """
+        query = (
+            "SELECT m.game_id, m.seat, m.errors, m.failures, m.attempts, m.prompt_tokens, "
+            "m.completion_tokens, m.latency_s FROM moves m JOIN games g ON g.id = m.game_id"
+        )
+        params: tuple[int, ...] = ()
+        if run_ids is not None:
+            params = tuple(run_ids)
+            query += f" WHERE g.run_id IN ({', '.join('?' * len(params)) or 'NULL'})"
+        rows = self._db.execute(query + " ORDER BY m.game_id, m.ply", params)
+        return [
+            {
+                "game_id": r[0],
+                "seat": r[1],
+                "errors": [kind for kind, _ in json.loads(r[2])],
+                "failures": json.loads(r[3]),
+                "attempts": r[4],
+                "prompt_tokens": r[5],
+                "completion_tokens": r[6],
+                "latency_s": r[7],
+            }
+            for r in rows
+        ]
+
+    def game(self, game_id: int) -> dict[str, Any]:
+        """One stored game (as in :meth:`games`); ``KeyError`` if there is none."""
+        for game in self._select_games(" WHERE id = ?", (game_id,)):
+            return game
+        raise KeyError(f"no game with id {game_id} in {self.path}")
+
     def games(self, run_id: int | None = None) -> list[dict[str, Any]]:
         """Stored games (of one run or all), decoded, oldest first."""
-        query = "SELECT id, run_id, game_key, env_id, seed, players, returns, status, "
-        query += "forfeited_by, history FROM games"
-        rows: Iterable[tuple[Any, ...]]
         if run_id is None:
-            rows = self._db.execute(query + " ORDER BY id")
-        else:
-            rows = self._db.execute(query + " WHERE run_id = ? ORDER BY id", (run_id,))
+            return self._select_games("", ())
+        return self._select_games(" WHERE run_id = ?", (run_id,))
+
+    def _select_games(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        query = "SELECT id, run_id, game_key, env_id, seed, players, returns, status, "
+        query += "forfeited_by, history, duration_s, finished FROM games"
+        rows = self._db.execute(query + where + " ORDER BY id", params)
         return [
             {
                 "id": row[0],
@@ -230,6 +293,8 @@ class ResultsStore:
                 "status": row[7],
                 "forfeited_by": row[8],
                 "history": json.loads(row[9]),
+                "duration_s": row[10],
+                "finished": row[11],
             }
             for row in rows
         ]
@@ -237,8 +302,9 @@ class ResultsStore:
     def moves(self, game_id: int) -> list[dict[str, Any]]:
         """The stored moves of one game, in order."""
         rows = self._db.execute(
-            "SELECT ply, seat, action, action_text, response, error_kind, prompt_tokens, "
-            "completion_tokens, latency_s, attempts FROM moves WHERE game_id = ? ORDER BY ply",
+            "SELECT ply, seat, action, action_text, prompt, response, error_kind, error_detail, "
+            "errors, failures, prompt_tokens, completion_tokens, latency_s, attempts FROM moves "
+            "WHERE game_id = ? ORDER BY ply",
             (game_id,),
         )
         keys = (
@@ -246,11 +312,20 @@ class ResultsStore:
             "seat",
             "action",
             "action_text",
+            "prompt",
             "response",
             "error_kind",
+            "error_detail",
+            "errors",
+            "failures",
             "prompt_tokens",
             "completion_tokens",
             "latency_s",
             "attempts",
         )
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        moves = [dict(zip(keys, row, strict=True)) for row in rows]
+        for move in moves:
+            move["prompt"] = json.loads(move["prompt"])
+            move["errors"] = json.loads(move["errors"])
+            move["failures"] = json.loads(move["failures"])
+        return moves

@@ -1,0 +1,79 @@
+"""The arena's embedded defaults and MARSHAL's evaluation protocol, as data.
+
+* :data:`SOLVER_SUITE` -- the "model" the README's main command evaluates when no endpoint is
+  given: a strong solver per game, served over real HTTP by :class:`PlayerServer`, so the whole
+  pipeline (client, retries, validation, store, report) runs exactly as against a hosted model.
+* :data:`DEFAULT_OPPONENTS` -- a few opponents per game, a weak and a strong one.
+* :data:`PROTOCOLS` -- named evaluation protocols. ``marshal`` is MARSHAL's appendix C (see
+  ``shared/REFERENCE.md``): MCTS with 100 and 1,000 simulations at Tic-Tac-Toe, 10 and 100 at
+  Connect Four, the exact Nash equilibrium at Kuhn Poker, the CFR equilibrium at Leduc
+  Hold'em (our shipped CFR+ policy, exploitability 2e-7), Hanabi in self-play; both seats; 1,000
+  games per setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from strategic_arena.games import CURATED
+
+#: One solver per curated game: the embedded model of ``strategic-arena eval``.
+SOLVER_SUITE: Mapping[str, str] = {
+    "tic_tac_toe-v0": "minimax",
+    "connect_four-v0": "mcts:simulations=400",
+    "kuhn_poker-v0": "nash",
+    "leduc_holdem-v0": "nash",
+    "mini_hanabi-v0": "hanabi_bot",
+    "simple_hanabi-v0": "hanabi_bot",
+}
+
+#: The embedded model's name in the store and the report.
+SOLVER_SUITE_NAME = "solver-suite"
+
+#: Opponents per game when ``--opponents`` is not given. Hanabi is cooperative: the model
+#: plays in self-play and with the partner bot.
+DEFAULT_OPPONENTS: Mapping[str, Sequence[str]] = {
+    "tic_tac_toe-v0": ("random", "mcts:simulations=100"),
+    "connect_four-v0": ("random", "mcts:simulations=10"),
+    "kuhn_poker-v0": ("random", "nash"),
+    "leduc_holdem-v0": ("random", "nash"),
+    "mini_hanabi-v0": ("hanabi_bot",),
+    "simple_hanabi-v0": ("hanabi_bot",),
+}
+
+#: Games per matchup (split over both seatings) when ``--num-games`` is not given.
+DEFAULT_NUM_GAMES = 20
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A named evaluation protocol: games, opponents per game and games per setting."""
+
+    name: str
+    opponents: Mapping[str, Sequence[str]]
+    num_games: int
+    description: str
+
+    @property
+    def env_ids(self) -> tuple[str, ...]:
+        """The games, in the curated order."""
+        return tuple(env_id for env_id in CURATED if env_id in self.opponents)
+
+
+PROTOCOLS: Mapping[str, Protocol] = {
+    "marshal": Protocol(
+        "marshal",
+        {
+            "tic_tac_toe-v0": ("mcts:simulations=100", "mcts:simulations=1000"),
+            "connect_four-v0": ("mcts:simulations=10", "mcts:simulations=100"),
+            "kuhn_poker-v0": ("nash",),
+            "leduc_holdem-v0": ("nash",),
+            "mini_hanabi-v0": (),
+            "simple_hanabi-v0": (),
+        },
+        1000,
+        "MARSHAL appendix C: MCTS-100/1000 (Tic-Tac-Toe), MCTS-10/100 (Connect Four), Nash "
+        "(Kuhn), CFR (Leduc), Hanabi self-play; both seats; 1000 games per setting",
+    ),
+}

@@ -1,0 +1,402 @@
+"""Runs: many games between entrants, scheduled concurrently, stored as they finish, resumable.
+
+A run is a list of :class:`GameTask` -- one per game -- built from entrants and env ids by
+:func:`versus` (candidates against opponents: the arena's evaluation) or :func:`round_robin`
+(everyone against everyone: the baseline ladder). Scheduling rules:
+
+* **Both seats equally.** A matchup of two different players is played in both seatings, with
+  ``num_games`` split evenly between them (rounded up to a multiple of the seatings).
+* **Paired deals.** Game ``i`` of an env has the same env seed in every seating and against every
+  opponent, so seat swaps and opponents are compared on the same cards (duplicate format).
+* **Seeds from the run seed.** Env seeds and player seeds are derived from the run's seed and the
+  game's key with :class:`numpy.random.SeedSequence`: a rerun plays the same games.
+* **Cooperative games** (Hanabi) are played in self-play (the player in every seat) and with each
+  partner that can play them.
+
+:func:`run` plays the tasks under an asyncio concurrency limit, writes each finished game with
+its moves in one transaction (:meth:`ResultsStore.add_game`) and skips games already stored
+under the run's name, so rerunning after a crash or ``kill -9`` completes only what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+import numpy as np
+
+from strategic_arena.actions import IllegalMovePolicy
+from strategic_arena.arena.match import play_match
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.env import TextGameEnv, make
+from strategic_arena.games import get_spec
+from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.validation import Style
+
+if TYPE_CHECKING:
+    from strategic_arena.backends import OpenAIBackend
+
+PlayerBuilder = Callable[[str, int], Player]
+"""Builds an entrant's player for one game: ``(env_id, seed) -> Player``."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A participant of a run: a name unique in the run, what it is, and how to build it.
+
+    Attributes:
+        name: the name games and reports use.
+        kind: what it is (``llm``, ``mcts``, ``nash``...), stored with the player.
+        params: public parameters stored with the player (never secrets).
+        build: makes the player for one game.
+        envs: env ids it can play; ``None`` means every env.
+    """
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+    build: PlayerBuilder = field(compare=False, repr=False)
+    envs: tuple[str, ...] | None = None
+
+    def plays(self, env_id: str) -> bool:
+        """Whether this entrant can play ``env_id``."""
+        return self.envs is None or env_id in self.envs
+
+    @classmethod
+    def opponent(cls, spec: str) -> Entrant:
+        """A built-in opponent from its spec (``mcts:simulations=100``), named by the spec."""
+        import opponents
+        from opponents.registry import KINDS, parse_spec
+
+        name, params = parse_spec(spec)
+
+        def build(env_id: str, seed: int) -> Player:
+            return opponents.make(spec, env_id, seed=seed)
+
+        return cls(spec, name, dict(params), build, tuple(KINDS[name].envs))
+
+    @classmethod
+    def llm(
+        cls,
+        backend: OpenAIBackend,
+        *,
+        name: str | None = None,
+        style: Style = "marshal",
+        policy: str = "forfeit",
+        include_history: bool = False,
+        strict: bool = True,
+    ) -> Entrant:
+        """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
+
+        The stored parameters are the model, base URL, prompt and sampling settings; the API
+        key lives only inside ``backend`` and is never stored.
+        """
+        IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
+        sampling = backend.sampling
+        params: dict[str, Any] = {
+            "model": backend.model,
+            "base_url": backend.base_url,
+            "style": style,
+            "policy": policy,
+            "include_history": include_history,
+            "strict": strict,
+            **sampling.request_fields(),
+            **dict(sampling.extra_body),
+        }
+        label = name or backend.model
+
+        def build(env_id: str, seed: int) -> Player:
+            return LLMPlayer(
+                backend,
+                name=label,
+                style=style,
+                policy=policy,
+                include_history=include_history,
+                strict=strict,
+                seed=seed,
+            )
+
+        return cls(label, "llm", params, build)
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game to play: its key in the run, env, seed and the entrant in each seat."""
+
+    key: str
+    env_id: str
+    seed: int
+    seats: tuple[Entrant, ...]
+    index: int = 0
+
+
+def derive_seed(run_seed: int, *parts: object) -> int:
+    """A 63-bit seed from the run seed and any labels (stable across processes and Pythons)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    state = np.random.SeedSequence([run_seed & 0xFFFFFFFF, run_seed >> 32, *words])
+    return int(state.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _seatings(first: Entrant, second: Entrant) -> list[tuple[Entrant, Entrant]]:
+    """Both seatings of two different entrants; one seating for self-play."""
+    return [(first, first)] if first == second else [(first, second), (second, first)]
+
+
+def _tasks(
+    env_id: str, seatings: Sequence[tuple[Entrant, ...]], num_games: int, seed: int
+) -> list[GameTask]:
+    """``num_games`` games split evenly over ``seatings`` (rounded up), deals paired by index."""
+    per_seating = -(-num_games // len(seatings))
+    tasks = []
+    for seats in seatings:
+        names = "/".join(entrant.name for entrant in seats)
+        for index in range(per_seating):
+            tasks.append(
+                GameTask(
+                    key=f"{env_id}/{names}/{index}",
+                    env_id=env_id,
+                    seed=derive_seed(seed, env_id, index),
+                    seats=tuple(seats),
+                    index=index,
+                )
+            )
+    return tasks
+
+
+def _check_names(entrants: Iterable[Entrant]) -> None:
+    seen: dict[str, Entrant] = {}
+    for entrant in entrants:
+        other = seen.setdefault(entrant.name, entrant)
+        if other != entrant:
+            raise ValueError(f"two different players are named {entrant.name!r}")
+
+
+def versus(
+    candidates: Sequence[Entrant],
+    opponents: Sequence[Entrant],
+    env_ids: Sequence[str],
+    num_games: int,
+    seed: int,
+) -> list[GameTask]:
+    """Every candidate against every opponent that plays each env, both seats.
+
+    In a cooperative game each candidate also plays in self-play; in a competitive one a
+    candidate without an applicable opponent is an error (the user asked for a game no chosen
+    opponent can play).
+    """
+    if num_games < 1:
+        raise ValueError("num_games must be at least 1")
+    _check_names([*candidates, *opponents])
+    tasks: list[GameTask] = []
+    for env_id in env_ids:
+        spec = get_spec(env_id)
+        if spec.num_players != 2:
+            raise ValueError(f"{env_id}: the arena schedules two-player games only")
+        rivals = [opponent for opponent in opponents if opponent.plays(env_id)]
+        for candidate in candidates:
+            if not candidate.plays(env_id):
+                continue
+            pairs = [candidate] if spec.cooperative else []
+            pairs += [rival for rival in rivals if rival != candidate]
+            if not pairs:
+                raise ValueError(
+                    f"no chosen opponent plays {env_id}; "
+                    f"opponents given: {', '.join(o.name for o in opponents) or 'none'}"
+                )
+            for rival in pairs:
+                tasks += _tasks(env_id, _seatings(candidate, rival), num_games, seed)
+    return tasks
+
+
+def round_robin(
+    entrants: Sequence[Entrant], env_ids: Sequence[str], num_games: int, seed: int
+) -> list[GameTask]:
+    """Every pair of entrants that both play an env, both seats (the baseline ladder).
+
+    Cooperative games add each entrant's self-play.
+    """
+    if num_games < 1:
+        raise ValueError("num_games must be at least 1")
+    _check_names(entrants)
+    tasks: list[GameTask] = []
+    for env_id in env_ids:
+        spec = get_spec(env_id)
+        able = [entrant for entrant in entrants if entrant.plays(env_id)]
+        for i, first in enumerate(able):
+            partners = able[i:] if spec.cooperative else able[i + 1 :]
+            for second in partners:
+                tasks += _tasks(env_id, _seatings(first, second), num_games, seed)
+    return tasks
+
+
+@dataclass
+class RunSummary:
+    """What a call to :func:`run` did.
+
+    Attributes:
+        run_id: the run's id in the store.
+        total: games in the run.
+        resumed: games found already stored (skipped).
+        played: games played and stored by this call.
+        games_with_errors: stored games in which some answer was invalid.
+        failed: ``(key, error)`` of games that raised (not stored: a rerun retries them).
+        elapsed_s: wall-clock seconds of this call.
+    """
+
+    run_id: int
+    total: int
+    resumed: int = 0
+    played: int = 0
+    games_with_errors: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every game of the run is stored."""
+        return self.resumed + self.played == self.total
+
+
+class Progress:
+    """A one-line progress display: games done, errors, games/s and ETA.
+
+    On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
+    every ``interval_s`` seconds and at the end.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        resumed: int,
+        *,
+        label: str = "",
+        stream: TextIO | None = None,
+        interval_s: float = 5.0,
+    ) -> None:
+        self.total, self.resumed, self.label = total, resumed, label
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.interval_s = 0.1 if self.tty else interval_s
+        self.started = time.perf_counter()
+        self._last = 0.0
+        self.done = self.errors = self.failed = 0
+
+    def line(self) -> str:
+        """The current status line."""
+        elapsed = time.perf_counter() - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.resumed - self.done - self.failed
+        eta = f"{left / rate:.0f}s" if rate > 0 else "?"
+        finished = self.resumed + self.done
+        parts = [
+            f"{self.label} " if self.label else "",
+            f"{finished}/{self.total} games",
+            f" ({self.resumed} resumed)" if self.resumed else "",
+            f" | errors {self.errors}",
+            f" | failed {self.failed}" if self.failed else "",
+            f" | {rate:.1f} games/s | ETA {eta}",
+        ]
+        return "".join(parts)
+
+    def update(self, *, error: bool = False, failed: bool = False, final: bool = False) -> None:
+        """Count one game (or none, with ``final``) and redraw if due."""
+        if failed:
+            self.failed += 1
+        elif not final:
+            self.done += 1
+            self.errors += int(error)
+        now = time.perf_counter()
+        if final or now - self._last >= self.interval_s:
+            self._last = now
+            end = "\n" if final or not self.tty else ""
+            prefix = "\r\x1b[2K" if self.tty else ""
+            print(prefix + self.line(), end=end, file=self.stream, flush=True)
+
+
+def register(store: ResultsStore, entrants: Iterable[Entrant]) -> None:
+    """Record each entrant (name, kind, public parameters) in the store."""
+    for entrant in entrants:
+        store.player(entrant.name, entrant.kind, entrant.params)
+
+
+async def run_async(
+    store: ResultsStore,
+    run_name: str,
+    tasks: Sequence[GameTask],
+    *,
+    seed: int,
+    concurrency: int = 8,
+    settings: Mapping[str, Any] | None = None,
+    progress: Progress | bool = True,
+) -> RunSummary:
+    """Play the tasks of run ``run_name`` that are not stored yet; see the module docstring.
+
+    Args:
+        store: where games go.
+        run_name: the run (created on first use; resuming needs the same seed).
+        tasks: the games of the run (from :func:`versus` or :func:`round_robin`).
+        seed: the run's seed (stored; derived seeds come from it).
+        concurrency: games in flight at once.
+        settings: public settings stored with the run.
+        progress: a :class:`Progress`, ``True`` for one on stderr, ``False`` for none.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    keys = [task.key for task in tasks]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate game keys in the task list")
+    started = time.perf_counter()
+    run_id = store.run(run_name, seed, dict(settings or {}))
+    register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
+    stored = store.completed_keys(run_id)
+    pending = deque(task for task in tasks if task.key not in stored)
+    summary = RunSummary(run_id, total=len(tasks), resumed=len(tasks) - len(pending))
+    bar = progress if isinstance(progress, Progress) else None
+    if progress is True:
+        bar = Progress(summary.total, summary.resumed, label=run_name)
+
+    async def worker() -> None:
+        envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game
+        while pending:
+            task = pending.popleft()
+            try:
+                players = [
+                    entrant.build(task.env_id, derive_seed(seed, task.key, seat))
+                    for seat, entrant in enumerate(task.seats)
+                ]
+                env = envs.get(task.env_id)
+                if env is None:
+                    env = envs[task.env_id] = make(task.env_id)
+                record = await play_match(task.env_id, players, task.seed, env=env)
+            except Exception as error:  # a broken player must not stop the other games
+                summary.failed.append((task.key, f"{type(error).__name__}: {error}"))
+                if bar is not None:
+                    bar.update(failed=True)
+                continue
+            names = tuple(entrant.name for entrant in task.seats)
+            record = dataclasses.replace(record, players=names)
+            store.add_game(run_id, task.key, record)
+            had_error = any(move.decision.errors or move.error for move in record.moves)
+            summary.played += 1
+            summary.games_with_errors += int(had_error)
+            if bar is not None:
+                bar.update(error=had_error)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+    summary.elapsed_s = time.perf_counter() - started
+    if bar is not None:
+        bar.update(final=True)
+    return summary
+
+
+def run(store: ResultsStore, run_name: str, tasks: Sequence[GameTask], **kwargs: Any) -> RunSummary:
+    """:func:`run_async` for synchronous callers."""
+    return asyncio.run(run_async(store, run_name, tasks, **kwargs))

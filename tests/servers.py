@@ -1,0 +1,119 @@
+"""A fault-injecting OpenAI-compatible test server (real HTTP, real ``random`` answers)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from strategic_arena.players import GAME_HEADER, RandomPlayer
+from strategic_arena.serve import PlayerService
+
+#: Faults drawn in random mode; each retryable by the backend except ``truncated``, which the
+#: validator turns into a ``truncated`` invalid answer.
+RANDOM_FAULTS = ("500", "429", "malformed", "empty", "truncated", "slow")
+
+
+class FaultServer:
+    """Serves ``random`` like ``strategic-arena serve``, with injected faults.
+
+    Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
+    ``Retry-After: 0``, ``malformed`` JSON, ``empty`` choices, ``truncated`` answers,
+    ``slow`` answers that outlast the client's timeout, or ``ok``); once it is empty, each
+    request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
+    ``served`` counts what was served; ``seen_keys`` the Authorization headers received.
+    """
+
+    def __init__(
+        self, faults: list[str] | None = None, rate: float = 0.0, seed: int = 0, slow_s: float = 2.0
+    ) -> None:
+        self.faults = list(faults or [])
+        self.rate = rate
+        self.slow_s = slow_s
+        self.rng = np.random.default_rng(seed)
+        self.served: Counter[str] = Counter()
+        self.seen_keys: list[str] = []
+        self.lock = threading.Lock()
+        service = PlayerService("random", lambda env_id: RandomPlayer(0))
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def do_GET(self) -> None:
+                self.reply(200, service.models())
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fault = outer.next_fault(self.headers.get("Authorization", ""))
+                if fault == "slow":
+                    time.sleep(outer.slow_s)  # longer than the client's timeout
+                if fault in ("500", "400"):
+                    self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
+                elif fault == "429":
+                    self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+                elif fault == "malformed":
+                    self.reply(200, None, raw=b'{"choices": [')
+                elif fault == "empty":
+                    payload = {"id": "x", "object": "chat.completion", "created": 0}
+                    self.reply(200, {**payload, "model": "random", "choices": []})
+                else:
+                    answer = service.complete(body, self.headers.get(GAME_HEADER))
+                    if fault == "truncated":
+                        choice = answer["choices"][0]
+                        choice["finish_reason"] = "length"
+                        choice["message"]["content"] = choice["message"]["content"][:12]
+                    self.reply(200, answer)
+
+            def reply(
+                self,
+                status: int,
+                payload: Any,
+                headers: dict[str, str] | None = None,
+                raw: bytes | None = None,
+            ) -> None:
+                data = raw if raw is not None else json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up on a slow answer and closed the socket
+                    pass
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def next_fault(self, authorization: str) -> str:
+        """The fault for the next request (and count it)."""
+        with self.lock:
+            self.seen_keys.append(authorization)
+            if self.faults:
+                fault = self.faults.pop(0)
+            elif self.rng.random() < self.rate:
+                fault = str(self.rng.choice(RANDOM_FAULTS))
+            else:
+                fault = "ok"
+            self.served[fault] += 1
+            return fault
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,269 @@
+"""The arena end to end: eval over real HTTP, faults, kill -9 and resume, secrets, replay."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+
+from strategic_arena.arena.replay import replay_game
+from strategic_arena.arena.runner import Entrant, run, versus
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import OpenAIBackend
+from strategic_arena.cli import main
+from strategic_arena.games import get_spec
+from strategic_arena.serve import PlayerServer
+from tests.servers import FaultServer
+
+SECRET = "sk-arena-test-0123456789abcdef"
+
+
+def eval_args(db: Path, *extra: str) -> list[str]:
+    return ["eval", "--db", str(db), "--quiet", "--concurrency", "4", *extra]
+
+
+def check_store(db: Path) -> list[dict[str, Any]]:
+    """No duplicate or orphan rows, and every stored game replays exactly; returns the games."""
+    con = sqlite3.connect(db)
+    try:
+        dupes = con.execute(
+            "SELECT COUNT(*) FROM (SELECT run_id, game_key FROM games "
+            "GROUP BY run_id, game_key HAVING COUNT(*) > 1)"
+        ).fetchone()[0]
+        orphans = con.execute(
+            "SELECT COUNT(*) FROM moves WHERE game_id NOT IN (SELECT id FROM games)"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert dupes == 0 and orphans == 0
+    with ResultsStore(db) as store:
+        games = store.games()
+        for game in games:
+            replay = replay_game(store, game["id"])  # raises if anything differs
+            assert len(replay.moves) >= 1
+    return games
+
+
+def test_eval_over_http_then_report_and_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.sqlite"
+    with PlayerServer("mcts:simulations=20", model="served-mcts") as server:
+        args = eval_args(
+            db,
+            "--base-url",
+            server.base_url,
+            "--envs",
+            "tic_tac_toe-v0",
+            "connect_four-v0",
+            "--opponents",
+            "random",
+            "mcts:simulations=10",
+            "--num-games",
+            "6",
+            "--json",
+        )
+        assert main(args) == 0
+        report = json.loads(capsys.readouterr().out)
+        # 2 games x 2 opponents x 2 seatings x 3 games per seating.
+        games = check_store(db)
+        assert len(games) == 2 * 2 * 2 * 3
+        assert {g["env_id"] for g in games} == {"tic_tac_toe-v0", "connect_four-v0"}
+        assert Counter(tuple(g["players"]) for g in games)[("served-mcts", "random")] == 6
+        # Rerunning the same command plays nothing new.
+        assert main(args) == 0
+        capsys.readouterr()
+    assert len(check_store(db)) == 24
+    # The report recomputes from the stored games, independently of metrics.py.
+    rows = {(s["player"], s["env_id"], s["opponent"], s["seat"]): s for s in report["summaries"]}
+    for env_id in ("tic_tac_toe-v0", "connect_four-v0"):
+        for opponent in ("random", "mcts:simulations=10"):
+            mine = [g for g in games if g["env_id"] == env_id and opponent in g["players"]]
+            values = [g["returns"][g["players"].index("served-mcts")] for g in mine]
+            row = rows[("served-mcts", env_id, opponent, None)]
+            assert row["games"] == len(values) == 6
+            assert row["mean_return"] == pytest.approx(np.mean(values))
+            half = stats.t.ppf(0.975, 5) * np.std(values, ddof=1) / np.sqrt(6)
+            assert row["ci95"] == pytest.approx(half)
+            assert row["wins"] == sum(v > 0 for v in values)
+            assert row["losses"] == sum(v < 0 for v in values)
+            assert row["draws"] == sum(v == 0 for v in values)
+            spec = get_spec(env_id)
+            expected = 100 * (np.mean(values) - spec.worst) / (spec.optimum - spec.worst)
+            assert row["normalized"] == pytest.approx(expected)
+            assert row["invalid_rate"] == 0.0 and row["moves"] > 0
+            first = [g["returns"][0] for g in mine if g["players"][0] == "served-mcts"]
+            assert rows[("served-mcts", env_id, opponent, 0)]["mean_return"] == pytest.approx(
+                np.mean(first)
+            )
+    # The text report and the replay command.
+    assert main(["report", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "== connect_four-v0" in text and "served-mcts" in text
+    game_id = games[0]["id"]
+    assert main(["replay", str(game_id), "--db", str(db), "--prompts"]) == 0
+    out = capsys.readouterr().out
+    assert "Replayed exactly" in out and "--- system ---" in out
+
+
+def test_default_eval_serves_the_solver_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's main command with fewer games: no endpoint given, the suite is served."""
+    db = tmp_path / "default.sqlite"
+    assert main(eval_args(db, "--num-games", "2", "--envs", "kuhn_poker-v0", "mini_hanabi-v0")) == 0
+    out = capsys.readouterr().out
+    assert "solver-suite" in out and "(self-play)" in out and "hanabi_bot" in out
+    games = check_store(db)
+    # Kuhn: random and nash x 2 seatings x 1; Mini Hanabi: self-play x 2 + bot x 2 seatings x 1.
+    assert len(games) == 4 + 2 + 2
+
+
+def test_random_faults_on_30_percent_of_requests(tmp_path: Path) -> None:
+    server = FaultServer(rate=0.3, seed=7, slow_s=0.6)
+    try:
+        backend = OpenAIBackend(
+            "random",
+            server.base_url,
+            api_key="unused",
+            timeout_s=0.3,
+            max_attempts=20,
+            backoff_base_s=0.005,
+            backoff_max_s=0.02,
+            seed=1,
+        )
+        model = Entrant.llm(backend, name="flaky", policy="retry:3")
+        tasks = versus(
+            [model],
+            [Entrant.opponent("random")],
+            ["tic_tac_toe-v0", "kuhn_poker-v0"],
+            12,
+            seed=3,
+        )
+        with ResultsStore(tmp_path / "faults.sqlite") as store:
+            summary = run(store, "faults", tasks, seed=3, concurrency=6, progress=False)
+            assert summary.complete and not summary.failed
+            stats_ = store.move_stats()
+    finally:
+        server.close()
+    games = check_store(tmp_path / "faults.sqlite")
+    assert sorted(g["game_key"] for g in games) == sorted(t.key for t in tasks)
+    # Every fault the server injected is recorded with the move it hit.
+    failures = [f for move in stats_ for f in move["failures"]]
+    recorded = Counter(
+        "500"
+        if f.startswith("500")
+        else "429"
+        if f.startswith("429")
+        else "malformed"
+        if f.startswith("malformed")
+        else "empty"
+        if f.startswith("no choices")
+        else "slow"
+        if f == "timeout"
+        else f
+        for f in failures
+    )
+    recorded["truncated"] = sum(move["errors"].count("truncated") for move in stats_)
+    injected = {k: v for k, v in server.served.items() if k != "ok"}
+    assert sum(injected.values()) > 0.2 * sum(server.served.values())
+    assert set(injected) == {"500", "429", "malformed", "empty", "truncated", "slow"}
+    assert dict(recorded) == injected
+
+
+def test_kill_9_the_runner_at_random_points_then_resume(tmp_path: Path) -> None:
+    db = tmp_path / "killed.sqlite"
+    args = [
+        sys.executable,
+        "-m",
+        "strategic_arena.cli",
+        *eval_args(db, "--envs", "tic_tac_toe-v0", "kuhn_poker-v0"),
+        "--opponents",
+        "random",
+        "--num-games",
+        "200",
+        "--no-report",
+    ]
+    rng = np.random.default_rng(11)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    counts = []
+    for _ in range(4):
+        process = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+        # Wait for the first progress line (imports and the endpoint are up), then kill at a
+        # random moment of the run.
+        assert process.stderr is not None
+        process.stderr.readline()
+        time.sleep(float(rng.uniform(1.0, 4.0)))
+        process.kill()  # SIGKILL: no cleanup at all
+        process.wait()
+        process.stderr.close()
+        counts.append(len(check_store(db)) if db.exists() else 0)
+    assert any(0 < count < 400 for count in counts), counts  # some kills hit a run mid-way
+    finished = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    games = check_store(db)
+    assert len(games) == 2 * 1 * 2 * 100
+    assert len({g["game_key"] for g in games}) == len(games)
+
+
+def test_the_api_key_never_reaches_store_logs_or_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_TEST_KEY", SECRET)
+    db = tmp_path / "secret.sqlite"
+    server = FaultServer(faults=["500", "429"])  # failures are recorded too
+    try:
+        args = eval_args(
+            db,
+            "--base-url",
+            server.base_url,
+            "--model",
+            "random",
+            "--name",
+            "keyed-model",
+            "--api-key-env",
+            "ARENA_TEST_KEY",
+            "--envs",
+            "kuhn_poker-v0",
+            "--opponents",
+            "random",
+            "--num-games",
+            "4",
+        )
+        assert main(args) == 0
+        assert main(["report", "--db", str(db), "--json"]) == 0
+        assert main(["replay", "1", "--db", str(db), "--prompts"]) == 0
+    finally:
+        server.close()
+    assert server.seen_keys and all(key == f"Bearer {SECRET}" for key in server.seen_keys)
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out and SECRET not in captured.err
+    for path in tmp_path.iterdir():  # the database and its WAL/SHM files
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_eval_rejects_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "bad.sqlite"
+    assert main(eval_args(db, "--envs", "chess-v9")) == 2
+    assert "chess-v9" in capsys.readouterr().err
+    assert main(eval_args(db, "--opponents", "mcts:simulations=x")) == 2
+    assert "simulations" in capsys.readouterr().err
+    assert main(eval_args(db, "--envs", "kuhn_poker-v0", "--opponents", "minimax")) == 2
+    assert "no chosen opponent plays kuhn_poker-v0" in capsys.readouterr().err
+    assert main(eval_args(db, "--policy", "retry:x")) == 2
+    capsys.readouterr()
+    assert main(["report", "--db", str(tmp_path / "missing.sqlite")]) == 2
+    assert "no results store" in capsys.readouterr().err
+    assert not (tmp_path / "missing.sqlite").exists()

@@ -1,0 +1,140 @@
+"""Scheduling rules of the runner and the metrics' definitions, on hand-checked numbers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from strategic_arena.arena.match import MatchRecord
+from strategic_arena.arena.metrics import render_text, report, summarize
+from strategic_arena.arena.runner import Entrant, derive_seed, round_robin, run, versus
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.players import RandomPlayer
+
+
+def bot(name: str, envs: tuple[str, ...] | None = None) -> Entrant:
+    return Entrant(name, "random", {}, lambda env_id, seed: RandomPlayer(seed, name=name), envs)
+
+
+def test_versus_plays_both_seats_on_paired_deals() -> None:
+    model, weak, strong = bot("model"), bot("weak"), bot("strong", ("kuhn_poker-v0",))
+    tasks = versus([model], [weak, strong], ["kuhn_poker-v0", "tic_tac_toe-v0"], 5, seed=9)
+    seatings = Counter((t.env_id, tuple(e.name for e in t.seats)) for t in tasks)
+    # 5 games split over 2 seatings: rounded up to 3 per seating; 'strong' plays Kuhn only.
+    assert seatings == {
+        ("kuhn_poker-v0", ("model", "weak")): 3,
+        ("kuhn_poker-v0", ("weak", "model")): 3,
+        ("kuhn_poker-v0", ("model", "strong")): 3,
+        ("kuhn_poker-v0", ("strong", "model")): 3,
+        ("tic_tac_toe-v0", ("model", "weak")): 3,
+        ("tic_tac_toe-v0", ("weak", "model")): 3,
+    }
+    # Game i of an env has one deal whatever the seating or opponent.
+    seeds = {(t.env_id, t.index): set() for t in tasks}
+    for task in tasks:
+        seeds[(task.env_id, task.index)].add(task.seed)
+    assert all(len(found) == 1 for found in seeds.values())
+    assert len({t.seed for t in tasks if t.env_id == "kuhn_poker-v0"}) == 3
+    assert len({t.key for t in tasks}) == len(tasks)
+
+
+def test_cooperative_games_add_self_play_and_rules_are_checked() -> None:
+    model, partner = bot("model"), bot("partner")
+    tasks = versus([model], [partner], ["mini_hanabi-v0"], 4, seed=0)
+    seatings = Counter(tuple(e.name for e in t.seats) for t in tasks)
+    assert seatings == {("model", "model"): 4, ("model", "partner"): 2, ("partner", "model"): 2}
+    with pytest.raises(ValueError, match="no chosen opponent plays kuhn_poker-v0"):
+        versus([model], [bot("c4", ("connect_four-v0",))], ["kuhn_poker-v0"], 2, seed=0)
+    with pytest.raises(ValueError, match="two different players are named 'model'"):
+        versus([model], [bot("model", ("kuhn_poker-v0",))], ["kuhn_poker-v0"], 2, seed=0)
+    with pytest.raises(ValueError, match="num_games"):
+        versus([model], [partner], ["kuhn_poker-v0"], 0, seed=0)
+
+
+def test_round_robin_pairs_everyone_who_can_play() -> None:
+    a, b, c = bot("a"), bot("b"), bot("c", ("tic_tac_toe-v0",))
+    tasks = round_robin([a, b, c], ["tic_tac_toe-v0", "kuhn_poker-v0"], 2, seed=0)
+    pairs = Counter((t.env_id, frozenset(e.name for e in t.seats)) for t in tasks)
+    assert pairs == {
+        ("tic_tac_toe-v0", frozenset("ab")): 2,
+        ("tic_tac_toe-v0", frozenset("ac")): 2,
+        ("tic_tac_toe-v0", frozenset("bc")): 2,
+        ("kuhn_poker-v0", frozenset("ab")): 2,
+    }
+
+
+def test_derived_seeds_are_stable_across_processes() -> None:
+    here = derive_seed(123, "kuhn_poker-v0", 7)
+    code = (
+        "from strategic_arena.arena.runner import derive_seed; "
+        "print(derive_seed(123, 'kuhn_poker-v0', 7))"
+    )
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(there.stdout) == here
+    assert 0 <= here < 2**63 and derive_seed(124, "kuhn_poker-v0", 7) != here
+
+
+def test_a_failing_player_is_reported_and_retried_on_rerun(tmp_path: Path) -> None:
+    calls = Counter[str]()
+
+    def flaky(env_id: str, seed: int) -> RandomPlayer:
+        calls["built"] += 1
+        if calls["built"] == 3:
+            raise RuntimeError("cannot start")
+        return RandomPlayer(seed, name="flaky")
+
+    tasks = versus([Entrant("flaky", "x", {}, flaky)], [bot("r")], ["kuhn_poker-v0"], 4, seed=1)
+    with ResultsStore(tmp_path / "r.sqlite") as store:
+        first = run(store, "r", tasks, seed=1, concurrency=2, progress=False)
+        assert first.failed and first.failed[0][1] == "RuntimeError: cannot start"
+        assert first.played == 3 and not first.complete
+        second = run(store, "r", tasks, seed=1, concurrency=2, progress=False)
+        assert second.resumed == 3 and second.played == 1 and second.complete
+        with pytest.raises(ValueError, match="seed"):
+            run(store, "r", tasks, seed=2, progress=False)
+
+
+def record(env_id: str, players: tuple[str, str], returns: tuple[float, float]) -> MatchRecord:
+    return MatchRecord(env_id, 0, players, (), returns, "complete")
+
+
+def test_metrics_on_hand_checked_games(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "m.sqlite") as store:
+        run_id = store.run("hand", 0, {"candidates": ["m"]})
+        games = [
+            record("tic_tac_toe-v0", ("m", "o"), (1, -1)),
+            record("tic_tac_toe-v0", ("o", "m"), (1, -1)),
+            record("tic_tac_toe-v0", ("m", "o"), (0, 0)),
+            record("tic_tac_toe-v0", ("o", "m"), (-1, 1)),
+            record("mini_hanabi-v0", ("m", "m"), (3, 3)),
+            record("mini_hanabi-v0", ("m", "m"), (1, 1)),
+        ]
+        for i, game in enumerate(games):
+            store.add_game(run_id, str(i), game)
+        rows = {(s.player, s.env_id, s.opponent, s.seat): s for s in summarize(store)}
+        data = report(store)
+    ttt = rows[("m", "tic_tac_toe-v0", "o", None)]
+    # m's returns: 1, -1, 0, 1 -> mean 0.25; s = 0.9574; t(0.975, 3) = 3.1824;
+    # half-width = 3.1824 * 0.9574 / 2 = 1.5234. Normalized: (0.25 + 1) / 2 = 62.5 %.
+    assert ttt.games == 4 and ttt.mean_return == pytest.approx(0.25)
+    assert ttt.ci95 == pytest.approx(1.5234, abs=1e-4)
+    assert (ttt.wins, ttt.draws, ttt.losses) == (2, 1, 1)
+    assert ttt.normalized == pytest.approx(62.5)
+    assert rows[("m", "tic_tac_toe-v0", "o", 0)].mean_return == pytest.approx(0.5)
+    assert rows[("m", "tic_tac_toe-v0", "o", 1)].mean_return == pytest.approx(0.0)
+    assert rows[("o", "tic_tac_toe-v0", "m", None)].mean_return == pytest.approx(-0.25)
+    # Self-play counts each game once; Mini Hanabi normalizes by its reachable 4.
+    hanabi = rows[("m", "mini_hanabi-v0", "self", None)]
+    assert hanabi.games == 2 and hanabi.mean_return == pytest.approx(2.0)
+    assert hanabi.wins is None and hanabi.normalized == pytest.approx(50.0)
+    assert rows[("m", "mini_hanabi-v0", "self", 1)].games == 2
+    text = render_text(data)
+    assert "(self-play)" in text and "2/1/1" in text
+    # Only the run's candidate gets rows, unless every player is asked for.
+    assert not any(line.startswith("o ") for line in text.splitlines())
+    assert any(line.startswith("o ") for line in render_text(data, all_players=True).splitlines())
+    assert data["normalization"]["mini_hanabi-v0"] == {"worst": 0.0, "optimum": 4.0}

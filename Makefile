@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cfr.py
 	$(BIN)/python benchmarks/bench_hanabi_bot.py
 	$(BIN)/python benchmarks/bench_connect_four_solver.py
+	$(BIN)/python benchmarks/bench_arena_overhead.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -75,6 +75,8 @@ class Decision:
         errors: every error along the way, for retry policies.
         failures: every failed request along the way (``"429: ..."``, ``"timeout"``...),
             including those the backend retried successfully.
+        reasoning: reasoning the server returned apart from the text (last answer), if any.
+        finish_reason: the server's finish reason of the last answer (``stop``, ``length``).
     """
 
     action: int | None
@@ -86,6 +88,8 @@ class Decision:
     latency_s: float = 0.0
     errors: tuple[ActionError, ...] = ()
     failures: tuple[str, ...] = ()
+    reasoning: str | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -246,6 +250,8 @@ class LLMPlayer:
                 "attempts": len(errors) + 1,
                 "latency_s": latency,
                 "failures": tuple(failures),
+                "reasoning": result.reasoning,
+                "finish_reason": result.finish_reason,
             }
             if isinstance(outcome, Action):
                 last = errors[-1] if errors else None

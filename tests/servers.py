@@ -24,7 +24,8 @@ class FaultServer:
 
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
     ``Retry-After: 0``, ``malformed`` JSON, ``empty`` choices, ``truncated`` answers,
-    ``slow`` answers that outlast the client's timeout, or ``ok``); once it is empty, each
+    ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
+    content, or ``ok``); once it is empty, each
     request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received.
     """
@@ -65,6 +66,8 @@ class FaultServer:
                     self.reply(200, {**payload, "model": "random", "choices": []})
                 else:
                     answer = service.complete(body, self.headers.get(GAME_HEADER))
+                    if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
+                        answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
                     if fault == "truncated":
                         choice = answer["choices"][0]
                         choice["finish_reason"] = "length"

@@ -267,3 +267,30 @@ def test_eval_rejects_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["report", "--db", str(tmp_path / "missing.sqlite")]) == 2
     assert "no results store" in capsys.readouterr().err
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+def test_the_marshal_protocol_plays_its_opponents_in_both_seats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "marshal.sqlite"
+    assert main(eval_args(db, "--protocol", "marshal", "--num-games", "2", "--no-report")) == 0
+    capsys.readouterr()
+    games = check_store(db)
+    seatings = Counter((g["env_id"], tuple(g["players"])) for g in games)
+    model = "solver-suite"
+    expected: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    for env_id, opponents in {
+        "tic_tac_toe-v0": ("mcts:simulations=100", "mcts:simulations=1000"),
+        "connect_four-v0": ("mcts:simulations=10", "mcts:simulations=100"),
+        "kuhn_poker-v0": ("nash",),
+        "leduc_holdem-v0": ("nash",),
+    }.items():
+        for opponent in opponents:
+            expected[(env_id, (model, opponent))] = 1
+            expected[(env_id, (opponent, model))] = 1
+    expected[("mini_hanabi-v0", (model, model))] = 2
+    expected[("simple_hanabi-v0", (model, model))] = 2
+    assert seatings == expected
+    with ResultsStore(db) as store:
+        (run_info,) = store.runs()
+    assert run_info["settings"]["protocol"] == "marshal"

@@ -113,3 +113,17 @@ def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
 def test_bad_backend_settings() -> None:
     with pytest.raises(ValueError, match="max_attempts"):
         OpenAIBackend("m", "http://127.0.0.1:9/v1", max_attempts=0)
+
+
+def test_separate_reasoning_is_kept_with_the_move(faulty: FaultServer, tmp_path: Any) -> None:
+    from strategic_arena.arena.store import ResultsStore
+
+    faulty.faults = ["reasoning"]
+    player = LLMPlayer(backend(faulty.base_url))
+    record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(1)], seed=0)
+    first = record.moves[0].decision
+    assert first.reasoning == "I think, so I am." and first.finish_reason == "stop"
+    with ResultsStore(tmp_path / "r.sqlite") as store:
+        store.add_game(store.run("r", 0, {}), "g", record)
+        stored = store.moves(store.games()[0]["id"])[0]
+    assert stored["reasoning"] == "I think, so I am." and stored["finish_reason"] == "stop"

@@ -144,3 +144,23 @@ def test_kill_9_at_random_points_then_resume(tmp_path: Path) -> None:
         fresh = play_match_sync("leduc_holdem-v0", [RandomPlayer(5), RandomPlayer(100005)], 5)
         assert next(g for g in games if g["game_key"] == "g5")["history"] == list(fresh.history)
     assert pyspiel  # the replay above runs on OpenSpiel's rules
+
+
+def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with ResultsStore(path) as store:
+        run = store.run("old", 0, {})
+        store.add_game(run, "g", play_match_sync("kuhn_poker-v0", [RandomPlayer(0)] * 2, seed=0))
+    con = sqlite3.connect(path)  # make it look like a version-1 store
+    for column in ("failures", "reasoning", "finish_reason"):
+        con.execute(f"ALTER TABLE moves DROP COLUMN {column}")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with ResultsStore(path) as store:
+        moves = store.moves(store.games()[0]["id"])
+        assert moves and moves[0]["failures"] == [] and moves[0]["reasoning"] is None
+        assert store.completed_keys(store.run_id("old")) == {"g"}
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT value FROM meta").fetchone()[0] == "3"
+    con.close()

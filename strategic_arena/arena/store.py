@@ -28,7 +28,7 @@ from typing import Any
 
 from strategic_arena.arena.match import MatchRecord
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS moves (
     error_detail TEXT,
     errors TEXT NOT NULL,
     failures TEXT NOT NULL DEFAULT '[]',
+    reasoning TEXT,
+    finish_reason TEXT,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     latency_s REAL NOT NULL,
@@ -81,6 +83,13 @@ CREATE TABLE IF NOT EXISTS moves (
 );
 CREATE INDEX IF NOT EXISTS games_by_run ON games (run_id);
 """
+
+#: Columns of ``moves`` added after version 1 (added to older stores on open).
+_ADDED_MOVE_COLUMNS = {
+    "failures": "TEXT NOT NULL DEFAULT '[]'",
+    "reasoning": "TEXT",
+    "finish_reason": "TEXT",
+}
 
 #: Strings that look like API keys: OpenAI-style ``sk-...`` and bearer tokens.
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+)", re.IGNORECASE)
@@ -105,12 +114,20 @@ class ResultsStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring an older store up to :data:`SCHEMA_VERSION`, keeping its data."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
-        if "failures" not in columns:  # a version-1 store: add the column, keep the data
-            self._db.execute("ALTER TABLE moves ADD COLUMN failures TEXT NOT NULL DEFAULT '[]'")
-            self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
+        for column, definition in _ADDED_MOVE_COLUMNS.items():
+            if column not in columns:
+                try:
+                    self._db.execute(f"ALTER TABLE moves ADD COLUMN {column} {definition}")
+                except sqlite3.OperationalError as error:  # another process added it first
+                    if "duplicate column" not in str(error):
+                        raise
         self._db.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
         )
 
@@ -186,8 +203,9 @@ class ResultsStore:
             game_id = cursor.lastrowid
             db.executemany(
                 "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
-                "error_kind, error_detail, errors, failures, prompt_tokens, completion_tokens, "
-                "latency_s, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "error_kind, error_detail, errors, failures, reasoning, finish_reason, "
+                "prompt_tokens, completion_tokens, latency_s, attempts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         game_id,
@@ -201,6 +219,8 @@ class ResultsStore:
                         move.error.detail if move.error else None,
                         json.dumps([[e.kind, e.detail] for e in move.decision.errors]),
                         json.dumps(list(move.decision.failures)),
+                        move.decision.reasoning,
+                        move.decision.finish_reason,
                         int(move.decision.usage.get("prompt_tokens", 0)),
                         int(move.decision.usage.get("completion_tokens", 0)),
                         move.decision.latency_s,
@@ -303,7 +323,8 @@ class ResultsStore:
         """The stored moves of one game, in order."""
         rows = self._db.execute(
             "SELECT ply, seat, action, action_text, prompt, response, error_kind, error_detail, "
-            "errors, failures, prompt_tokens, completion_tokens, latency_s, attempts FROM moves "
+            "errors, failures, reasoning, finish_reason, prompt_tokens, completion_tokens, "
+            "latency_s, attempts FROM moves "
             "WHERE game_id = ? ORDER BY ply",
             (game_id,),
         )
@@ -318,6 +339,8 @@ class ResultsStore:
             "error_detail",
             "errors",
             "failures",
+            "reasoning",
+            "finish_reason",
             "prompt_tokens",
             "completion_tokens",
             "latency_s",

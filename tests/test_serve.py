@@ -110,3 +110,21 @@ def test_a_solver_spec_is_served_per_game() -> None:
                 messages=[{"role": "user", "content": "x"}],
                 extra_body={GAME_FIELD: {"env_id": "kuhn_poker-v0", "history": [0, 1], "seat": 0}},
             )
+
+
+def test_a_mapping_serves_one_solver_per_game() -> None:
+    with PlayerServer({"kuhn_poker-v0": "nash"}, model="suite") as running:
+        reply = client(running).chat.completions.create(
+            model="suite",
+            messages=[{"role": "user", "content": "your move"}],
+            extra_body={GAME_FIELD: {"env_id": "kuhn_poker-v0", "history": [2, 0], "seat": 0}},
+        )
+        # Seat 0 holds the King (chance outcome 2): the equilibrium answers a legal move.
+        outcome = sa.validate("kuhn_poker-v0", reply.choices[0].message.content, [0, 1])
+        assert isinstance(outcome, Action)
+        with pytest.raises(openai.BadRequestError, match="plays kuhn_poker-v0, not tic_tac_toe"):
+            client(running).chat.completions.create(
+                model="suite",
+                messages=[{"role": "user", "content": "x"}],
+                extra_body={GAME_FIELD: {"env_id": "tic_tac_toe-v0", "history": [], "seat": 0}},
+            )

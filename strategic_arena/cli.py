@@ -11,7 +11,9 @@ Subcommands:
 * ``serve`` -- serve an opponent as an OpenAI-compatible chat endpoint;
 * ``eval`` -- evaluate a model endpoint against solvers (stored, resumable), then report;
 * ``report`` -- recompute the metrics of a results store;
-* ``replay`` -- replay a stored game exactly.
+* ``replay`` -- replay a stored game exactly;
+* ``publish`` -- write the leaderboards of a results store (markdown, JSON, HTML);
+* ``ladder`` -- play the baseline ladder of solvers and publish it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from strategic_arena.arena import commands as arena_commands
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
+from strategic_arena.leaderboard import cli as leaderboard_commands
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
 from strategic_arena.validation import STYLES, Style
@@ -68,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
         "--player",
         default="random",
         metavar="SPEC",
-        help="opponent spec to serve, e.g. mcts:simulations=1000 (default random)",
+        help="opponent spec to serve, e.g. mcts:simulations=1000, or 'suite' for a strong "
+        "solver per game (the eval command's embedded model) (default random)",
     )
     serve.add_argument("--model", default=None, help="model name to report (default: the spec)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
@@ -161,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_play_options(demo, "kuhn_poker-v0")
     arena_commands.add_parsers(sub)
+    leaderboard_commands.add_parsers(sub)
     return parser
 
 
@@ -176,6 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("eval", "report", "replay"):
         return arena_commands.dispatch(args)
+    if args.command in ("publish", "ladder"):
+        return leaderboard_commands.dispatch(args)
     if args.command == "serve":
         return _serve(args.player, args.model, args.host, args.port)
     if args.command == "solve":
@@ -214,13 +221,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(player: str, model: str | None, host: str, port: int) -> int:
     """``serve``: run the endpoint until Ctrl-C."""
+    from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
     from strategic_arena.serve import PlayerServer
 
     try:
         import opponents
 
-        opponents.parse_spec(player)
-        server = PlayerServer(player, model=model, host=host, port=port)
+        if player == "suite":
+            server = PlayerServer(
+                dict(SOLVER_SUITE), model=model or SOLVER_SUITE_NAME, host=host, port=port
+            )
+        else:
+            opponents.parse_spec(player)
+            server = PlayerServer(player, model=model, host=host, port=port)
     except (ValueError, OSError) as error:
         print(f"strategic-arena: error: {error}", file=sys.stderr)
         return 2

@@ -70,3 +70,5 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
         "connect_four/rules.txt",
     ):
         assert f"strategic_arena/prompts/{template}" in names, template
+    for data in ("schema.json", "page.css", "page.js"):  # the leaderboard page and its schema
+        assert f"strategic_arena/leaderboard/{data}" in names, data

@@ -1,0 +1,81 @@
+"""Published leaderboards: ``LEADERBOARD.md``, ``leaderboard.json`` and a static ``index.html``.
+
+:func:`publish` reads a results store and writes, into one folder:
+
+* ``leaderboard.json`` -- the data (:func:`build`), with a schema version; its layout is
+  ``leaderboard.schema.json`` (JSON Schema 2020-12), written beside it;
+* ``LEADERBOARD.md`` -- tables per game and overall (:mod:`.markdown`);
+* ``index.html`` -- one offline page with a tab per game, sortable tables and SVG charts
+  (:mod:`.html`).
+
+The three files render the same data, and the data depend only on the games stored (ratings
+are order-independent, floats rounded, no timestamps), so publishing the same store twice
+writes identical files. :mod:`.ladder` plays the baseline ladder that ships in
+``leaderboards/``; the ``publish`` and ``ladder`` commands are in :mod:`.cli`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from strategic_arena.leaderboard.data import SCHEMA_VERSION, build, schema
+from strategic_arena.ratings import TrueSkillSettings
+
+__all__ = ["FILES", "SCHEMA_VERSION", "build", "publish", "schema", "write"]
+
+#: The files :func:`publish` writes.
+FILES = ("LEADERBOARD.md", "leaderboard.json", "leaderboard.schema.json", "index.html")
+
+
+def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
+    """Write the published files of ``data`` (from :func:`build`) into folder ``out``.
+
+    Returns:
+        The path of each file written, by file name.
+    """
+    from strategic_arena.leaderboard import html, markdown
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    contents = {
+        "LEADERBOARD.md": markdown.render(data),
+        "leaderboard.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "leaderboard.schema.json": json.dumps(schema(), indent=2) + "\n",
+        "index.html": html.render(data),
+    }
+    paths = {}
+    for name, text in contents.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        paths[name] = path
+    return paths
+
+
+def publish(
+    db: str | Path,
+    out: str | Path,
+    run_names: Sequence[str] | None = None,
+    settings: TrueSkillSettings | None = None,
+) -> dict[str, Path]:
+    """Build the leaderboard of the results database ``db`` and write it into ``out``.
+
+    Args:
+        db: an existing results database.
+        out: the folder to write (created if missing).
+        run_names: runs to include (all when ``None``).
+        settings: TrueSkill parameters (defaults when ``None``).
+
+    Raises:
+        FileNotFoundError: ``db`` does not exist (publishing never creates a database).
+    """
+    from strategic_arena.arena.store import ResultsStore
+
+    path = Path(db)
+    if not path.is_file():
+        raise FileNotFoundError(f"no results database at {path}")
+    with ResultsStore(path) as store:
+        data = build(store, run_names, settings=settings, source=path.name)
+    return write(data, out)

@@ -1,0 +1,54 @@
+"""Number formats shared by the markdown and HTML pages (one place, so they always agree)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: What the pages show for a missing value.
+MISSING = "—"
+
+#: The note on rated matches in games with chance.
+DUPLICATE = " (a deal played in both seatings is one duplicate match)"
+
+
+def mean_ci(mean: float | None, ci95: float | None, digits: int = 2) -> str:
+    """``+0.72 ± 0.11`` (``+0.72`` without a CI, :data:`MISSING` without a mean)."""
+    if mean is None:
+        return MISSING
+    text = f"{mean:+.{digits}f}"
+    return text if ci95 is None else f"{text} ± {ci95:.{digits}f}"
+
+
+def rating(trueskill: Mapping[str, Any] | None) -> str:
+    """``31.2 ± 1.1`` (TrueSkill mu ± sigma)."""
+    if trueskill is None:
+        return MISSING
+    return f"{trueskill['mu']:.1f} ± {trueskill['sigma']:.1f}"
+
+
+def conservative(trueskill: Mapping[str, Any] | None) -> str:
+    """``27.9`` (mu - 3 sigma)."""
+    return MISSING if trueskill is None else f"{trueskill['conservative']:.1f}"
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    """``12.5`` for 0.125 (no sign)."""
+    return MISSING if value is None else f"{100 * value:.{digits}f}"
+
+
+def score(value: float | None) -> str:
+    """A normalized score, already in percent: ``87.5``."""
+    return MISSING if value is None else f"{value:.1f}"
+
+
+def wdl(row: Mapping[str, Any]) -> str:
+    """``12/3/5`` (wins/draws/losses)."""
+    if row.get("wins") is None:
+        return MISSING
+    return f"{row['wins']}/{row['draws']}/{row['losses']}"
+
+
+def probability(value: float | None) -> str:
+    """``0.31``."""
+    return MISSING if value is None else f"{value:.2f}"

@@ -1,0 +1,171 @@
+"""The ``publish`` and ``ladder`` subcommands of ``strategic-arena``.
+
+:func:`add_parsers` registers both on the main command's subparsers; each sets ``handler`` to
+its ``*_main`` function, which the main command calls with the parsed arguments.
+
+* ``strategic-arena publish --db PATH --out DIR`` writes the leaderboard of a results database;
+* ``strategic-arena ladder --out DIR`` plays (or resumes) the baseline ladder into
+  ``DIR/ladder.db`` and publishes it into ``DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+from strategic_arena._extras import MissingExtraError
+
+
+def _add_rating_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--passes",
+        type=int,
+        default=16,
+        help="TrueSkill passes over the games in random orders, averaged (default 16)",
+    )
+    command.add_argument(
+        "--rating-seed",
+        type=int,
+        default=0,
+        help="seed of the pass orders (default 0)",
+    )
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``publish`` and ``ladder`` on the main command's subparsers."""
+    publish = sub.add_parser(
+        "publish",
+        help="write LEADERBOARD.md, leaderboard.json and index.html from a results database",
+        description="Rate every stored game with TrueSkill (per game and overall; Hanabi by "
+        "mean score) and write LEADERBOARD.md, leaderboard.json (+ its JSON schema) and a "
+        "static, offline index.html into --out.",
+    )
+    publish.add_argument("--db", required=True, metavar="PATH", help="the results database")
+    publish.add_argument(
+        "--out", default="leaderboards", metavar="DIR", help="output folder (default leaderboards)"
+    )
+    publish.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="publish only this run (repeatable; default: every run in the database)",
+    )
+    _add_rating_options(publish)
+    publish.set_defaults(handler=publish_main)
+
+    from strategic_arena.leaderboard.ladder import BASELINE, NUM_GAMES
+
+    counts = ", ".join(f"{env} {n}" for env, n in NUM_GAMES.items())
+    ladder = sub.add_parser(
+        "ladder",
+        help="play the baseline ladder (solvers against each other) and publish it",
+        description="Play every baseline entrant against every other on each game it can play "
+        f"({', '.join(BASELINE)}), store the games in --db (resuming if interrupted), then "
+        "publish the leaderboard into --out.",
+    )
+    ladder.add_argument(
+        "--out", default="leaderboards", metavar="DIR", help="output folder (default leaderboards)"
+    )
+    ladder.add_argument(
+        "--db", default=None, metavar="PATH", help="results database (default OUT/ladder.db)"
+    )
+    ladder.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    ladder.add_argument(
+        "--num-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"games per pair of entrants in every game (default per game: {counts})",
+    )
+    ladder.add_argument(
+        "--envs", nargs="+", default=None, metavar="ENV_ID", help="games to play (default all)"
+    )
+    ladder.add_argument(
+        "--no-publish", action="store_true", help="only play the games, do not publish"
+    )
+    _add_rating_options(ladder)
+    ladder.set_defaults(handler=ladder_main)
+
+
+def _fail(message: object) -> int:
+    print(f"strategic-arena: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None) -> int:
+    from strategic_arena.leaderboard import publish
+    from strategic_arena.ratings import TrueSkillSettings
+
+    if args.passes < 1:
+        return _fail("--passes must be at least 1")
+    settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
+    try:
+        paths = publish(db, args.out, run_names, settings)
+    except (FileNotFoundError, KeyError, MissingExtraError) as error:
+        return _fail(error.args[0] if isinstance(error, KeyError) else error)
+    for path in paths.values():
+        print(f"wrote {path}")
+    return 0
+
+
+def publish_main(args: argparse.Namespace) -> int:
+    """``publish``: the leaderboard of ``--db`` into ``--out``."""
+    return _publish(args, args.db, args.run)
+
+
+def _command(args: argparse.Namespace, db: str) -> str:
+    """The command line that replays this ladder (stored with the run and published)."""
+    parts = ["strategic-arena", "ladder", "--out", args.out, "--db", db, "--seed", str(args.seed)]
+    if args.num_games is not None:
+        parts += ["--num-games", str(args.num_games)]
+    if args.envs:
+        parts += ["--envs", *args.envs]
+    return shlex.join(parts)
+
+
+def ladder_main(args: argparse.Namespace) -> int:
+    """``ladder``: play (or resume) the baseline ladder, then publish it."""
+    from pathlib import Path
+
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.games import get_spec
+    from strategic_arena.leaderboard import ladder
+
+    db = args.db or str(Path(args.out) / "ladder.db")
+    if args.num_games is not None and args.num_games < 1:
+        return _fail("--num-games must be at least 1")
+    try:
+        for env_id in args.envs or ():
+            get_spec(env_id)
+        started = time.perf_counter()
+        with ResultsStore(db) as store:
+            summary = ladder.play(
+                store,
+                args.seed,
+                env_ids=args.envs,
+                num_games=args.num_games,
+                command=_command(args, db),
+            )
+    except (ValueError, MissingExtraError) as error:
+        return _fail(error)
+    print(
+        f"ladder: {summary.played} games played, {summary.resumed} resumed, "
+        f"{len(summary.failed)} failed in {time.perf_counter() - started:.0f}s -> {db}"
+    )
+    for key, reason in summary.failed:
+        print(f"  failed {key}: {reason}", file=sys.stderr)
+    if not summary.complete:
+        return _fail("some games failed; rerun the same command to retry them")
+    if args.no_publish:
+        return 0
+    return _publish(args, db, [ladder.RUN_NAME])
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the ``publish`` or ``ladder`` command parsed into ``args``."""
+    handler = publish_main if args.command == "publish" else ladder_main
+    return handler(args)

@@ -1,0 +1,457 @@
+"""The leaderboard as data: one JSON-ready dict (``leaderboard.json``) that the pages render.
+
+:func:`build` reads a results store and returns the whole leaderboard; the markdown and HTML
+renderers take only this dict, so the three published files always say the same thing and
+anyone can re-render the pages from the JSON. The layout is described by
+``schema.json`` next to this module (:func:`schema`); :data:`SCHEMA_VERSION` is bumped on any
+incompatible change.
+
+Contents, per env:
+
+* **competitive envs**: a row per player, ranked by TrueSkill's conservative score
+  (:mod:`strategic_arena.ratings`), with its games, W/D/L, mean return against each opponent
+  (95% CI), normalized score over all its games there (MARSHAL's score with the env's fixed
+  worst and optimum) and invalid-answer rate;
+* **cooperative envs** (Hanabi): ranked by mean self-play score, then by mean score with the
+  partner bot (:func:`strategic_arena.ratings.cooperative_standings`), not by TrueSkill;
+
+then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
+env), every player's public parameters, a few invalid answers per player and env as the model
+wrote them (the pages escape them), and the provenance: runs with their seeds and settings and
+a digest of the games, so a rerun can be checked game for game.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from strategic_arena.arena.metrics import SELF, Summary, mean_ci, normalized_score, summarize
+from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.games import CURATED, get_spec
+from strategic_arena.ratings import (
+    OVERALL,
+    PlayerRating,
+    RatingTable,
+    Score,
+    TrueSkillSettings,
+    cooperative_standings,
+    has_chance,
+    rating_tables,
+)
+
+#: Version of the ``leaderboard.json`` layout.
+SCHEMA_VERSION = 1
+
+#: The player kind whose players are the reference partners of cooperative games.
+PARTNER_BOT_KIND = "hanabi_bot"
+
+#: Invalid answers kept per player and env, and the characters kept of each.
+SAMPLES_PER_PLAYER = 3
+RESPONSE_LIMIT = 400
+
+#: Decimal places of published floats (keeps the files stable and readable).
+DIGITS = 4
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """The JSON schema of ``leaderboard.json`` (draft 2020-12), shipped with the package."""
+    text = resources.files("strategic_arena.leaderboard").joinpath("schema.json").read_text()
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _number(value: float | None) -> float | None:
+    """``value`` rounded for publication; ``None`` for missing or non-finite values."""
+    if value is None or not math.isfinite(value):
+        return None
+    rounded = round(float(value), DIGITS)
+    return 0.0 if rounded == 0 else rounded  # no "-0.0" in the files
+
+
+def _env_order(env_id: str) -> tuple[int, str]:
+    return (list(CURATED).index(env_id) if env_id in CURATED else len(CURATED), env_id)
+
+
+def _reference_kinds() -> frozenset[str]:
+    """Kinds of the built-in opponents (the "solvers" the pages have a column for)."""
+    from opponents.registry import KINDS  # light: no numba until an opponent is built
+
+    return frozenset(KINDS)
+
+
+def _score(score: Score | None) -> dict[str, Any] | None:
+    if score is None:
+        return None
+    return {
+        "games": score.games,
+        "mean": _number(score.mean),
+        "ci95": _number(score.ci95),
+        "normalized": _number(score.normalized),
+    }
+
+
+def _trueskill(rating: PlayerRating | None) -> dict[str, Any] | None:
+    if rating is None:
+        return None
+    return {
+        "mu": _number(rating.mu),
+        "sigma": _number(rating.sigma),
+        "conservative": _number(rating.conservative),
+        "mu_spread": _number(rating.mu_spread),
+    }
+
+
+def _invalid(rows: Sequence[Summary]) -> dict[str, Any]:
+    """Answers, invalid answers (by kind), their rate and forfeits over ``rows``."""
+    answers = sum(row.answers for row in rows)
+    invalid = sum(row.invalid_answers for row in rows)
+    by_kind: dict[str, int] = defaultdict(int)
+    for row in rows:
+        for kind, count in row.invalid_by_kind.items():
+            by_kind[kind] += count
+    return {
+        "answers": answers,
+        "invalid_answers": invalid,
+        "invalid_rate": _number(invalid / answers if answers else 0.0),
+        "invalid_by_kind": dict(sorted(by_kind.items())),
+        "forfeits": sum(row.forfeits for row in rows),
+    }
+
+
+def _versus(row: Summary) -> dict[str, Any]:
+    return {
+        "games": row.games,
+        "mean": _number(row.mean_return),
+        "ci95": _number(row.ci95),
+        "normalized": _number(row.normalized),
+        "wins": row.wins,
+        "draws": row.draws,
+        "losses": row.losses,
+    }
+
+
+def _record(rows: Sequence[Summary]) -> dict[str, int | None]:
+    """Wins, draws and losses summed over competitive ``rows`` (``None`` when there are none)."""
+    if not rows:
+        return {"wins": None, "draws": None, "losses": None}
+    return {
+        "wins": sum(row.wins or 0 for row in rows),
+        "draws": sum(row.draws or 0 for row in rows),
+        "losses": sum(row.losses or 0 for row in rows),
+    }
+
+
+def _ranked(
+    players: Sequence[str], table: RatingTable | None, fallback: dict[str, float]
+) -> list[tuple[int | None, str]]:
+    """Players with their rank: rated ones in table order, then the rest by ``fallback``."""
+    rated = [r.player for r in table.ratings if r.player in players] if table else []
+    rest = sorted(
+        (p for p in players if p not in rated),
+        key=lambda p: (-fallback.get(p, -math.inf), p),
+    )
+    return [(i, p) for i, p in enumerate(rated, start=1)] + [(None, p) for p in rest]
+
+
+def _competitive(
+    env_id: str,
+    rows: dict[str, dict[str, Summary]],
+    table: RatingTable | None,
+    kinds: dict[str, str],
+    reference: frozenset[str],
+) -> dict[str, Any]:
+    spec = get_spec(env_id)
+    pooled: dict[str, list[float]] = {
+        player: [v for opp, row in by_opp.items() if opp != SELF for v in row.returns]
+        for player, by_opp in rows.items()
+    }
+    normalized = {
+        player: normalized_score(spec, mean_ci(values)[0])
+        for player, values in pooled.items()
+        if values
+    }
+    order = _ranked(sorted(rows), table, normalized)
+    entries = []
+    for rank, player in order:
+        by_opp = rows[player]
+        versus_rows = [row for opp, row in by_opp.items() if opp != SELF]
+        mean, half = mean_ci(pooled[player])
+        entries.append(
+            {
+                "rank": rank,
+                "player": player,
+                "kind": kinds.get(player, ""),
+                "trueskill": _trueskill(table[player] if rank is not None and table else None),
+                "games": sum(row.games for row in versus_rows),
+                "wins": sum(row.wins or 0 for row in versus_rows),
+                "draws": sum(row.draws or 0 for row in versus_rows),
+                "losses": sum(row.losses or 0 for row in versus_rows),
+                "mean_return": {"mean": _number(mean), "ci95": _number(half)},
+                "normalized": _number(normalized.get(player)),
+                **_invalid(list(by_opp.values())),
+                "versus": {opp: _versus(row) for opp, row in sorted(by_opp.items())},
+            }
+        )
+    return {
+        "env_id": env_id,
+        "title": spec.title,
+        "cooperative": False,
+        "normalization": {"worst": spec.worst, "optimum": spec.optimum},
+        "duplicate_matches": has_chance(env_id),
+        "rated_matches": table.matches if table else 0,
+        "draw_probability": _number(table.draw_probability) if table else None,
+        "reference_opponents": [p for _, p in order if kinds.get(p) in reference],
+        "rows": entries,
+    }
+
+
+def _cooperative(
+    env_id: str,
+    summaries: Sequence[Summary],
+    rows: dict[str, dict[str, Summary]],
+    kinds: dict[str, str],
+) -> dict[str, Any]:
+    spec = get_spec(env_id)
+    bots = sorted(name for name, kind in kinds.items() if kind == PARTNER_BOT_KIND)
+    standings = cooperative_standings(summaries, env_id, bots)
+    entries = []
+    for rank, standing in enumerate(standings, start=1):
+        by_partner = rows[standing.player]
+        entries.append(
+            {
+                "rank": rank,
+                "player": standing.player,
+                "kind": kinds.get(standing.player, ""),
+                "games": sum(row.games for row in by_partner.values()),
+                "self_play": _score(standing.self_play),
+                "with_partner_bot": _score(standing.with_partner_bot),
+                "partners": {p: _score(s) for p, s in standing.partners.items()},
+                **_invalid(list(by_partner.values())),
+            }
+        )
+    return {
+        "env_id": env_id,
+        "title": spec.title,
+        "cooperative": True,
+        "normalization": {"worst": spec.worst, "optimum": spec.optimum},
+        "partner_bots": bots,
+        "rows": entries,
+    }
+
+
+def _overall(
+    envs: Sequence[dict[str, Any]],
+    table: RatingTable | None,
+    kinds: dict[str, str],
+    summaries: Sequence[Summary],
+) -> dict[str, Any]:
+    normalized: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for env in envs:
+        for row in env["rows"]:
+            if env["cooperative"]:
+                score = row["self_play"] or row["with_partner_bot"]
+                value = score["normalized"] if score else None
+            else:
+                value = row["normalized"]
+            normalized[row["player"]][env["env_id"]] = value
+    means = {
+        player: float(sum(values)) / len(values)
+        for player, by_env in normalized.items()
+        if (values := [v for v in by_env.values() if v is not None])
+    }
+    by_player: dict[str, list[Summary]] = defaultdict(list)
+    versus: dict[str, list[Summary]] = defaultdict(list)  # competitive, not self-play
+    for summary in summaries:
+        if summary.seat is None:
+            by_player[summary.player].append(summary)
+            if summary.wins is not None:
+                versus[summary.player].append(summary)
+    entries = []
+    for rank, player in _ranked(sorted(normalized), table, means):
+        rating = table[player] if rank is not None and table else None
+        entries.append(
+            {
+                "rank": rank,
+                "player": player,
+                "kind": kinds.get(player, ""),
+                "trueskill": _trueskill(rating),
+                "games": sum(row.games for row in by_player[player]),
+                "rated_matches": rating.matches if rating else 0,
+                **_record(versus[player]),
+                "normalized": dict(normalized[player]),
+                "mean_normalized": _number(means.get(player)),
+                **_invalid(by_player[player]),
+            }
+        )
+    return {
+        "rated_matches": table.matches if table else 0,
+        "draw_probability": _number(table.draw_probability) if table else None,
+        "rows": entries,
+    }
+
+
+def _samples(
+    store: ResultsStore, games: Sequence[dict[str, Any]], run_names: dict[int, str], limit: int
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` invalid final answers per player and env, in canonical game order."""
+    by_id = {game["id"]: game for game in games}
+    flagged: dict[int, set[int]] = defaultdict(set)  # game id -> seats with an invalid answer
+    for move in store.move_stats(sorted({game["run_id"] for game in games})):
+        if move["errors"] and move["game_id"] in by_id:
+            flagged[move["game_id"]].add(move["seat"])
+    for game in games:  # a forfeit by a player that records no errors (a bot's illegal move)
+        if game["forfeited_by"] is not None:
+            flagged[game["id"]].add(game["forfeited_by"])
+    order = sorted(
+        flagged, key=lambda gid: (run_names[by_id[gid]["run_id"]], by_id[gid]["game_key"])
+    )
+    taken: dict[tuple[str, str], int] = defaultdict(int)
+    samples = []
+    for game_id in order:
+        game = by_id[game_id]
+        wanted = {
+            seat
+            for seat in flagged[game_id]
+            if taken[(game["players"][seat], game["env_id"])] < limit
+        }
+        if not wanted:
+            continue
+        for move in store.moves(game_id):
+            player = game["players"][move["seat"]]
+            key = (player, game["env_id"])
+            if move["seat"] not in wanted or move["error_kind"] is None or taken[key] >= limit:
+                continue
+            taken[key] += 1
+            response: str = move["response"]
+            samples.append(
+                {
+                    "player": player,
+                    "env_id": game["env_id"],
+                    "run": run_names[game["run_id"]],
+                    "game_key": game["game_key"],
+                    "ply": move["ply"],
+                    "error_kind": move["error_kind"],
+                    "error_detail": move["error_detail"] or "",
+                    "response": response[:RESPONSE_LIMIT],
+                    "truncated": len(response) > RESPONSE_LIMIT,
+                }
+            )
+    samples.sort(key=lambda s: (_env_order(s["env_id"]), s["player"], s["run"], s["game_key"]))
+    return samples
+
+
+def games_digest(games: Sequence[dict[str, Any]], run_names: dict[int, str]) -> str:
+    """A SHA-256 over the games' content (run, key, env, seed, seats, returns, status, history).
+
+    Independent of row ids, timings and storage order: two stores holding the same games have
+    the same digest, so a rerun of the ladder can be checked against the published one.
+    """
+    lines = sorted(
+        json.dumps(
+            [
+                run_names[g["run_id"]],
+                g["game_key"],
+                g["env_id"],
+                g["seed"],
+                g["players"],
+                g["returns"],
+                g["status"],
+                g["history"],
+            ],
+            separators=(",", ":"),
+        )
+        for g in games
+    )
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line.encode() + b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def build(
+    store: ResultsStore,
+    run_names: Sequence[str] | None = None,
+    *,
+    settings: TrueSkillSettings | None = None,
+    source: str | None = None,
+    samples_per_player: int = SAMPLES_PER_PLAYER,
+) -> dict[str, Any]:
+    """The leaderboard of the games of ``run_names`` (every run when ``None``).
+
+    Args:
+        store: the results store.
+        run_names: runs to include.
+        settings: TrueSkill parameters (defaults when ``None``).
+        source: how to name the database in the output (e.g. its file name); ``None`` omits it.
+        samples_per_player: invalid answers kept per player and env.
+
+    Returns:
+        JSON-ready data that validates against :func:`schema`.
+    """
+    from strategic_arena import __version__
+
+    settings = settings or TrueSkillSettings()
+    runs = [run for run in store.runs() if run_names is None or run["name"] in run_names]
+    if run_names is not None:
+        for name in run_names:
+            store.run_id(name)  # a KeyError naming the known runs
+    run_ids = {run["id"]: run["name"] for run in runs}
+    games = [game for run_id in run_ids for game in store.games(run_id)]
+    summaries = summarize(store, [run["name"] for run in runs])
+    tables = rating_tables(store, [run["name"] for run in runs], settings)
+    registered = store.players()
+    present = {name for game in games for name in game["players"]}
+    kinds = {name: str(registered.get(name, {}).get("kind", "")) for name in present}
+    reference = _reference_kinds()
+    rows: dict[str, dict[str, dict[str, Summary]]] = defaultdict(lambda: defaultdict(dict))
+    for summary in summaries:
+        if summary.seat is None:
+            rows[summary.env_id][summary.player][summary.opponent] = summary
+    envs = []
+    for env_id in sorted(rows, key=_env_order):
+        if get_spec(env_id).cooperative:
+            envs.append(_cooperative(env_id, summaries, rows[env_id], kinds))
+        else:
+            envs.append(_competitive(env_id, rows[env_id], tables.get(env_id), kinds, reference))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": {"name": "strategic-arena", "version": __version__},
+        "source": {
+            "database": source,
+            "store_schema_version": STORE_SCHEMA_VERSION,
+            "runs": [
+                {"name": run["name"], "seed": run["seed"], "settings": run["settings"]}
+                for run in runs
+            ],
+            "games": len(games),
+            "games_digest": games_digest(games, run_ids),
+        },
+        "rating": {
+            "method": "trueskill",
+            "ranking": "mu - 3 * sigma",
+            "order": "mean over passes in seeded random orders of the canonically sorted matches",
+            "matches": "a game; in games with chance, a deal played in both seatings (duplicate)",
+            **settings.as_dict(),
+            "draw_probability": (
+                "share of drawn matches per pool, clamped to [0.01, 0.9]"
+                if settings.draw_probability is None
+                else settings.draw_probability
+            ),
+        },
+        "players": {
+            name: {"kind": kinds[name], "params": registered.get(name, {}).get("params", {})}
+            for name in sorted(present)
+        },
+        "envs": envs,
+        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries),
+        "invalid_samples": _samples(store, games, run_ids, samples_per_player),
+    }

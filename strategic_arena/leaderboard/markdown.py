@@ -1,0 +1,252 @@
+"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoured markdown tables.
+
+Every string that came from a user or a model (player names, parameters, answers) goes through
+:func:`escape`, which keeps it inside its table cell and shows HTML as text: ``<``, ``>`` and
+``&`` become entities, ``|``, backslashes, backticks and brackets (code spans, links) are
+backslash-escaped, and line breaks become spaces.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from strategic_arena.leaderboard import _format as fmt
+
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_SPECIAL = re.compile(r"([\\`|\[\]])")
+
+
+def escape(text: object) -> str:
+    """``text`` safe inside a markdown table cell: shown literally, never as HTML or a link."""
+    value = "".join(_ENTITIES.get(char, char) for char in str(text))
+    value = _SPECIAL.sub(r"\\\1", value)
+    return " ".join(value.split())  # line breaks and runs of blanks: one space
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: int = 0) -> list[str]:
+    """A markdown table; the columns from index ``right`` on are right-aligned."""
+    align = ["---" if i < right else "---:" for i in range(len(header))] if right else None
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("| " + " | ".join(align or ["---"] * len(header)) + " |")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _anchor(title: str) -> str:
+    """GitHub's heading anchor of a heading made of ``title`` (for the contents list)."""
+    slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+    return "#" + slug
+
+
+def _rank(row: Mapping[str, Any]) -> str:
+    return fmt.MISSING if row["rank"] is None else str(row["rank"])
+
+
+def _competitive(env: Mapping[str, Any]) -> list[str]:
+    norm = env["normalization"]
+    lines = [
+        f"Rated matches: {env['rated_matches']}"
+        f"{fmt.DUPLICATE if env['duplicate_matches'] else ''}; TrueSkill draw probability "
+        f"{fmt.probability(env['draw_probability'])}; normalized score: worst "
+        f"{norm['worst']:g} = 0, optimum {norm['optimum']:g} = 100. Columns *vs X*: mean "
+        "return against X ± 95% CI, both seats.",
+        "",
+    ]
+    columns = env["reference_opponents"]
+    header = [
+        "rank",
+        "player",
+        "TrueSkill μ ± σ",
+        "μ − 3σ",
+        "games",
+        "W/D/L",
+        *(f"vs {escape(name)}" for name in columns),
+        "normalized",
+        "invalid %",
+    ]
+    rows = []
+    for row in env["rows"]:
+        versus = row["versus"]
+        rows.append(
+            [
+                _rank(row),
+                escape(row["player"]),
+                fmt.rating(row["trueskill"]),
+                fmt.conservative(row["trueskill"]),
+                str(row["games"]),
+                fmt.wdl(row),
+                *(
+                    fmt.mean_ci(versus[name]["mean"], versus[name]["ci95"])
+                    if name in versus
+                    else fmt.MISSING
+                    for name in columns
+                ),
+                fmt.score(row["normalized"]),
+                fmt.percent(row["invalid_rate"]),
+            ]
+        )
+    return lines + _table(header, rows, right=2)
+
+
+def _cooperative(env: Mapping[str, Any]) -> list[str]:
+    norm = env["normalization"]
+    bots = ", ".join(escape(name) for name in env["partner_bots"]) or "none"
+    lines = [
+        "Cooperative: ranked by mean self-play score, then by mean score with the partner bot "
+        f"({bots}), not by TrueSkill. Scores are shared returns ± 95% CI; normalized: "
+        f"{norm['worst']:g} = 0, {norm['optimum']:g} = 100.",
+        "",
+    ]
+    header = [
+        "rank",
+        "player",
+        "self-play score",
+        "with partner bot",
+        "games",
+        "normalized (self-play)",
+        "normalized (with bot)",
+        "invalid %",
+    ]
+    rows = []
+    for row in env["rows"]:
+        own, bot = row["self_play"], row["with_partner_bot"]
+        rows.append(
+            [
+                _rank(row),
+                escape(row["player"]),
+                fmt.mean_ci(own["mean"], own["ci95"]) if own else fmt.MISSING,
+                fmt.mean_ci(bot["mean"], bot["ci95"]) if bot else fmt.MISSING,
+                str(row["games"]),
+                fmt.score(own["normalized"]) if own else fmt.MISSING,
+                fmt.score(bot["normalized"]) if bot else fmt.MISSING,
+                fmt.percent(row["invalid_rate"]),
+            ]
+        )
+    return lines + _table(header, rows, right=2)
+
+
+def _overall(data: Mapping[str, Any]) -> list[str]:
+    overall = data["overall"]
+    envs = data["envs"]
+    lines = [
+        f"One TrueSkill pool over the {overall['rated_matches']} rated matches of every "
+        f"competitive game (draw probability {fmt.probability(overall['draw_probability'])}); "
+        "players without a rated match are listed after, by mean normalized score. W/D/L: "
+        "competitive games. Per-game columns: normalized score (cooperative games: self-play).",
+        "",
+    ]
+    header = [
+        "rank",
+        "player",
+        "TrueSkill μ ± σ",
+        "μ − 3σ",
+        "games",
+        "W/D/L",
+        *(escape(env["title"]) for env in envs),
+        "mean normalized",
+        "invalid %",
+    ]
+    rows = [
+        [
+            _rank(row),
+            escape(row["player"]),
+            fmt.rating(row["trueskill"]),
+            fmt.conservative(row["trueskill"]),
+            str(row["games"]),
+            fmt.wdl(row),
+            *(fmt.score(row["normalized"].get(env["env_id"])) for env in envs),
+            fmt.score(row["mean_normalized"]),
+            fmt.percent(row["invalid_rate"]),
+        ]
+        for row in overall["rows"]
+    ]
+    return lines + _table(header, rows, right=2)
+
+
+def _reproduce(data: Mapping[str, Any]) -> list[str]:
+    source = data["source"]
+    lines = [
+        f"Games digest (SHA-256 over every game's run, key, seed, seats, returns and history, "
+        f"independent of storage order): `{source['games_digest']}`.",
+        "",
+    ]
+    for run in source["runs"]:
+        lines.append(f"- run {escape(run['name'])}, seed {run['seed']}")
+        command = run["settings"].get("command")
+        if isinstance(command, str):
+            lines += ["", "  ```bash", f"  {' '.join(command.split())}", "  ```"]
+    rating = data["rating"]
+    lines += [
+        "",
+        f"Ratings: TrueSkill (μ₀ {rating['mu']:g}, σ₀ {rating['sigma']:.3f}, β "
+        f"{rating['beta']:.3f}, τ {rating['tau']:.4f}); {rating['passes']} passes over the "
+        f"games in random orders (seed {rating['seed']}), averaged, so the ratings do not "
+        "depend on the order games were stored in.",
+    ]
+    return lines
+
+
+def render(data: Mapping[str, Any]) -> str:
+    """``LEADERBOARD.md`` for :func:`strategic_arena.leaderboard.build` output."""
+    source = data["source"]
+    runs = ", ".join(f"{escape(run['name'])} (seed {run['seed']})" for run in source["runs"])
+    database = f" from `{escape(source['database'])}`" if source["database"] else ""
+    sections: list[tuple[str, list[str]]] = [("Overall", _overall(data))]
+    for env in data["envs"]:
+        kind = ", cooperative" if env["cooperative"] else ""
+        title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
+        body = _cooperative(env) if env["cooperative"] else _competitive(env)
+        sections.append((title, body))
+    sections.append(("Players", _players(data["players"])))
+    sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))
+    sections.append(("Reproduce", _reproduce(data)))
+    lines = [
+        "# Leaderboards",
+        "",
+        "<!-- Generated by `strategic-arena publish`; do not edit by hand. -->",
+        "",
+        f"Generated by strategic-arena {escape(data['generator']['version'])}{database}: "
+        f"{source['games']} games; runs: {runs or 'none'}.",
+        "",
+        "- Competitive games are ranked by TrueSkill's conservative score μ − 3σ.",
+        "- *vs X*: mean return against X with its 95% confidence interval (Student t).",
+        "- Normalized score: 100 × (mean return − worst) / (optimum − worst), with each game's "
+        "fixed worst and optimum.",
+        "- Invalid %: invalid answers over all answers, retries included.",
+        "",
+        "Contents: " + ", ".join(f"[{title}]({_anchor(title)})" for title, _ in sections),
+    ]
+    for title, body in sections:
+        lines += ["", f"## {title}", "", *body]
+    return "\n".join(lines) + "\n"
+
+
+def _players(players: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    rows = [
+        [
+            escape(name),
+            escape(player["kind"]),
+            escape(json.dumps(player["params"], sort_keys=True, ensure_ascii=False)),
+        ]
+        for name, player in players.items()
+    ]
+    return _table(["player", "kind", "parameters"], rows)
+
+
+def _samples(samples: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not samples:
+        return ["No invalid answers."]
+    rows = [
+        [
+            escape(sample["player"]),
+            escape(sample["env_id"]),
+            escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"),
+            escape(f"{sample['error_kind']}: {sample['error_detail']}"),
+            escape(sample["response"] + (" …" if sample["truncated"] else "")) or fmt.MISSING,
+        ]
+        for sample in samples
+    ]
+    return _table(["player", "game", "where", "error", "response (as written)"], rows)

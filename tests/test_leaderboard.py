@@ -1,0 +1,330 @@
+"""Published leaderboards: JSON against its schema, deterministic files, escaping of every
+user or model string, the CLI, the committed baseline ladder, and the page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trueskill")
+pytest.importorskip("numba")  # the MCTS and Nash opponents
+
+from strategic_arena.actions import ActionError
+from strategic_arena.arena.runner import Entrant, round_robin, run
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli import main
+from strategic_arena.leaderboard import FILES, publish, schema
+from strategic_arena.players import Decision, GameState, Player
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / "leaderboards"
+
+#: A player name and answers that would run script if a page did not escape them.
+EVIL_NAME = "<script>alert(1)</script> | evil"
+EVIL_RESPONSE = "<answer><script>window.__xss = 1; alert(2)</script></answer>\n<b>bold?</b>"
+EVIL_PARAM = "<img src=x onerror=alert(3)>"
+
+
+class EvilPlayer:
+    """Answers every move with markup instead of a move (and so forfeits)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        error = ActionError("unknown_action", "not a move: <script>alert(4)</script>")
+        return Decision(action=None, text=EVIL_RESPONSE, error=error, errors=(error,))
+
+
+def evil_entrant() -> Entrant:
+    def build_player(env_id: str, seed: int) -> Player:
+        return EvilPlayer(EVIL_NAME)
+
+    return Entrant(EVIL_NAME, "llm", {"model": EVIL_PARAM}, build_player, ("tic_tac_toe-v0",))
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with competitive and cooperative games and one hostile player."""
+    path = tmp_path_factory.mktemp("leaderboard") / "arena.db"
+    specs = ["random", "mcts:simulations=10", "nash", "hanabi_bot"]
+    entrants = [*(Entrant.opponent(spec) for spec in specs), evil_entrant()]
+    envs = ["tic_tac_toe-v0", "kuhn_poker-v0", "mini_hanabi-v0"]
+    with ResultsStore(path) as store:
+        tasks = round_robin(entrants, envs, 8, seed=5)
+        assert run(store, "mixed", tasks, seed=5, concurrency=1, progress=False).complete
+    return path
+
+
+@pytest.fixture(scope="module")
+def published(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("published")
+    publish(store_path, out)
+    return out
+
+
+def load(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "leaderboard.json").read_text())
+    return data
+
+
+def validate(data: dict[str, Any]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(schema())
+    validator.check_schema(schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+
+
+# ------------------------------------------------------------------------------------------
+# JSON
+
+
+def test_json_validates_against_its_schema(published: Path) -> None:
+    data = load(published)
+    validate(data)
+    assert data["schema_version"] == 1
+    assert json.loads((published / "leaderboard.schema.json").read_text()) == schema()
+    envs = {env["env_id"]: env for env in data["envs"]}
+    assert list(envs) == ["tic_tac_toe-v0", "kuhn_poker-v0", "mini_hanabi-v0"]
+    assert envs["mini_hanabi-v0"]["cooperative"] and envs["mini_hanabi-v0"]["partner_bots"] == [
+        "hanabi_bot"
+    ]
+    ttt = envs["tic_tac_toe-v0"]
+    assert ttt["rows"][-1]["player"] == EVIL_NAME  # it forfeits every game
+    evil = ttt["rows"][-1]
+    assert evil["invalid_rate"] == 1.0 and evil["losses"] == evil["games"] == 16
+    assert evil["versus"]["random"]["mean"] == -1.0
+    assert ttt["reference_opponents"] == ["mcts:simulations=10", "random"]  # not the model
+
+
+def test_schema_rejects_a_malformed_leaderboard(published: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    data = load(published)
+    data["envs"][0]["rows"][0]["trueskill"]["sigma"] = "wide"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+    data = load(published)
+    data["schema_version"] = 2
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+
+
+def test_publishing_twice_writes_identical_files(store_path: Path, tmp_path: Path) -> None:
+    first, second = publish(store_path, tmp_path / "a"), publish(store_path, tmp_path / "b")
+    assert sorted(first) == sorted(FILES)
+    for name in FILES:
+        assert first[name].read_bytes() == second[name].read_bytes(), name
+
+
+def test_invalid_answers_are_sampled_as_written(published: Path) -> None:
+    samples = load(published)["invalid_samples"]
+    evil = [s for s in samples if s["player"] == EVIL_NAME]
+    assert len(evil) == 3  # at most three per player and game
+    assert {s["response"] for s in evil} == {EVIL_RESPONSE}
+    assert evil[0]["error_kind"] == "unknown_action"
+
+
+# ------------------------------------------------------------------------------------------
+# escaping in the static files
+
+
+def test_markdown_escapes_user_strings(published: Path) -> None:
+    text = (published / "LEADERBOARD.md").read_text()
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; \\| evil" in text
+    assert "&lt;img src=x onerror=alert(3)&gt;" in text
+    # Every table row keeps its column count: the '|' in the name stays inside its cell.
+    for table in re.findall(r"(?:^\|.*\|\n)+", text, flags=re.MULTILINE):
+        rows = table.splitlines()
+        widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+        assert len(widths) == 1, rows[0]
+
+
+def test_html_escapes_user_strings(published: Path) -> None:
+    page = (published / "index.html").read_text()
+    assert page.count("<script") == 1  # the page's own script, nothing else
+    assert (
+        "<img" not in page
+        and "<b>" not in page
+        and "onerror=" not in page.replace("onerror=alert(3)&gt;", "")
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; | evil" in page
+    assert "window.__xss" in page  # the response is there, as text
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing remote
+    assert "https://" not in page
+
+
+# ------------------------------------------------------------------------------------------
+# command line
+
+
+def test_publish_command(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    assert main(["publish", "--db", str(store_path), "--out", str(out), "--passes", "4"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert load(out)["rating"]["passes"] == 4
+    assert main(["publish", "--db", str(tmp_path / "missing.db"), "--out", str(out)]) == 2
+    assert "no results database" in capsys.readouterr().err
+    assert main(["publish", "--db", str(store_path), "--out", str(out), "--run", "nope"]) == 2
+    assert "no run named 'nope'" in capsys.readouterr().err
+
+
+def test_ladder_command_plays_resumes_and_publishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "ladder"
+    argv = ["ladder", "--out", str(out), "--envs", "tic_tac_toe-v0", "--num-games", "2"]
+    assert main(argv) == 0
+    assert "30 games played" in capsys.readouterr().out  # 6 entrants play Tic-Tac-Toe: 15 pairs
+    data = load(out)
+    validate(data)
+    (run_info,) = data["source"]["runs"]
+    assert run_info["name"] == "baseline-ladder"
+    assert run_info["settings"]["command"].startswith("strategic-arena ladder --out ")
+    assert main(argv) == 0  # a rerun resumes: nothing left to play, same games
+    assert "0 games played, 30 resumed" in capsys.readouterr().out
+    assert load(out)["source"]["games_digest"] == data["source"]["games_digest"]
+    assert main([*argv[:-1], "3"]) == 2  # another ladder into the same database
+    assert "other settings" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------
+# the committed baseline ladder
+
+
+def test_the_committed_baseline_ladder_is_valid_and_ordered() -> None:
+    path = COMMITTED / "leaderboard.json"
+    if not path.exists():
+        pytest.skip("leaderboards/leaderboard.json is not in this checkout")
+    data = load(COMMITTED)
+    validate(data)
+    envs = {env["env_id"]: env for env in data["envs"]}
+    assert set(envs) == {
+        "tic_tac_toe-v0",
+        "connect_four-v0",
+        "kuhn_poker-v0",
+        "leduc_holdem-v0",
+        "mini_hanabi-v0",
+        "simple_hanabi-v0",
+    }
+
+    def rank(env_id: str, player: str) -> int:
+        (row,) = [row for row in envs[env_id]["rows"] if row["player"] == player]
+        value: int = row["rank"]
+        return value
+
+    for env_id in ("tic_tac_toe-v0", "connect_four-v0"):
+        ranks = [rank(env_id, f"mcts:simulations={n}") for n in (1000, 100, 10)]
+        assert ranks == sorted(ranks) and rank(env_id, "random") > ranks[-1]
+    assert rank("tic_tac_toe-v0", "minimax") < rank("tic_tac_toe-v0", "mcts:simulations=100")
+    solver = next(
+        row["player"] for row in envs["connect_four-v0"]["rows"] if "solver" in row["player"]
+    )
+    assert rank("connect_four-v0", solver) < rank("connect_four-v0", "mcts:simulations=100")
+    for env_id in ("kuhn_poker-v0", "leduc_holdem-v0"):
+        assert envs[env_id]["rows"][-1]["player"] == "random"
+    for env_id in ("mini_hanabi-v0", "simple_hanabi-v0"):
+        assert envs[env_id]["rows"][0]["player"] == "hanabi_bot"
+    page = (COMMITTED / "index.html").read_text()
+    markdown = (COMMITTED / "LEADERBOARD.md").read_text()
+    assert data["source"]["games_digest"] in page and data["source"]["games_digest"] in markdown
+
+
+# ------------------------------------------------------------------------------------------
+# the page in a real browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium = shutil.which("chromium")
+    driver_path = shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.skip(
+            "headless Chromium is not installed (Debian: apt-get install chromium "
+            "chromium-driver); CI installs it"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(driver_path))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    browser.get((published / "index.html").as_uri())
+    tabs = browser.find_elements(By.CSS_SELECTOR, '[role="tab"]')
+    assert [tab.text for tab in tabs] == [
+        "Overall",
+        "Tic-Tac-Toe",
+        "Kuhn Poker",
+        "Mini Hanabi",
+        "Players",
+        "About",
+    ]
+
+    def visible_panels() -> list[str]:
+        panels = browser.find_elements(By.CSS_SELECTOR, '[role="tabpanel"]')
+        return [panel.get_attribute("id") for panel in panels if panel.is_displayed()]
+
+    # The tables render, one tab at a time.
+    assert visible_panels() == ["panel-overall"]
+    rows = browser.find_elements(By.CSS_SELECTOR, "#panel-overall table tbody tr")
+    assert len(rows) == 5 and all(row.is_displayed() for row in rows)
+    assert browser.find_element(By.CSS_SELECTOR, "#panel-overall svg").is_displayed()
+
+    # Tabs switch.
+    for tab in tabs:
+        tab.click()
+        panel = tab.get_attribute("aria-controls")
+        assert visible_panels() == [panel]
+        assert tab.get_attribute("aria-selected") == "true"
+
+    # A table sorts by a clicked column, and back.
+    tabs[1].click()
+    table = browser.find_element(By.CSS_SELECTOR, "#panel-game-1 table")
+
+    def players() -> list[str]:
+        cells = table.find_elements(By.CSS_SELECTOR, "tbody tr td:nth-child(2)")
+        return [cell.text for cell in cells]
+
+    ranked = players()
+    header = table.find_element(By.XPATH, ".//th[normalize-space()='player']/button")
+    header.click()
+    assert players() == sorted(ranked, key=str.lower)
+    header.click()
+    assert players() == sorted(ranked, key=str.lower, reverse=True)
+    table.find_element(By.XPATH, ".//th[normalize-space()='rank']/button").click()
+    assert players() == ranked
+
+    # Model and user strings show as text and never run.
+    tabs[4].click()
+    text = browser.find_element(By.ID, "panel-players").text
+    assert EVIL_NAME in text and EVIL_PARAM in text
+    assert "<script>window.__xss = 1; alert(2)</script>" in text
+    assert browser.execute_script("return window.__xss === undefined") is True
+    assert len(browser.find_elements(By.TAG_NAME, "script")) == 1
+    assert not browser.find_elements(By.TAG_NAME, "img")
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018
+
+    # No console errors (a blocked inline script would report a CSP violation here).
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors

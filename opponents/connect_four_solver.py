@@ -557,7 +557,7 @@ def c4_optimal_moves(
 
 
 class ConnectFourSolverPlayer(base.SolverPlayer):
-    """Perfect Connect Four within a time budget per move, UCT MCTS beyond it.
+    """Perfect Connect Four within a time (or node) budget per move, UCT MCTS beyond it.
 
     Each move solves the position (every optimal move, :func:`c4_optimal_moves`) within
     ``budget_s`` seconds and plays one of them uniformly at random; when the budget runs out
@@ -576,6 +576,7 @@ class ConnectFourSolverPlayer(base.SolverPlayer):
         seed: int | np.random.Generator | None = None,
         budget_s: float = 1.0,
         fallback_simulations: int = 1000,
+        max_nodes: int = 0,
     ) -> None:
         """Build the player.
 
@@ -586,15 +587,20 @@ class ConnectFourSolverPlayer(base.SolverPlayer):
                 entropy); the fallback's seed is drawn from it.
             budget_s: seconds the solver may spend per move (> 0).
             fallback_simulations: MCTS simulations per move when the solver runs out (>= 1).
+            max_nodes: when > 0, a budget of negamax nodes per move instead of seconds: the
+                same moves on every machine (``budget_s`` is then not used).
         """
         if budget_s <= 0:
             raise ValueError(f"budget_s must be > 0, not {budget_s}")
         if fallback_simulations < 1:
             raise ValueError(f"fallback_simulations must be >= 1, not {fallback_simulations}")
+        if max_nodes < 0:
+            raise ValueError(f"max_nodes must be >= 0, not {max_nodes}")
         super().__init__(env_id, name)
         self.rng = make_rng(seed)
         self.budget_s = float(budget_s)
         self.fallback_simulations = int(fallback_simulations)
+        self.max_nodes = int(max_nodes)
         self.solved = 0
         self.fallbacks = 0
         self._fallback: base.SolverPlayer | None = None
@@ -605,7 +611,10 @@ class ConnectFourSolverPlayer(base.SolverPlayer):
         if seat != len(history) % 2:
             raise ValueError(f"seat {seat} is not to move after {len(history)} moves")
         try:
-            moves = c4_optimal_moves(history, budget_s=self.budget_s)
+            if self.max_nodes:
+                moves = c4_optimal_moves(history, max_nodes=self.max_nodes)
+            else:
+                moves = c4_optimal_moves(history, budget_s=self.budget_s)
         except BudgetExceeded:
             self.fallbacks += 1
             return self._fallback_move(state, seat, history)

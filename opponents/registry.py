@@ -72,7 +72,7 @@ KINDS: dict[str, OpponentKind] = {
         OpponentKind(
             "solver",
             ("connect_four-v0",),
-            {"seed": int, "budget_s": float, "fallback_simulations": int},
+            {"seed": int, "budget_s": float, "fallback_simulations": int, "max_nodes": int},
             "opponents.connect_four_solver:ConnectFourSolverPlayer",
             "Connect Four negamax solver within a time budget, MCTS beyond it",
         ),

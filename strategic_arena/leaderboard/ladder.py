@@ -5,9 +5,8 @@ four budgets, perfect play and the equilibrium policies stand on each game. It i
 :func:`strategic_arena.arena.runner.round_robin` per env over :data:`BASELINE` (each entrant
 plays the envs its opponent kind supports), played by :func:`strategic_arena.arena.runner.run`
 into a results store under the run name :data:`RUN_NAME`. Everything is seeded from one run
-seed, so rerunning the command replays the same games -- except the Connect Four ``solver``,
-whose per-move budget is wall-clock time: on a slower or busier machine it falls back to MCTS
-on a few more early moves.
+seed, so rerunning the command replays the same games on any machine: the Connect Four
+``solver`` gets a budget of negamax nodes per move (``max_nodes``), not seconds.
 
 Game counts (:data:`NUM_GAMES`) are per pair of entrants, split evenly over both seatings;
 they are chosen so the tiers separate while the whole ladder runs in about ten minutes on one
@@ -34,7 +33,7 @@ BASELINE: tuple[str, ...] = (
     "mcts:simulations=1000",
     "mcts:simulations=10000",
     "minimax",
-    "solver:budget_s=0.5,fallback_simulations=10000",
+    "solver:max_nodes=2000000,fallback_simulations=10000",
     "cfr:iterations=10",
     "cfr:iterations=100",
     "nash",

@@ -202,6 +202,22 @@ def test_player_falls_back_when_the_budget_is_tiny() -> None:
     assert player.fallbacks == 3 and player.solved == 0
 
 
+def test_a_node_budget_makes_the_player_machine_independent() -> None:
+    state = state_after([3, 3])
+    moves = []
+    for _ in range(2):
+        player = opponents.make("solver:seed=4,max_nodes=20000,fallback_simulations=30", C4)
+        assert isinstance(player, ConnectFourSolverPlayer)
+        moves.append([player.choose(GameState(C4, state.clone()), 0) for _ in range(3)])
+        assert player.fallbacks == 3  # 20,000 nodes cannot solve the opening
+    assert moves[0] == moves[1]
+    solving = opponents.make("solver:seed=0,max_nodes=50000000", C4)
+    assert isinstance(solving, ConnectFourSolverPlayer)
+    history = digits(POSITIONS[1][0])
+    pick = solving.choose(GameState(C4, state_after(history)), len(history) % 2)
+    assert pick in c4_optimal_moves(history)
+
+
 def test_player_falls_back_to_random_without_mcts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opponents.mcts", None)  # import raises ImportError
     state = state_after([3, 3])
@@ -217,6 +233,8 @@ def test_player_checks_its_arguments() -> None:
         ConnectFourSolverPlayer(C4, budget_s=0)
     with pytest.raises(ValueError):
         ConnectFourSolverPlayer(C4, fallback_simulations=0)
+    with pytest.raises(ValueError):
+        ConnectFourSolverPlayer(C4, max_nodes=-1)
 
 
 def test_eight_stone_opening_is_solved_consistently() -> None:

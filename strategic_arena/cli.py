@@ -13,7 +13,8 @@ Subcommands:
 * ``report`` -- recompute the metrics of a results store;
 * ``replay`` -- replay a stored game exactly;
 * ``publish`` -- write the leaderboards of a results store (markdown, JSON, HTML);
-* ``ladder`` -- play the baseline ladder of solvers and publish it.
+* ``ladder`` -- play the baseline ladder of solvers and publish it;
+* ``train`` -- self-play RL training from a YAML config (:mod:`strategic_arena.train.cli`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.leaderboard import cli as leaderboard_commands
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
+from strategic_arena.train import cli as train_commands
 from strategic_arena.validation import STYLES, Style
 
 
@@ -166,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
     add_play_options(demo, "kuhn_poker-v0")
     arena_commands.add_parsers(sub)
     leaderboard_commands.add_parsers(sub)
+    train_commands.add_parsers(sub)
     return parser
 
 
@@ -183,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return arena_commands.dispatch(args)
     if args.command in ("publish", "ladder"):
         return leaderboard_commands.dispatch(args)
+    if args.command in train_commands.COMMANDS:
+        return train_commands.dispatch(args)
     if args.command == "serve":
         return _serve(args.player, args.model, args.host, args.port)
     if args.command == "solve":

@@ -1,0 +1,11 @@
+"""Self-play trainer (extra ``[train]``: torch, transformers; ``[vllm]`` for GPU rollouts).
+
+Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (rollouts through the
+arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
+:mod:`~strategic_arena.train.engine`, :mod:`~strategic_arena.train.vllm_engine`) -> score
+(:mod:`~strategic_arena.train.rewards`) -> advantage (:mod:`~strategic_arena.train.advantages`)
+-> update (:mod:`~strategic_arena.train.learner`) -> sync. Configuration lives in
+:mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in
+:mod:`~strategic_arena.train.cli`. The pure parts (episode, rewards, advantages) need only
+numpy, and importing this package imports nothing heavy.
+"""

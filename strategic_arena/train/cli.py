@@ -1,0 +1,79 @@
+"""``strategic-arena train``: self-play training from a YAML config with ``--set`` overrides.
+
+Registered by :mod:`strategic_arena.cli` through :func:`add_parsers` and :func:`dispatch`.
+Building the parser imports only the config module (no torch): ``--help`` lists every field
+of :class:`~strategic_arena.train.config.TrainConfig` with its type, default and docstring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from strategic_arena._extras import MissingExtraError
+from strategic_arena.train.config import describe_fields, load_config
+
+COMMANDS = ("train",)
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``train`` subcommand to the top-level subparsers."""
+    train = sub.add_parser(
+        "train",
+        help="self-play RL of a language model on the games (extra [train])",
+        description="Train a policy by self-play and against an opponent pool: rollouts "
+        "through the arena's match loop (transformers or vLLM engine), MARSHAL/SPIRAL "
+        "rewards and advantages, PPO updates, evaluation against solvers, exact resume. "
+        "Configs for MARSHAL's and SPIRAL's runs ship in configs/.",
+        epilog="config fields (YAML keys and --set names):\n" + describe_fields(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    train.add_argument("--config", metavar="YAML", help="config file (default: all defaults)")
+    train.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field after the file, e.g. --set lr=1e-6 --set games=[kuhn_poker-v0] "
+        "(repeatable)",
+    )
+    train.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config as JSON and exit",
+    )
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run ``train``; returns the exit status (2: bad config, 130: stopped by Ctrl-C)."""
+    try:
+        cfg = load_config(args.config, args.overrides)
+    except (ValueError, OSError, MissingExtraError) as error:
+        print(f"strategic-arena train: error: {error}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        return 0
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        from strategic_arena.train.trainer import Trainer
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+        trainer = Trainer(cfg)
+    except (MissingExtraError, ImportError) as error:
+        print(f"strategic-arena train: error: {error}", file=sys.stderr)
+        return 2
+    steps = trainer.train()
+    if steps < cfg.steps:
+        print(f"stopped at step {steps} of {cfg.steps}; rerun the same command to resume")
+        return 130
+    return 0

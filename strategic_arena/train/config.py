@@ -1,0 +1,582 @@
+"""The trainer's configuration: one dataclass, loaded from YAML, overridden from the command line.
+
+:class:`TrainConfig` holds every setting of a run -- model, games, opponents, rollout engine,
+rewards, advantage estimator, PPO, evaluation, logging and checkpoints. Each field's docstring is
+its ``--help`` text (:func:`describe_fields` reads them from this file's source), so the
+documentation and the code cannot drift apart.
+
+Loading rules (:func:`load_config`):
+
+1. start from the defaults;
+2. apply the YAML file's keys (an unknown key is an error that names the closest field);
+3. apply ``--set key=value`` overrides in order, each value converted to the field's type
+   (``true``/``false`` for booleans, ``null`` for optional fields, YAML syntax for lists and
+   mappings: ``--set games=[kuhn_poker-v0,tic_tac_toe-v0]``);
+4. check the result (:meth:`TrainConfig.validate`).
+
+Only the standard library and PyYAML (imported when a file is read) are needed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import functools
+import inspect
+import itertools
+import textwrap
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from strategic_arena._extras import require
+
+EngineKind = Literal["transformers", "vllm"]
+LossAggregation = Literal["seq-mean-token-mean", "seq-mean-token-sum-norm", "token-mean"]
+OldLogprobs = Literal["auto", "engine", "learner"]
+
+
+@dataclass
+class OpponentConfig:
+    """One entry of the opponent pool (YAML: a mapping under ``opponents``)."""
+
+    spec: str
+    """What plays: an opponent spec (``nash``, ``mcts:simulations=100``; see ``strategic-arena
+    opponents``), ``checkpoint:PATH`` (a frozen model directory, played by the transformers
+    engine), or a model name served at ``base_url``."""
+    weight: float = 1.0
+    """Sampling weight against the other entries available at a step (self-play included)."""
+    games: list[str] | None = None
+    """Env ids this opponent plays; ``null``: every training game it can play."""
+    from_step: int = 0
+    """Curriculum: the entry joins the pool at this step and stays for the rest of the run."""
+    base_url: str | None = None
+    """An OpenAI-compatible endpoint (``http://host:port/v1``) serving model ``spec``."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the endpoint's API key (never stored)."""
+    temperature: float | None = None
+    """Sampling temperature of an endpoint or checkpoint opponent (``null``: the training one)."""
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a training run (defaults: a small self-play run on Kuhn Poker)."""
+
+    # -- run -------------------------------------------------------------------------------
+    run_name: str = "train"
+    """Name of the run (metrics, evaluation runs in the results store)."""
+    output_dir: str = "runs/train"
+    """Directory for checkpoints, metrics.jsonl, TensorBoard logs and the evaluation database."""
+    seed: int = 0
+    """Seed of everything random: game seeds, seats, opponents, sampling, minibatch order."""
+    steps: int = 200
+    """Training steps (each: generate -> score -> advantage -> update -> sync)."""
+    resume: str = "auto"
+    """``auto``: continue from the newest checkpoint in output_dir if there is one; ``never``;
+    or the path of a checkpoint directory to continue from."""
+
+    # -- model -----------------------------------------------------------------------------
+    model: str = "tiny"
+    """Hub id or local directory of the policy, or ``tiny``: a tiny Qwen2 model and word-level
+    tokenizer built locally from the games' texts (for tests and CPU runs)."""
+    tokenizer: str | None = None
+    """Tokenizer to load when it differs from ``model``."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Parameter dtype of the learner: ``auto`` is bfloat16 on a GPU, float32 on CPU."""
+    device: str = "auto"
+    """``auto`` (cuda if available, else cpu), ``cpu`` or ``cuda``."""
+    torch_threads: int = 0
+    """CPU threads of torch's intra-op pool (0: torch's default). 1 is fastest on a machine
+    whose cores are shared with other work (oversubscribed OpenMP threads spin)."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass (saves memory on long sequences)."""
+    trust_remote_code: bool = False
+    """Allow model code from the hub (transformers and vLLM)."""
+    attn_implementation: str | None = None
+    """transformers attention kernel (``sdpa``, ``flash_attention_2``, ``eager``); ``null``:
+    its default."""
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra arguments of the tokenizer's chat template (e.g. ``{enable_thinking: true}``)."""
+    tiny_hidden_size: int = 64
+    """``model: tiny`` only: hidden size."""
+    tiny_layers: int = 2
+    """``model: tiny`` only: number of decoder layers."""
+    tiny_heads: int = 4
+    """``model: tiny`` only: attention heads."""
+    tiny_vocab: Literal["prompts", "answers"] = "prompts"
+    """``model: tiny`` only: ``prompts`` makes a word of every word in the games' prompts;
+    ``answers`` keeps only the answer pieces (each whole answer block one token) and a few
+    filler words, so that a random policy answers validly often (the learning test)."""
+
+    # -- LoRA ------------------------------------------------------------------------------
+    lora_rank: int = 0
+    """LoRA rank; 0 trains every weight. LoRA needs the ``peft`` package."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator (scale = alpha / rank)."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA path."""
+    lora_target_modules: str | list[str] = "all-linear"
+    """Modules that get adapters (peft's ``target_modules``)."""
+
+    # -- games and opponents ---------------------------------------------------------------
+    games: list[str] = field(default_factory=lambda: ["kuhn_poker-v0"])
+    """Training games (env ids)."""
+    episodes_per_game: int = 64
+    """Games played per training game per step (a self-play game gives one trajectory per
+    seat: 64 two-player games are MARSHAL's 128 trajectories)."""
+    opponents: list[OpponentConfig] = field(default_factory=list)
+    """Opponent pool besides self-play: a list of mappings with keys spec, weight, games,
+    from_step, base_url, api_key_env, temperature (see OpponentConfig)."""
+    self_play_weight: float = 1.0
+    """Sampling weight of self-play (the policy in every seat) against the pool's entries."""
+    snapshot_every: int = 0
+    """Every this many steps add a frozen copy of the policy to the pool (0: never)."""
+    snapshot_weight: float = 1.0
+    """Sampling weight of each frozen snapshot."""
+    max_snapshots: int = 4
+    """Snapshots kept in the pool (the oldest leaves first)."""
+
+    # -- prompts ---------------------------------------------------------------------------
+    style: Literal["marshal", "boxed", "json"] = "marshal"
+    """Prompt and answer style."""
+    strict: bool = True
+    """Strict answer validation (exactly one answer block in the exact layout)."""
+    include_history: bool = False
+    """Put the public move history in every prompt (SPIRAL's Markov prompts)."""
+    response_prefix: str = ""
+    """Text appended after the chat template's generation prompt (e.g. ``<think>\\n`` as in
+    MARSHAL); it is part of the prompt, not of the response."""
+
+    # -- rollout engine and sampling -------------------------------------------------------
+    engine: EngineKind = "transformers"
+    """Generation engine: ``transformers`` (CPU or GPU) or ``vllm`` (GPU, in-process)."""
+    temperature: float = 1.0
+    """Sampling temperature (the learner's log-probs use the same one)."""
+    top_p: float = 1.0
+    """Nucleus sampling threshold (1.0: off)."""
+    top_k: int = 0
+    """Top-k sampling (0: off)."""
+    max_new_tokens: int = 256
+    """Longest response in tokens; a longer one is cut off, which is an invalid move."""
+    max_sequence_tokens: int = 32768
+    """Longest prompt plus response; the response budget shrinks to fit."""
+    max_concurrent_episodes: int = 256
+    """Games in flight at once during rollouts (their turns are batched together)."""
+    max_batch_size: int = 256
+    """Most generation requests handed to the engine in one call."""
+    vllm_gpu_memory_utilization: float = 0.5
+    """vLLM: fraction of GPU memory for weights and KV cache (the learner needs the rest)."""
+    vllm_sleep: bool = True
+    """vLLM: sleep (offload weights, drop the KV cache) while the learner updates."""
+    vllm_tensor_parallel_size: int = 1
+    """vLLM: tensor-parallel degree of each engine."""
+    vllm_enable_prefix_caching: bool = True
+    """vLLM: reuse the KV cache of shared prompt prefixes (reset after every weight sync)."""
+    vllm_max_model_len: int | None = None
+    """vLLM: context length (``null``: max_sequence_tokens)."""
+    vllm_enforce_eager: bool = False
+    """vLLM: no CUDA graphs (slower decoding, faster start, less memory)."""
+
+    # -- rewards ---------------------------------------------------------------------------
+    game_scale: dict[str, float] = field(default_factory=dict)
+    """Game-reward multiplier per env id (MARSHAL's generalist: ``{tic_tac_toe-v0: 2.0}``)."""
+    format_reward: float = 0.05
+    """Reward of a valid, legal, well-formatted move."""
+    invalid_penalty: float = -10.0
+    """Reward of an invalid move (which also forfeits the game)."""
+    draw_reward: float | None = None
+    """Replaces a terminal game reward of exactly 0 (MARSHAL's code: 0.1); ``null``: keep 0."""
+    length_alpha: float = 0.5
+    """Weight of the length penalty (0: off)."""
+    length_min: int = 11
+    """Length penalty L_min (tokens)."""
+    length_max: int = 2048
+    """Length penalty L_max (tokens): responses longer than this are penalised."""
+    gate_unobserved: bool = True
+    """Leave turns whose outcome was never observed out of training (In2AI's gating)."""
+
+    # -- advantages ------------------------------------------------------------------------
+    estimator: Literal["grpo", "marshal", "mt_grpo", "rae"] = "marshal"
+    """Advantage estimator."""
+    role_grouping: bool = True
+    """Normalize (or baseline) per (game, role) instead of per game."""
+    rae_alpha: float = 0.95
+    """RAE: EMA decay of the per-(game, role) baselines."""
+    whiten_advantages: bool = False
+    """Normalize all advantages of the batch once more (MARSHAL repository option)."""
+    drop_zero_advantage: bool = False
+    """Leave turns with advantage exactly 0 out of the loss (SPIRAL's code)."""
+
+    # -- PPO learner -----------------------------------------------------------------------
+    lr: float = 1e-6
+    """Peak learning rate."""
+    lr_schedule: Literal["cosine", "constant"] = "cosine"
+    """Learning-rate schedule after warm-up (cosine decays to min_lr_ratio * lr)."""
+    warmup_steps: int = 0
+    """Linear warm-up, in training steps."""
+    min_lr_ratio: float = 0.0
+    """Floor of the cosine schedule as a fraction of lr."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    adam_beta1: float = 0.9
+    """AdamW beta1."""
+    adam_beta2: float = 0.95
+    """AdamW beta2."""
+    adam_eps: float = 1e-8
+    """AdamW epsilon."""
+    grad_clip: float = 1.0
+    """Clip the global gradient norm to this (0: no clipping)."""
+    ppo_epochs: int = 1
+    """Passes over each step's turns."""
+    minibatches: int = 1
+    """Optimizer steps per epoch (the turns are split into this many minibatches)."""
+    micro_batch_size: int = 4
+    """Sequences per forward/backward pass (gradients accumulate over a minibatch)."""
+    clip_eps: float = 0.2
+    """PPO clip range below 1."""
+    clip_eps_high: float | None = None
+    """PPO clip range above 1 (``null``: clip_eps)."""
+    dual_clip: float | None = 3.0
+    """Dual-clip constant c > 1 bounding the loss of negative-advantage tokens (``null``:
+    off)."""
+    kl_coef: float = 0.0
+    """Weight of the k3 KL penalty to the frozen initial policy (MARSHAL: 0.2)."""
+    loss_aggregation: LossAggregation = "seq-mean-token-mean"
+    """``seq-mean-token-mean``: mean over each response's tokens, then over responses;
+    ``seq-mean-token-sum-norm``: token sum divided by a constant (loss_norm_tokens), then mean
+    over responses (Dr. GRPO, SPIRAL); ``token-mean``: mean over all tokens of the minibatch."""
+    loss_norm_tokens: int | None = None
+    """The constant of ``seq-mean-token-sum-norm`` (``null``: max_new_tokens)."""
+    old_logprobs: OldLogprobs = "auto"
+    """Behaviour log-probs of the PPO ratio: ``engine`` (recorded at generation), ``learner``
+    (recomputed before the update) or ``auto`` (engine unless its log-probs are known to
+    differ from the learner's, e.g. vLLM before 0.10.2 with temperature != 1)."""
+
+    # -- evaluation ------------------------------------------------------------------------
+    eval_every: int = 0
+    """Evaluate every this many steps (0: never); also after the last step when set."""
+    eval_games: int = 16
+    """Games per (game, opponent), split over both seats."""
+    eval_opponents: dict[str, list[str]] = field(default_factory=dict)
+    """Opponent specs per env id, e.g. ``{kuhn_poker-v0: [nash]}``."""
+    eval_temperature: float | None = None
+    """Sampling temperature in evaluation (``null``: the training one; 0: greedy)."""
+    eval_db: str | None = None
+    """Results store of evaluations (``null``: output_dir/eval.db)."""
+
+    # -- logging and checkpoints -----------------------------------------------------------
+    log_every: int = 1
+    """Write metrics every this many steps."""
+    tensorboard: bool = True
+    """Also write TensorBoard events (skipped with a log line when tensorboard is missing)."""
+    checkpoint_every: int = 50
+    """Save a checkpoint every this many steps (0: only at the end and on Ctrl-C)."""
+    keep_checkpoints: int = 3
+    """Checkpoints kept on disk (older ones are deleted)."""
+
+    def validate(self) -> None:
+        """Check values that the types alone do not constrain.
+
+        Raises:
+            ValueError: a value out of range, or settings that contradict each other.
+        """
+        from strategic_arena.games import get_spec
+
+        problems = []
+        if self.steps < 1:
+            problems.append("steps must be >= 1")
+        if not self.games:
+            problems.append("games must name at least one env id")
+        for env_id in [*self.games, *self.eval_opponents]:
+            try:
+                get_spec(env_id)
+            except (KeyError, ValueError) as error:
+                problems.append(f"unknown game {env_id!r}: {error}")
+        positive = {
+            "episodes_per_game": self.episodes_per_game,
+            "max_new_tokens": self.max_new_tokens,
+            "max_concurrent_episodes": self.max_concurrent_episodes,
+            "max_batch_size": self.max_batch_size,
+            "ppo_epochs": self.ppo_epochs,
+            "minibatches": self.minibatches,
+            "micro_batch_size": self.micro_batch_size,
+            "eval_games": self.eval_games,
+            "log_every": self.log_every,
+        }
+        problems += [f"{name} must be >= 1" for name, value in positive.items() if value < 1]
+        if self.lr <= 0:
+            problems.append("lr must be > 0")
+        if not 0 < self.top_p <= 1:
+            problems.append("top_p must lie in (0, 1]")
+        if self.temperature <= 0:
+            problems.append("temperature must be > 0 in training (0 is greedy: eval only)")
+        if self.dual_clip is not None and self.dual_clip <= 1:
+            problems.append("dual_clip must be > 1 (or null)")
+        if self.lora_rank < 0:
+            problems.append("lora_rank must be >= 0")
+        if self.self_play_weight < 0 or any(o.weight < 0 for o in self.opponents):
+            problems.append("opponent weights must be >= 0")
+        from opponents.registry import parse_spec
+
+        specs = [o.spec for o in self.opponents if o.base_url is None]
+        specs += [spec for specs_of_env in self.eval_opponents.values() for spec in specs_of_env]
+        for spec in specs:
+            if spec.startswith("checkpoint:"):
+                continue
+            try:
+                parse_spec(spec)
+            except ValueError as error:
+                problems.append(f"opponent {spec!r}: {error}")
+        for opponent in self.opponents:
+            unknown = [g for g in opponent.games or [] if g not in self.games]
+            if unknown:
+                problems.append(f"opponent {opponent.spec!r} names games not trained: {unknown}")
+        if self.resume not in ("auto", "never") and not Path(self.resume).exists():
+            problems.append(f"resume: no checkpoint at {self.resume!r}")
+        if problems:
+            raise ValueError("invalid training config: " + "; ".join(problems))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data (YAML/JSON-ready)."""
+        return dataclasses.asdict(self)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def load_config(
+    path: str | Path | None = None, overrides: Sequence[str] = (), *, check: bool = True
+) -> TrainConfig:
+    """Read a YAML config, apply ``key=value`` overrides, check it.
+
+    Args:
+        path: YAML file (``None``: start from the defaults).
+        overrides: ``key=value`` strings, applied in order after the file.
+        check: run :meth:`TrainConfig.validate`.
+
+    Raises:
+        ValueError: an unknown key, a value that does not fit its field, or a failed check.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        yaml = require("yaml", "YAML training configs")
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")
+        data = loaded
+    config = from_dict(data)
+    for item in overrides:
+        apply_override(config, item)
+    if check:
+        config.validate()
+    return config
+
+
+def from_dict(data: Mapping[str, Any]) -> TrainConfig:
+    """A :class:`TrainConfig` from a mapping of field names to values (converted and checked)."""
+    config: TrainConfig = _build(TrainConfig, data, "")
+    return config
+
+
+def apply_override(config: TrainConfig, item: str) -> None:
+    """Apply one ``key=value`` override to ``config`` in place.
+
+    The value is converted to the field's type: numbers and booleans are parsed, ``null``
+    clears an optional field, lists and mappings use YAML flow syntax.
+    """
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set expects key=value, got {item!r}")
+    hints = _hints(TrainConfig)
+    if key not in hints:
+        raise ValueError(_unknown(key, hints, "TrainConfig"))
+    setattr(config, key, _convert_text(raw.strip(), hints[key], key))
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """Resolved field types of a config dataclass."""
+    return typing.get_type_hints(cls)
+
+
+def _unknown(key: str, known: Mapping[str, Any], where: str) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {where} field {key!r}{hint} (see strategic-arena train --help)"
+
+
+def _build(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
+    """``cls(**data)`` with every value converted to its field's type."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where or cls.__name__}: expected a mapping, got {data!r}")
+    hints = _hints(cls)
+    kwargs = {}
+    for key, value in data.items():
+        if key not in hints:
+            raise ValueError(_unknown(str(key), hints, cls.__name__))
+        kwargs[key] = _convert(value, hints[key], f"{where}{key}")
+    try:
+        return cls(**kwargs)
+    except TypeError as error:  # a required field (OpponentConfig.spec) is missing
+        raise ValueError(f"{where or cls.__name__}: {error}") from None
+
+
+def _is_optional(kind: Any) -> bool:
+    return _is_union(kind) and type(None) in get_args(kind)
+
+
+def _is_union(kind: Any) -> bool:
+    origin = get_origin(kind)
+    return origin is Union or origin is types.UnionType
+
+
+def _convert_text(raw: str, kind: Any, name: str) -> Any:
+    """A command-line string as a value of type ``kind``."""
+    if kind is str:
+        return raw
+    # str | list[str] and str | None: a YAML list when it looks like one, else the text.
+    if (
+        _is_union(kind)
+        and str in get_args(kind)
+        and raw.lower() not in ("null", "none", "~")
+        and not raw.startswith(("[", "{"))
+    ):
+        return raw
+    yaml = require("yaml", "--set overrides")
+    try:
+        value = yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError as error:
+        raise ValueError(f"{name}: cannot read {raw!r}: {error}") from None
+    if raw.lower() in ("none",):
+        value = None
+    return _convert(value, kind, name)
+
+
+def _convert(value: Any, kind: Any, name: str) -> Any:
+    """``value`` (from YAML) checked and converted to the type ``kind``."""
+    if kind is Any:
+        return value
+    if _is_union(kind):
+        options = get_args(kind)
+        if value is None:
+            if type(None) in options:
+                return None
+            raise ValueError(f"{name} may not be null")
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(value, option, name)
+            except ValueError as error:
+                errors.append(str(error))
+        raise ValueError(errors[-1] if errors else f"{name}: bad value {value!r}")
+    origin = get_origin(kind)
+    if origin is Literal:
+        choices = get_args(kind)
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+        return value
+    if origin is list:
+        (item_kind,) = get_args(kind)
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise ValueError(f"{name} must be a list, got {value!r}")
+        return [_convert(item, item_kind, f"{name}[{i}]") for i, item in enumerate(value)]
+    if origin is dict:
+        key_kind, item_kind = get_args(kind)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{name} must be a mapping, got {value!r}")
+        return {
+            _convert(k, key_kind, f"{name} key"): _convert(v, item_kind, f"{name}[{k}]")
+            for k, v in value.items()
+        }
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        if isinstance(value, kind):
+            return value
+        if isinstance(value, str):  # a bare spec string is shorthand for {spec: ...}
+            value = {"spec": value}
+        return _build(kind, value, f"{name}.")
+    if value is None:
+        raise ValueError(f"{name} may not be null")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return value
+    if kind is float:
+        if isinstance(value, bool):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if isinstance(value, int | float):
+            return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads 1e-6 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    raise ValueError(f"{name}: unsupported field type {kind!r}")
+
+
+# -- help text -------------------------------------------------------------------------------
+
+
+@functools.cache
+def field_docs(cls: type = TrainConfig) -> dict[str, str]:
+    """Each field's docstring (the string literal under it in the class body), one line each."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):  # no source shipped: help without descriptions
+        return {}
+    tree = ast.parse(textwrap.dedent(source))
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for node, after in itertools.pairwise(body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def _type_name(kind: Any) -> str:
+    text = str(kind) if not isinstance(kind, type) else kind.__name__
+    return text.replace("typing.", "").replace("strategic_arena.train.config.", "")
+
+
+def describe_fields(width: int = 100) -> str:
+    """Every field of :class:`TrainConfig` with its type, default and docstring (``--help``)."""
+    docs = field_docs(TrainConfig)
+    hints = _hints(TrainConfig)
+    defaults = TrainConfig()
+    lines = []
+    for item in dataclasses.fields(TrainConfig):
+        default = getattr(defaults, item.name)
+        shown = "[]" if default == [] else "{}" if default == {} else repr(default)
+        lines.append(f"  {item.name} ({_type_name(hints[item.name])}, default {shown})")
+        text = docs.get(item.name, "")
+        if text:
+            lines += textwrap.wrap(
+                text, width=width, initial_indent="      ", subsequent_indent="      "
+            )
+    return "\n".join(lines)

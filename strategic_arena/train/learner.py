@@ -1,0 +1,537 @@
+r"""The learner: token-level PPO-clip on the policy's turns, AdamW, schedules, LoRA, FSDP.
+
+The *update* stage of a training step. Every eligible learner turn is one sequence (prompt +
+response); only response tokens carry loss. For token t of a response, with behaviour log-prob
+``old_logprob`` (the engine's, or the learner's own recomputed before the update), advantage A
+of its turn, and the current log-prob ``logprob``:
+
+1. ``ratio = exp(logprob - old_logprob)``;
+2. clipped surrogate: ``pg = max(-A * ratio, -A * clip(ratio, 1 - clip_eps, 1 + clip_eps_high))``;
+3. dual clip (Ye et al. 2020, used by MARSHAL): for A < 0, ``pg = min(pg, -A * dual_clip)``,
+   so a token whose ratio exploded cannot dominate the loss;
+4. optional k3 KL to the frozen initial policy (Schulman's estimator, as in GRPO/MARSHAL):
+   ``kl = exp(ref - logprob) - (ref - logprob) - 1``, added as ``kl_coef * kl``;
+5. aggregation over a minibatch (``loss_aggregation``): ``seq-mean-token-mean`` (mean over a
+   response's tokens, then over responses), ``seq-mean-token-sum-norm`` (token sum over a
+   constant, then mean over responses: Dr. GRPO and SPIRAL, no length normalization), or
+   ``token-mean``.
+
+Per-token weights of the aggregation are computed for the whole minibatch before it is split
+into micro-batches, so gradient accumulation gives the same gradient as one big batch; under
+FSDP the counts are global and each rank's loss is scaled by the world size to undo the
+gradient averaging.
+
+Log-probs are ``log_softmax(logits / temperature)`` (:func:`sequence_logprobs`), the quantity
+the engines record. Sequences are left-padded so that every response ends at the last
+position, which lets the model compute logits for the response positions only
+(``logits_to_keep``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from strategic_arena._extras import require
+from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.episode import Turn
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
+
+
+@dataclass
+class MicroBatch:
+    """Left-padded tensors of a few turns.
+
+    Attributes:
+        input_ids / attention_mask / position_ids: (B, L) model inputs.
+        targets: (B, R) the last R tokens (R = longest response); responses are right-aligned.
+        response_mask: (B, R) 1 on response tokens.
+        old_logprobs: (B, R) behaviour log-probs (0 outside responses).
+        advantages: (B,) each turn's advantage.
+        token_weights: (B, R) each token's weight in the minibatch loss.
+    """
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    position_ids: torch.Tensor
+    targets: torch.Tensor
+    response_mask: torch.Tensor
+    old_logprobs: torch.Tensor
+    advantages: torch.Tensor
+    token_weights: torch.Tensor
+
+
+def collate(
+    turns: Sequence[Turn],
+    *,
+    pad_id: int,
+    device: torch.device,
+    old_logprobs: Sequence[Sequence[float]] | None = None,
+    weights: Sequence[float] | None = None,
+) -> MicroBatch:
+    """Left-pad ``turns`` into a :class:`MicroBatch`.
+
+    Args:
+        turns: the turns (each with at least one response token).
+        pad_id: padding token id.
+        device: where the tensors go.
+        old_logprobs: behaviour log-probs per turn (default: each turn's engine log-probs).
+        weights: per turn, the weight of each of its tokens in the loss (default 0).
+    """
+    torch = require("torch", "the learner")
+    lengths = [len(t.prompt_ids) + len(t.response_ids) for t in turns]
+    width = max(lengths)
+    longest = max(len(t.response_ids) for t in turns)
+    batch = len(turns)
+    input_ids = torch.full((batch, width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((batch, width), dtype=torch.long)
+    response_mask = torch.zeros((batch, longest), dtype=torch.float32)
+    old = torch.zeros((batch, longest), dtype=torch.float32)
+    token_weights = torch.zeros((batch, longest), dtype=torch.float32)
+    for row, turn in enumerate(turns):
+        sequence = [*turn.prompt_ids, *turn.response_ids]
+        input_ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
+        attention_mask[row, width - len(sequence) :] = 1
+        size = len(turn.response_ids)
+        response_mask[row, longest - size :] = 1.0
+        behaviour = turn.logprobs if old_logprobs is None else old_logprobs[row]
+        old[row, longest - size :] = torch.tensor(list(behaviour), dtype=torch.float32)
+        if weights is not None:
+            token_weights[row, longest - size :] = float(weights[row])
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    advantages = torch.tensor([t.advantage for t in turns], dtype=torch.float32)
+    return MicroBatch(
+        input_ids=input_ids.to(device),
+        attention_mask=attention_mask.to(device),
+        position_ids=position_ids.to(device),
+        targets=input_ids[:, width - longest :].to(device),
+        response_mask=response_mask.to(device),
+        old_logprobs=old.to(device),
+        advantages=advantages.to(device),
+        token_weights=token_weights.to(device),
+    )
+
+
+def sequence_logprobs(model: Any, batch: MicroBatch, temperature: float = 1.0) -> torch.Tensor:
+    """Log-probs (B, R) of ``batch.targets`` under ``model`` at ``temperature``.
+
+    Only the last R + 1 positions get logits (``logits_to_keep``, when the model accepts it);
+    the log-softmax is taken in float32 one row at a time to bound memory on large vocabularies.
+    """
+    torch = require("torch", "the learner")
+    longest = batch.targets.shape[1]
+    inputs = {
+        "input_ids": batch.input_ids,
+        "attention_mask": batch.attention_mask,
+        "position_ids": batch.position_ids,
+        "use_cache": False,
+    }
+    try:
+        logits = model(**inputs, logits_to_keep=longest + 1).logits
+    except TypeError:  # older transformers or a model without logits_to_keep
+        logits = model(**inputs).logits
+    logits = logits[:, -(longest + 1) : -1, :]
+    rows = []
+    for row in range(logits.shape[0]):
+        scaled = logits[row].float() / temperature
+        picked = scaled.gather(-1, batch.targets[row][:, None])[:, 0]
+        rows.append(picked - torch.logsumexp(scaled, dim=-1))
+    result: Tensor = torch.stack(rows)
+    return result
+
+
+def ppo_token_loss(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    advantages: torch.Tensor,
+    *,
+    clip_eps: float,
+    clip_eps_high: float,
+    dual_clip: float | None,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Per-token clipped (and dual-clipped) policy-gradient loss; see the module docstring.
+
+    Args:
+        logprobs: (B, R) current log-probs.
+        old_logprobs: (B, R) behaviour log-probs.
+        advantages: (B,) or (B, R) advantages.
+        clip_eps: the clip range below 1: ratios under ``1 - clip_eps`` are clipped.
+        clip_eps_high: the clip range above 1: ratios over ``1 + clip_eps_high`` are clipped.
+        dual_clip: the dual-clip constant c > 1, or ``None``.
+
+    Returns:
+        ``(loss, parts)``: the (B, R) loss and boolean masks ``clipped`` (the clipped term is
+        the active one) and ``dual_clipped`` plus the ``ratio``.
+    """
+    torch = require("torch", "the learner")
+    if advantages.dim() == 1:
+        advantages = advantages[:, None].expand_as(logprobs)
+    ratio = torch.exp(logprobs - old_logprobs)
+    unclipped = -advantages * ratio
+    clipped = -advantages * torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps_high)
+    loss = torch.maximum(unclipped, clipped)
+    clipped_active = clipped > unclipped
+    dual_active = torch.zeros_like(clipped_active)
+    if dual_clip is not None:
+        bound = -advantages * dual_clip
+        dual_active = (advantages < 0) & (loss > bound)
+        loss = torch.where(advantages < 0, torch.minimum(loss, bound), loss)
+    return loss, {"clipped": clipped_active, "dual_clipped": dual_active, "ratio": ratio}
+
+
+def k3_kl(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(policy || reference) per token (always >= 0)."""
+    torch = require("torch", "the learner")
+    log_ratio = ref_logprobs - logprobs
+    kl: Tensor = torch.exp(log_ratio) - log_ratio - 1.0
+    return kl
+
+
+def token_weights(turns: Sequence[Turn], cfg: TrainConfig, world_size: int = 1) -> list[float]:
+    """The loss weight of each token of each turn of one minibatch (``loss_aggregation``).
+
+    ``world_size`` scales the weights up to undo the gradient averaging of data parallelism
+    (the counts are over the whole minibatch, every rank's turns together).
+    """
+    sequences = len(turns)
+    if sequences == 0:
+        return []
+    if cfg.loss_aggregation == "token-mean":
+        total = sum(len(t.response_ids) for t in turns)
+        return [world_size / total] * sequences
+    if cfg.loss_aggregation == "seq-mean-token-sum-norm":
+        constant = cfg.loss_norm_tokens or cfg.max_new_tokens
+        return [world_size / (sequences * constant)] * sequences
+    return [world_size / (sequences * len(t.response_ids)) for t in turns]
+
+
+def lr_factor(optimizer_step: int, cfg: TrainConfig, steps_per_update: int) -> float:
+    """Learning-rate multiplier at a 0-based optimizer step: linear warm-up, then the schedule.
+
+    Warm-up and the cosine's length are counted in training steps and converted with
+    ``steps_per_update`` optimizer steps per training step.
+    """
+    warmup = cfg.warmup_steps * steps_per_update
+    total = cfg.steps * steps_per_update
+    if warmup and optimizer_step < warmup:
+        return (optimizer_step + 1) / warmup
+    if cfg.lr_schedule == "constant":
+        return 1.0
+    progress = min(1.0, (optimizer_step - warmup) / max(1, total - warmup))
+    cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
+    return cfg.min_lr_ratio + (1.0 - cfg.min_lr_ratio) * cosine
+
+
+class Learner:
+    """The trainable policy, its optimizer and schedule, and the PPO update.
+
+    Args:
+        cfg: the run's config.
+        model: the policy (possibly wrapped by peft or sharded by FSDP), in train mode.
+        pad_id: padding token id.
+        reference: a frozen copy of the initial policy for the KL term (``None``: no KL, or
+            LoRA, whose reference is the model with its adapters disabled).
+        rank / world_size: this process's place in data parallelism.
+    """
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        model: Any,
+        *,
+        pad_id: int,
+        reference: Any = None,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        self.torch = require("torch", "the learner")
+        self.cfg = cfg
+        self.model = model
+        self.pad_id = pad_id
+        self.reference = reference
+        self.rank = rank
+        self.world_size = world_size
+        self.steps_per_update = cfg.ppo_epochs * cfg.minibatches
+        params = [p for p in model.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError("the policy has no trainable parameters")
+        self.optimizer = self.torch.optim.AdamW(
+            params,
+            lr=cfg.lr,
+            betas=(cfg.adam_beta1, cfg.adam_beta2),
+            eps=cfg.adam_eps,
+            weight_decay=cfg.weight_decay,
+        )
+        self.scheduler = self.torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_update)
+        )
+        self.model.train()
+
+    @property
+    def device(self) -> torch.device:
+        """Where the policy's parameters live."""
+        return next(self.model.parameters()).device  # type: ignore[no-any-return]
+
+    @property
+    def uses_lora(self) -> bool:
+        """Whether the policy is a peft model (reference = adapters disabled)."""
+        return hasattr(self.model, "disable_adapter")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Optimizer and scheduler state (the model is saved separately)."""
+        from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+        return {
+            "optimizer": get_optimizer_state_dict(self.model, self.optimizer),
+            "scheduler": self.scheduler.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+
+        set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+    # -- log-probs ---------------------------------------------------------------------------
+
+    def _reference_logprobs(self, batch: MicroBatch, temperature: float) -> torch.Tensor:
+        with self.torch.no_grad():
+            if self.reference is not None:
+                return sequence_logprobs(self.reference, batch, temperature)
+            if self.uses_lora:
+                with self.model.disable_adapter():
+                    return sequence_logprobs(self.model, batch, temperature)
+        raise RuntimeError("the KL term needs a reference model")
+
+    def recompute_logprobs(self, turns: Sequence[Turn]) -> list[list[float]]:
+        """The current policy's log-probs of each turn's response (no gradient)."""
+        result: list[list[float]] = []
+        size = self.cfg.micro_batch_size
+        with self.torch.no_grad():
+            for start in range(0, len(turns), size):
+                chunk = turns[start : start + size]
+                batch = collate(chunk, pad_id=self.pad_id, device=self.device)
+                values = sequence_logprobs(self.model, batch, self.cfg.temperature)
+                for row, turn in enumerate(chunk):
+                    size_row = len(turn.response_ids)
+                    result.append(values[row, values.shape[1] - size_row :].tolist())
+        return result
+
+    # -- the update --------------------------------------------------------------------------
+
+    def update(
+        self,
+        turns: Sequence[Turn],
+        rng: np.random.Generator,
+        *,
+        old_logprobs: Sequence[Sequence[float]] | None = None,
+    ) -> dict[str, float]:
+        """PPO epochs over ``turns`` (every rank passes the same list); returns metrics.
+
+        Args:
+            turns: the step's trainable turns (eligible, non-empty responses), identical on
+                every rank; each rank trains on its share of each minibatch.
+            rng: shuffles the turns into minibatches (same seed on every rank).
+            old_logprobs: behaviour log-probs per turn (default: the engine's).
+        """
+        cfg = self.cfg
+        stats = _Stats()
+        behaviour = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
+        first_minibatch = True
+        for _epoch in range(cfg.ppo_epochs):
+            order = rng.permutation(len(turns)) if turns else np.zeros(0, dtype=np.int64)
+            for indices in np.array_split(order, cfg.minibatches):
+                minibatch = [turns[i] for i in indices]
+                if minibatch:
+                    weights = token_weights(minibatch, cfg, self.world_size)
+                    self._accumulate(
+                        minibatch,
+                        [behaviour[i] for i in indices],
+                        weights,
+                        stats,
+                        measure_sync=first_minibatch,
+                    )
+                    first_minibatch = False
+                    stats.grad_norms.append(self._optimizer_step())
+                stats.lrs.append(self.scheduler.get_last_lr()[0])
+                self.scheduler.step()
+        if self.world_size > 1:
+            stats.all_reduce()
+        return stats.metrics()
+
+    def _accumulate(
+        self,
+        minibatch: list[Turn],
+        behaviour: list[Sequence[float]],
+        weights: list[float],
+        stats: _Stats,
+        *,
+        measure_sync: bool,
+    ) -> None:
+        """Forward and backward this rank's share of one minibatch, micro-batch by micro-batch."""
+        torch = self.torch
+        cfg = self.cfg
+        mine = list(range(self.rank, len(minibatch), self.world_size))
+        mine.sort(key=lambda i: len(minibatch[i].prompt_ids) + len(minibatch[i].response_ids))
+        size = cfg.micro_batch_size
+        counts = [len(range(r, len(minibatch), self.world_size)) for r in range(self.world_size)]
+        micro_steps = max(1, -(-max(counts) // size))
+        for step in range(micro_steps):
+            chunk = mine[step * size : (step + 1) * size]
+            dummy = not chunk  # FSDP needs the same number of passes on every rank
+            if dummy:
+                chunk = [0]
+            batch = collate(
+                [minibatch[i] for i in chunk],
+                pad_id=self.pad_id,
+                device=self.device,
+                old_logprobs=[behaviour[i] for i in chunk],
+                weights=[0.0 if dummy else weights[i] for i in chunk],
+            )
+            logprobs = sequence_logprobs(self.model, batch, cfg.temperature)
+            per_token, parts = ppo_token_loss(
+                logprobs,
+                batch.old_logprobs,
+                batch.advantages,
+                clip_eps=cfg.clip_eps,
+                clip_eps_high=cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high,
+                dual_clip=cfg.dual_clip,
+            )
+            kl = None
+            if cfg.kl_coef > 0:
+                kl = k3_kl(logprobs, self._reference_logprobs(batch, cfg.temperature))
+                per_token = per_token + cfg.kl_coef * kl
+            loss = (per_token * batch.token_weights).sum()
+            torch.autograd.backward(loss)
+            if dummy:
+                continue
+            mask = batch.response_mask
+            with torch.no_grad():
+                diff = (logprobs - batch.old_logprobs) * mask
+                stats.tokens += float(mask.sum())
+                stats.loss += float(loss)
+                stats.clipped += float((parts["clipped"].float() * mask).sum())
+                stats.dual_clipped += float((parts["dual_clipped"].float() * mask).sum())
+                stats.approx_kl += float(((torch.exp(-diff) - 1 + diff) * mask).sum())
+                if kl is not None:
+                    stats.kl_ref += float((kl * mask).sum())
+                if measure_sync:
+                    stats.sync_tokens += float(mask.sum())
+                    stats.sync_ratio += float((parts["ratio"] * mask).sum())
+                    stats.sync_max_diff = max(stats.sync_max_diff, float(diff.abs().max()))
+
+    def _optimizer_step(self) -> float:
+        """Clip, step, zero; returns the gradient norm before clipping."""
+        torch = self.torch
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        max_norm = self.cfg.grad_clip if self.cfg.grad_clip > 0 else float("inf")
+        norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+        if hasattr(norm, "full_tensor"):  # a DTensor under FSDP
+            norm = norm.full_tensor()
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return float(norm)
+
+    # -- weights for the engine ----------------------------------------------------------------
+
+    def full_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """The policy's full weights as ``(Hugging Face name, tensor)``, one at a time.
+
+        FSDP shards are gathered parameter by parameter. A LoRA model yields its base weights
+        plus each adapter's delta, under the base model's names; the adapters are not merged
+        in place, since merging and unmerging would perturb the base weights by round-off.
+        """
+        deltas = self._lora_deltas() if self.uses_lora else {}
+        with self.torch.no_grad():
+            for name, tensor in self.model.state_dict().items():
+                if self.uses_lora:
+                    if "lora_" in name or "modules_to_save" in name:
+                        continue
+                    name = name.removeprefix("base_model.model.").replace(".base_layer", "")
+                if hasattr(tensor, "full_tensor"):
+                    tensor = tensor.full_tensor()
+                if name in deltas:
+                    tensor = tensor + deltas[name].to(tensor.dtype)
+                yield name, tensor
+
+    def _lora_deltas(self) -> dict[str, torch.Tensor]:
+        """``scale * B @ A`` of every active adapter, keyed by the base weight's name."""
+        deltas: dict[str, torch.Tensor] = {}
+        with self.torch.no_grad():
+            for name, module in self.model.named_modules():
+                if not (hasattr(module, "get_delta_weight") and hasattr(module, "lora_A")):
+                    continue
+                key = name.removeprefix("base_model.model.") + ".weight"
+                for adapter in module.active_adapters:
+                    if adapter in module.lora_A:
+                        delta = module.get_delta_weight(adapter)
+                        deltas[key] = deltas[key] + delta if key in deltas else delta
+        return deltas
+
+
+class _Stats:
+    """Sums over an update, turned into ``train/...`` metrics."""
+
+    def __init__(self) -> None:
+        self.tokens = 0.0
+        self.loss = 0.0
+        self.clipped = 0.0
+        self.dual_clipped = 0.0
+        self.approx_kl = 0.0
+        self.kl_ref = 0.0
+        self.sync_tokens = 0.0
+        self.sync_ratio = 0.0
+        self.sync_max_diff = 0.0
+        self.grad_norms: list[float] = []
+        self.lrs: list[float] = []
+
+    _SUMS = (
+        "tokens",
+        "loss",
+        "clipped",
+        "dual_clipped",
+        "approx_kl",
+        "kl_ref",
+        "sync_tokens",
+        "sync_ratio",
+    )
+
+    def all_reduce(self) -> None:
+        """Sum the counters over every rank."""
+        torch = require("torch", "the learner")
+        dist = torch.distributed
+        sums = torch.tensor([getattr(self, name) for name in self._SUMS], dtype=torch.float64)
+        dist.all_reduce(sums)
+        for name, value in zip(self._SUMS, sums.tolist(), strict=True):
+            setattr(self, name, value)
+        self.loss /= dist.get_world_size()  # each rank's token weights carry the world size
+        peak = torch.tensor([self.sync_max_diff], dtype=torch.float64)
+        dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+        self.sync_max_diff = float(peak[0])
+
+    def metrics(self) -> dict[str, float]:
+        """The ``train/`` metrics of the update."""
+        tokens = max(self.tokens, 1.0)
+        metrics = {
+            "train/loss": self.loss / max(1, len(self.grad_norms)),
+            "train/clip_fraction": self.clipped / tokens,
+            "train/dual_clip_fraction": self.dual_clipped / tokens,
+            "train/approx_kl": self.approx_kl / tokens,
+            "train/kl_ref": self.kl_ref / tokens,
+            "train/grad_norm": float(np.mean(self.grad_norms)) if self.grad_norms else 0.0,
+            "train/lr": self.lrs[-1] if self.lrs else 0.0,
+            "train/optimizer_steps": float(len(self.grad_norms)),
+            "train/trained_tokens": self.tokens,
+        }
+        if self.sync_tokens:
+            metrics["train/logprob_ratio"] = self.sync_ratio / self.sync_tokens
+            metrics["train/logprob_max_abs_diff"] = self.sync_max_diff
+        return metrics

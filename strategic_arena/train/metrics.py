@@ -1,0 +1,159 @@
+"""Training metrics: what a step's episodes say, and where the numbers go.
+
+:func:`rollout_metrics` summarises a step's episodes under ``train/``: mean turn reward and
+trajectory return, game returns and win rates per game and per seat (and per opponent), the
+invalid-answer rate by error kind, response lengths and the gated fraction.
+
+:class:`MetricsLogger` appends one JSON object per logged step to ``metrics.jsonl`` and, when
+the ``tensorboard`` package is installed, writes the same scalars as TensorBoard events (the
+package is optional: without it a log line says so and only the JSONL is written). On resume
+:meth:`MetricsLogger.truncate_after` drops lines of steps past the checkpoint, so a resumed run
+never shows a step twice.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strategic_arena.games import get_spec
+from strategic_arena.train.episode import Episode
+
+log = logging.getLogger("strategic_arena.train")
+
+
+def seat_outcome(episode: Episode, seat: int) -> str:
+    """``win``, ``draw`` or ``loss`` of ``seat`` against the best other seat's return."""
+    mine = episode.returns[seat]
+    best_other = max(r for s, r in enumerate(episode.returns) if s != seat)
+    return "win" if mine > best_other else "loss" if mine < best_other else "draw"
+
+
+def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """``train/...`` scalars of a step's scored episodes (see the module docstring)."""
+    metrics: dict[str, float] = {}
+    turns = [turn for episode in episodes for turn in episode.turns]
+    eligible = [turn for turn in turns if turn.eligible]
+    metrics["train/episodes"] = float(len(episodes))
+    metrics["train/turns"] = float(len(turns))
+    if not turns:
+        return metrics
+    metrics["train/reward"] = float(np.mean([t.reward for t in eligible])) if eligible else 0.0
+    returns = [
+        sum(t.reward for t in episode.trajectory(seat) if t.eligible)
+        for episode in episodes
+        for seat in episode.learner_seats
+    ]
+    metrics["train/trajectory_return"] = float(np.mean(returns))
+    metrics["train/gated_fraction"] = 1.0 - len(eligible) / len(turns)
+    metrics["train/invalid_rate"] = float(np.mean([t.error_kind is not None for t in turns]))
+    for kind, count in sorted(Counter(t.error_kind for t in turns if t.error_kind).items()):
+        metrics[f"train/invalid/{kind}"] = count / len(turns)
+    lengths = [len(t.response_ids) for t in turns]
+    metrics["train/response_length"] = float(np.mean(lengths))
+    metrics["train/response_length_max"] = float(max(lengths))
+    metrics["train/prompt_length"] = float(np.mean([len(t.prompt_ids) for t in turns]))
+    metrics["train/advantage_abs"] = (
+        float(np.mean([abs(t.advantage) for t in eligible])) if eligible else 0.0
+    )
+    by_env: dict[str, list[Episode]] = defaultdict(list)
+    for episode in episodes:
+        by_env[episode.env_id].append(episode)
+    for env_id, group in sorted(by_env.items()):
+        cooperative = get_spec(env_id).cooperative
+        prefix = f"train/{env_id}"
+        metrics[f"{prefix}/game_return"] = float(
+            np.mean([np.mean([e.returns[s] for s in e.learner_seats]) for e in group])
+        )
+        metrics[f"{prefix}/forfeit_rate"] = float(
+            np.mean([e.forfeited_by is not None for e in group])
+        )
+        if cooperative:
+            continue
+        seats: dict[int, list[str]] = defaultdict(list)
+        versus: dict[str, list[str]] = defaultdict(list)
+        for episode in group:
+            for seat in episode.learner_seats:
+                outcome = seat_outcome(episode, seat)
+                seats[seat].append(outcome)
+                versus[episode.opponent].append(outcome)
+        for seat, outcomes in sorted(seats.items()):
+            metrics[f"{prefix}/win_rate/seat{seat}"] = outcomes.count("win") / len(outcomes)
+            metrics[f"{prefix}/draw_rate/seat{seat}"] = outcomes.count("draw") / len(outcomes)
+        for opponent, outcomes in sorted(versus.items()):
+            metrics[f"{prefix}/win_rate/vs/{opponent}"] = outcomes.count("win") / len(outcomes)
+    return metrics
+
+
+class MetricsLogger:
+    """``metrics.jsonl`` plus optional TensorBoard events under ``output_dir``.
+
+    Args:
+        output_dir: the run directory.
+        tensorboard: also write TensorBoard events if the package is available.
+        enabled: ``False`` on non-zero ranks (nothing is written).
+    """
+
+    def __init__(
+        self, output_dir: str | Path, *, tensorboard: bool = True, enabled: bool = True
+    ) -> None:
+        self.path = Path(output_dir) / "metrics.jsonl"
+        self.enabled = enabled
+        self._writer: Any = None
+        if not enabled:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if tensorboard:
+            if importlib.util.find_spec("tensorboard") is None:
+                log.info("tensorboard is not installed: metrics go to %s only", self.path)
+            else:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._writer = SummaryWriter(str(Path(output_dir) / "tensorboard"))
+
+    def truncate_after(self, step: int) -> None:
+        """Drop logged lines of steps after ``step`` (resuming from a checkpoint at ``step``)."""
+        if not self.enabled or not self.path.exists():
+            return
+        kept = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                if int(json.loads(line).get("step", 0)) <= step:
+                    kept.append(line)
+            except (ValueError, AttributeError):
+                continue  # a line cut short by a kill
+        self.path.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+
+    def log(self, step: int, metrics: Mapping[str, float]) -> None:
+        """Append ``metrics`` of ``step``."""
+        if not self.enabled:
+            return
+        record = {"step": step, **{key: float(value) for key, value in metrics.items()}}
+        with self.path.open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps(record, sort_keys=True) + "\n")
+        if self._writer is not None:
+            for key, value in metrics.items():
+                self._writer.add_scalar(key, float(value), step)
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Close the TensorBoard writer."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def read_metrics(path: str | Path) -> list[dict[str, float]]:
+    """The records of a ``metrics.jsonl``."""
+    return [
+        json.loads(line)
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]

@@ -1,0 +1,179 @@
+"""Loading and saving the policy: device, dtype, tokenizer, LoRA, the frozen reference.
+
+The policy is a transformers causal LM: a hub id or local directory (``model``), or ``tiny``
+(:mod:`strategic_arena.train.tiny`, built locally). Rules:
+
+* **device**: ``auto`` is CUDA when available, else CPU; under ``torchrun`` each rank takes
+  ``cuda:LOCAL_RANK``;
+* **dtype**: ``auto`` is float32 on CPU; on a GPU bfloat16 parameters for a single process,
+  float32 master weights with bfloat16 compute under FSDP (its mixed-precision policy);
+* **LoRA** (``lora_rank > 0``): adapters from ``peft`` (imported only then) on the modules
+  named by ``lora_target_modules``; the reference policy of the KL term is then the same model
+  with its adapters disabled, so no second copy is loaded;
+* **resume**: the weights come from a checkpoint's ``policy/`` directory (a full
+  ``save_pretrained`` directory, or a LoRA adapter over the configured base).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from strategic_arena._extras import require
+from strategic_arena.train.config import TrainConfig
+
+
+def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
+    """The ``torch.device`` of the learner and the engine."""
+    torch = require("torch", "training")
+    name = cfg.device
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("device: cuda was asked for but no CUDA device is available")
+        return torch.device("cuda", local_rank)
+    return torch.device(name)
+
+
+def resolve_dtype(cfg: TrainConfig, device: Any, *, sharded: bool = False) -> Any:
+    """The parameter dtype (see the module docstring)."""
+    torch = require("torch", "training")
+    if cfg.dtype != "auto":
+        return getattr(torch, cfg.dtype)
+    if device.type == "cpu" or sharded:
+        return torch.float32
+    return torch.bfloat16
+
+
+def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> Any:
+    """The policy's tokenizer (from a checkpoint, the tiny builder, or the hub / a directory).
+
+    The padding side is set to left (prompts are left-padded for batched generation) and a
+    missing pad token becomes the EOS token.
+    """
+    transformers = require("transformers", "training")
+    if weights_dir is not None:
+        tokenizer = load_saved_tokenizer(weights_dir, tiny=cfg.model == "tiny")
+    elif cfg.model == "tiny":
+        from strategic_arena.train.tiny import build_tokenizer
+
+        tokenizer = build_tokenizer(cfg.games, cfg.tiny_vocab, style=cfg.style)
+    else:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            cfg.tokenizer or cfg.model, trust_remote_code=cfg.trust_remote_code
+        )
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if getattr(tokenizer, "chat_template", None) is None:
+        raise ValueError(
+            f"the tokenizer of {cfg.model!r} has no chat template; prompts need one "
+            "(use an instruct model or set tokenizer to one with a template)"
+        )
+    return tokenizer
+
+
+def load_saved_tokenizer(path: str | Path, *, tiny: bool = False) -> Any:
+    """A tokenizer saved next to a model (checkpoint, snapshot).
+
+    The tiny word-level tokenizer is read back exactly as saved (``tokenizer.json``):
+    ``AutoTokenizer`` would pick the tokenizer class of the model type (Qwen2's byte-level BPE)
+    and rebuild it around the vocabulary, changing how text is split.
+    """
+    transformers = require("transformers", "training")
+    if tiny:
+        return transformers.PreTrainedTokenizerFast.from_pretrained(str(path))
+    return transformers.AutoTokenizer.from_pretrained(str(path))
+
+
+def _from_pretrained(cfg: TrainConfig, path: str, dtype: Any) -> Any:
+    transformers = require("transformers", "training")
+    kwargs: dict[str, Any] = {"trust_remote_code": cfg.trust_remote_code}
+    if cfg.attn_implementation is not None:
+        kwargs["attn_implementation"] = cfg.attn_implementation
+    try:
+        return transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs)
+    except TypeError:  # transformers before 4.56 calls it torch_dtype
+        return transformers.AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype, **kwargs)
+
+
+def load_base_model(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
+    """The configured initial policy, without adapters (also the KL reference)."""
+    if cfg.model == "tiny":
+        from strategic_arena.train.tiny import build_model
+
+        model: Any = build_model(
+            tokenizer,
+            hidden_size=cfg.tiny_hidden_size,
+            layers=cfg.tiny_layers,
+            heads=cfg.tiny_heads,
+            seed=cfg.seed,
+            stop_at_answers=cfg.tiny_vocab == "answers",
+        )
+        model = model.to(dtype=dtype)
+    else:
+        model = _from_pretrained(cfg, cfg.model, dtype)
+    return model.to(device)
+
+
+def load_policy(
+    cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any, weights_dir: str | Path | None
+) -> Any:
+    """The trainable policy: the initial model or a checkpoint's, with LoRA adapters if asked."""
+    if cfg.lora_rank > 0:
+        peft = require("peft", "LoRA (pip install peft)")
+        base = load_base_model(cfg, tokenizer, device, dtype)
+        if weights_dir is not None:
+            model = peft.PeftModel.from_pretrained(base, str(weights_dir), is_trainable=True)
+        else:
+            lora = peft.LoraConfig(
+                r=cfg.lora_rank,
+                lora_alpha=cfg.lora_alpha,
+                lora_dropout=cfg.lora_dropout,
+                target_modules=cfg.lora_target_modules,
+                task_type="CAUSAL_LM",
+            )
+            model = peft.get_peft_model(base, lora)
+    elif weights_dir is not None:
+        model = _from_pretrained(cfg, str(weights_dir), dtype).to(device)
+    else:
+        model = load_base_model(cfg, tokenizer, device, dtype)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if hasattr(model, "enable_input_require_grads"):
+            model.enable_input_require_grads()
+    model.config.use_cache = False
+    model.train()
+    return model
+
+
+def load_reference(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
+    """A frozen copy of the initial policy for the KL term (``None`` when not needed)."""
+    if cfg.kl_coef <= 0 or cfg.lora_rank > 0:
+        return None
+    model = load_base_model(cfg, tokenizer, device, dtype)
+    model.eval()
+    model.requires_grad_(False)
+    return model
+
+
+def save_policy(model: Any, tokenizer: Any, path: str | Path, state_dict: Any = None) -> None:
+    """``save_pretrained`` of the policy (a LoRA model saves its adapter) and the tokenizer."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if state_dict is None:
+        model.save_pretrained(str(path))
+    else:
+        model.save_pretrained(str(path), state_dict=state_dict)
+    tokenizer.save_pretrained(str(path))
+
+
+def save_full_model(model: Any, tokenizer: Any, weights: dict[str, Any], path: str | Path) -> None:
+    """A plain transformers directory (no adapters) with ``weights`` (merged LoRA included)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    cpu = {name: tensor.detach().to("cpu").clone() for name, tensor in weights.items()}
+    base.save_pretrained(str(path), state_dict=cpu)
+    tokenizer.save_pretrained(str(path))

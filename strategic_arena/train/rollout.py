@@ -1,0 +1,419 @@
+"""Rollouts, the *generate* stage: the policy plays games through the arena's match loop.
+
+One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
+seeded by ``(seed, step)``: for each training game, ``episodes_per_game`` games, each with an
+env seed, an opponent drawn from the pool by weight (self-play included) and, against an
+opponent, a learner seat drawn uniformly. Then every game runs concurrently through
+:func:`strategic_arena.arena.match.play_match` -- the arena's one match loop -- with a
+:class:`PolicyPlayer` in each learner seat; the players' requests meet in one
+:class:`~strategic_arena.train.engine.EngineClient`, which batches them into engine calls.
+
+A :class:`PolicyPlayer` renders the seat's prompt (:func:`strategic_arena.render_messages`,
+role stated in the system prompt), applies the tokenizer's chat template, generates, validates
+the answer (:func:`strategic_arena.validate`) and records a
+:class:`~strategic_arena.train.episode.Turn` with the prompt tokens, response tokens and the
+engine's log-probs. An invalid answer forfeits the game (MARSHAL's protocol).
+
+The :class:`OpponentPool` holds the configured opponents -- solvers and bots
+(:func:`opponents.make`), frozen checkpoints (``checkpoint:PATH``), OpenAI-compatible endpoints
+-- and the policy's own frozen snapshots; an entry joins at its ``from_step`` and stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from strategic_arena.actions import Action, ActionError
+from strategic_arena.arena.match import MatchRecord, play_match
+from strategic_arena.env import TextGameEnv, make
+from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.players import Decision, GameState, Player
+from strategic_arena.prompting import render_messages
+from strategic_arena.train.config import OpponentConfig, TrainConfig
+from strategic_arena.train.engine import EngineClient, GenerationRequest
+from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.validation import Style, validate
+
+SELF_PLAY = "self"
+
+
+def derive_seed(*parts: int) -> int:
+    """A 31-bit seed from integers (``numpy.random.SeedSequence``: stable everywhere)."""
+    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
+
+
+class PromptEncoder:
+    """Chat messages -> prompt token ids with the tokenizer's chat template.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer with a chat template.
+        response_prefix: text appended after the generation prompt (part of the prompt).
+        chat_template_kwargs: extra template arguments (``enable_thinking``...).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        *,
+        response_prefix: str = "",
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.response_prefix = response_prefix
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+
+    def encode(self, messages: Sequence[Mapping[str, str]]) -> list[int]:
+        """Token ids of ``messages`` with the generation prompt (and the prefix) appended."""
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages],
+            tokenize=False,
+            add_generation_prompt=True,
+            **self.chat_template_kwargs,
+        )
+        ids: list[int] = self.tokenizer(text + self.response_prefix, add_special_tokens=False)[
+            "input_ids"
+        ]
+        return list(ids)
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """The response text (special tokens such as the stop token left out)."""
+        return str(self.tokenizer.decode(list(token_ids), skip_special_tokens=True))
+
+
+class PolicyPlayer:
+    """The policy in a seat: prompt -> engine -> validated move, each decision recorded.
+
+    Args:
+        client: the engine client shared by the step's games.
+        encoder: chat template and decoding.
+        cfg: prompt style, strictness, history, token budgets.
+        seed: this game's sampling seed (each turn derives its own from it).
+        name: the player's name in match records.
+        record: whether decisions become :class:`Turn` objects (``False`` for frozen
+            opponents, whose moves are not training data).
+    """
+
+    def __init__(
+        self,
+        client: EngineClient,
+        encoder: PromptEncoder,
+        *,
+        style: Style,
+        strict: bool,
+        include_history: bool,
+        max_new_tokens: int,
+        max_sequence_tokens: int,
+        seed: int,
+        name: str = "policy",
+        record: bool = True,
+    ) -> None:
+        self.client = client
+        self.encoder = encoder
+        self.style: Style = style
+        self.strict = strict
+        self.include_history = include_history
+        self.max_new_tokens = max_new_tokens
+        self.max_sequence_tokens = max_sequence_tokens
+        self.seed = seed
+        self.name = name
+        self.record = record
+        self.turns: list[Turn] = []
+        self.decisions = 0
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        """Generate the seat's answer and validate it (an invalid answer plays nothing)."""
+        spec = state.spec
+        view = state.view(seat, history=self.include_history)
+        messages = render_messages(spec, view, self.style, include_history=self.include_history)
+        prompt_ids = self.encoder.encode(messages)
+        budget = min(self.max_new_tokens, self.max_sequence_tokens - len(prompt_ids))
+        request = GenerationRequest(
+            prompt_ids, derive_seed(self.seed, self.decisions), max_new_tokens=max(0, budget)
+        )
+        self.decisions += 1
+        generation = await self.client.generate(request)
+        text = self.encoder.decode(generation.token_ids)
+        outcome: Action | ActionError = validate(
+            spec,
+            text,
+            view.legal_actions,
+            self.style,
+            strict=self.strict,
+            finish_reason=generation.finish_reason,
+        )
+        error = outcome if isinstance(outcome, ActionError) else None
+        if self.record:
+            self.turns.append(
+                Turn(
+                    env_id=state.env_id,
+                    seat=seat,
+                    role=spec.player_name(seat),
+                    prompt_ids=prompt_ids,
+                    response_ids=list(generation.token_ids),
+                    logprobs=list(generation.logprobs),
+                    text=text,
+                    error_kind=None if error is None else error.kind,
+                )
+            )
+        return Decision(
+            action=outcome.id if isinstance(outcome, Action) else None,
+            text=text,
+            error=error,
+            usage={
+                "prompt_tokens": len(prompt_ids),
+                "completion_tokens": len(generation.token_ids),
+            },
+            prompt=tuple(messages),
+            errors=() if error is None else (error,),
+            finish_reason=generation.finish_reason,
+        )
+
+
+# -- the opponent pool -------------------------------------------------------------------------
+
+PlayerFactory = Callable[[str, int, int], Player]
+"""Builds an opponent for one game: ``(env_id, seat, game_seed) -> Player``."""
+
+
+def configured_player(
+    cfg: TrainConfig,
+    client: EngineClient,
+    encoder: PromptEncoder,
+    seed: int,
+    *,
+    name: str = "policy",
+    record: bool = True,
+) -> PolicyPlayer:
+    """A :class:`PolicyPlayer` with the prompt and length settings of ``cfg``.
+
+    Training rollouts record turns (``record=True``); frozen snapshots and evaluations do not.
+    """
+    return PolicyPlayer(
+        client,
+        encoder,
+        style=cfg.style,
+        strict=cfg.strict,
+        include_history=cfg.include_history,
+        max_new_tokens=cfg.max_new_tokens,
+        max_sequence_tokens=cfg.max_sequence_tokens,
+        seed=seed,
+        name=name,
+        record=record,
+    )
+
+
+@dataclass
+class PoolEntry:
+    """One opponent of the pool.
+
+    Attributes:
+        name: label in episodes and metrics (the spec, or ``snapshot@step-N``).
+        weight: sampling weight.
+        games: env ids it plays (``None``: all it can).
+        from_step: the step it joins at.
+        config: the configured entry (``None`` for snapshots).
+        snapshot: directory of a frozen snapshot of the policy.
+    """
+
+    name: str
+    weight: float
+    games: tuple[str, ...] | None
+    from_step: int
+    config: OpponentConfig | None = None
+    snapshot: str | None = None
+
+
+@dataclass
+class OpponentPool:
+    """Configured opponents plus frozen snapshots, with a step-based curriculum.
+
+    Snapshots are the pool's only mutable state (:meth:`state_dict`); everything else comes
+    from the config.
+    """
+
+    entries: list[PoolEntry]
+    self_play_weight: float
+    snapshots: list[PoolEntry] = field(default_factory=list)
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig) -> OpponentPool:
+        """The configured pool (no snapshots yet)."""
+        entries = [
+            PoolEntry(
+                name=o.spec if o.base_url is None else f"{o.spec}@{o.base_url}",
+                weight=o.weight,
+                games=tuple(o.games) if o.games is not None else None,
+                from_step=o.from_step,
+                config=o,
+            )
+            for o in cfg.opponents
+        ]
+        return cls(entries, cfg.self_play_weight)
+
+    def add_snapshot(self, path: str, step: int, weight: float, keep: int) -> None:
+        """Add a frozen snapshot of the policy (dropping the oldest beyond ``keep``)."""
+        self.snapshots.append(PoolEntry(f"snapshot@step-{step}", weight, None, step, snapshot=path))
+        del self.snapshots[: max(0, len(self.snapshots) - keep)]
+
+    def available(self, env_id: str, step: int) -> list[PoolEntry]:
+        """Entries that play ``env_id`` at ``step`` (self-play not included)."""
+        result = []
+        for entry in [*self.entries, *self.snapshots]:
+            if entry.from_step > step or entry.weight <= 0:
+                continue
+            if entry.games is not None and env_id not in entry.games:
+                continue
+            config = entry.config
+            if config is not None and config.base_url is None and not _plays(config.spec, env_id):
+                continue
+            result.append(entry)
+        return result
+
+    def sample(self, env_id: str, step: int, rng: np.random.Generator) -> PoolEntry | None:
+        """An entry by weight, or ``None`` for self-play."""
+        entries = self.available(env_id, step)
+        weights = np.array([self.self_play_weight] + [e.weight for e in entries], dtype=float)
+        if weights.sum() <= 0:
+            raise ValueError(f"no opponent with positive weight plays {env_id} at step {step}")
+        choice = int(rng.choice(len(weights), p=weights / weights.sum()))
+        return None if choice == 0 else entries[choice - 1]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The snapshots (the configured entries are rebuilt from the config)."""
+        return {"snapshots": [dataclasses.asdict(entry) for entry in self.snapshots]}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.snapshots = [
+            PoolEntry(
+                name=s["name"],
+                weight=s["weight"],
+                games=tuple(s["games"]) if s["games"] is not None else None,
+                from_step=s["from_step"],
+                snapshot=s["snapshot"],
+            )
+            for s in state.get("snapshots", [])
+        ]
+
+
+def _plays(spec: str, env_id: str) -> bool:
+    """Whether an opponent spec (or ``checkpoint:``) can play ``env_id``."""
+    if spec.startswith("checkpoint:"):
+        return True
+    from opponents.registry import KINDS, parse_spec
+
+    name, _ = parse_spec(spec)
+    return env_id in KINDS[name].envs
+
+
+# -- planning and playing ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """One game of a step: env, seed, opponent (``None``: self-play) and learner seats."""
+
+    index: int
+    env_id: str
+    seed: int
+    opponent: PoolEntry | None
+    learner_seats: tuple[int, ...]
+
+
+def plan_games(
+    cfg: TrainConfig,
+    pool: OpponentPool,
+    step: int,
+    *,
+    games: Sequence[str] | None = None,
+) -> list[GamePlan]:
+    """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
+    rng = np.random.default_rng([cfg.seed, step, 1])
+    plans: list[GamePlan] = []
+    for env_id in games or cfg.games:
+        seats = get_spec(env_id).num_players
+        for _ in range(cfg.episodes_per_game):
+            env_seed = int(rng.integers(2**31))
+            opponent = pool.sample(env_id, step, rng)
+            if opponent is None:
+                learner: tuple[int, ...] = tuple(range(seats))
+            else:
+                learner = (int(rng.integers(seats)),)
+            plans.append(GamePlan(len(plans), env_id, env_seed, opponent, learner))
+    return plans
+
+
+def episode_from_record(
+    record: MatchRecord, plan: GamePlan, turns: list[Turn], spec: GameSpec
+) -> Episode:
+    """The :class:`Episode` of a finished game."""
+    return Episode(
+        env_id=record.env_id,
+        seed=record.seed,
+        learner_seats=plan.learner_seats,
+        opponent=SELF_PLAY if plan.opponent is None else plan.opponent.name,
+        returns=tuple(float(r) for r in record.returns),
+        status=record.status,
+        forfeited_by=record.forfeited_by,
+        turns=turns,
+        num_seats=spec.num_players,
+    )
+
+
+class RolloutRunner:
+    """Plays planned games concurrently and returns their episodes.
+
+    Args:
+        cfg: the run's config.
+        client: the policy's engine client.
+        encoder: the policy's prompt encoder.
+        opponent_factory: builds the non-policy player of a pool entry for one game.
+    """
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        client: EngineClient,
+        encoder: PromptEncoder,
+        opponent_factory: Callable[[PoolEntry, str, int, int], Player],
+    ) -> None:
+        self.cfg = cfg
+        self.client = client
+        self.encoder = encoder
+        self.opponent_factory = opponent_factory
+
+    def policy_player(self, seed: int, *, name: str = "policy") -> PolicyPlayer:
+        """A recording policy player for one game."""
+        return configured_player(self.cfg, self.client, self.encoder, seed, name=name)
+
+    async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
+        """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
+        limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
+        envs: dict[str, list[TextGameEnv]] = {}
+
+        async def one(plan: GamePlan) -> Episode:
+            async with limit:
+                policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, 2))
+                spec = get_spec(plan.env_id)
+                players: list[Player] = []
+                for seat in range(spec.num_players):
+                    if seat in plan.learner_seats:
+                        players.append(policy)
+                    else:
+                        assert plan.opponent is not None
+                        players.append(
+                            self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
+                        )
+                free = envs.setdefault(plan.env_id, [])
+                env = free.pop() if free else make(plan.env_id)
+                record = await play_match(plan.env_id, players, plan.seed, env=env)
+                free.append(env)
+                return episode_from_record(record, plan, policy.turns, spec)
+
+        return list(await asyncio.gather(*(one(plan) for plan in plans)))

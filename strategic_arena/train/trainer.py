@@ -1,0 +1,638 @@
+"""The training loop: generate -> score -> advantage -> update -> sync, then log, evaluate, save.
+
+One :meth:`Trainer.train_step` runs the five stages, each a method you can call alone:
+
+1. :meth:`Trainer.generate` -- plan the step's games and play them through the arena's match
+   loop with the policy in every learner seat (:mod:`strategic_arena.train.rollout`);
+2. :meth:`Trainer.score` -- per-turn rewards and gating
+   (:func:`strategic_arena.train.rewards.score`);
+3. :meth:`Trainer.advantage` -- the configured estimator
+   (:func:`strategic_arena.train.advantages.assign`; RAE baselines persist across steps);
+4. :meth:`Trainer.update` -- PPO epochs (:class:`strategic_arena.train.learner.Learner`);
+5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
+   transformers engine shares the learner's module).
+
+Then metrics go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every
+``eval_every`` steps through the arena runner into a SQLite results store, and checkpoints are
+written every ``checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has
+changed yet) and saves; during the later stages (and always under ``torchrun``, where the ranks
+must agree) the step is finished first; a second Ctrl-C stops at once without saving.
+
+Randomness: everything random in step ``s`` derives from ``(seed, s)`` -- game seeds, seats,
+opponents, each turn's sampling seed, minibatch order -- so a resumed run repeats exactly what
+an uninterrupted one would have done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strategic_arena._extras import require
+from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.train import checkpoint as ckpt
+from strategic_arena.train.advantages import RAEBaselines, assign
+from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.dist import (
+    DistInfo,
+    all_gather_objects,
+    barrier,
+    broadcast_object,
+    init_distributed,
+    shard,
+)
+from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.learner import Learner
+from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
+from strategic_arena.train.models import (
+    load_policy,
+    load_reference,
+    load_saved_tokenizer,
+    load_tokenizer,
+    resolve_device,
+    resolve_dtype,
+    save_full_model,
+    save_policy,
+)
+from strategic_arena.train.rewards import RewardConfig, score
+from strategic_arena.train.rollout import (
+    OpponentPool,
+    PolicyPlayer,
+    PoolEntry,
+    PromptEncoder,
+    RolloutRunner,
+    configured_player,
+    derive_seed,
+    plan_games,
+)
+
+log = logging.getLogger("strategic_arena.train")
+
+#: Largest |mean ratio - 1| between the learner's and the engine's log-probs of the same tokens
+#: accepted without a warning (bfloat16 engines drift by about 1e-2).
+SYNC_TOLERANCE = 0.05
+
+
+class Trainer:
+    """Self-play PPO on text games; see the module docstring.
+
+    Args:
+        cfg: the run's config (validated).
+        engine: an engine to use instead of building the configured one (tests).
+    """
+
+    def __init__(self, cfg: TrainConfig, *, engine: Engine | None = None) -> None:
+        self.torch = require("torch", "training")
+        cfg.validate()
+        self.cfg = cfg
+        if cfg.torch_threads > 0:
+            self.torch.set_num_threads(cfg.torch_threads)
+        self.output_dir = Path(cfg.output_dir)
+        use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
+        self.info: DistInfo = init_distributed(use_cuda)
+        self.device = resolve_device(cfg, self.info.local_rank)
+        self.dtype = resolve_dtype(cfg, self.device, sharded=self.info.distributed)
+        resume_from = self._resume_path()
+        weights_dir = resume_from / "policy" if resume_from is not None else None
+        self.tokenizer = load_tokenizer(cfg, weights_dir)
+        model = load_policy(cfg, self.tokenizer, self.device, self.dtype, weights_dir)
+        reference = load_reference(cfg, self.tokenizer, self.device, self.dtype)
+        if self.info.distributed:
+            if cfg.lora_rank > 0:
+                raise ValueError("LoRA under FSDP is not supported; use one process for LoRA")
+            compute = self.torch.bfloat16 if self.device.type == "cuda" else None
+            model = shard(model, self.info, param_dtype=compute)
+            if reference is not None:
+                reference = shard(reference, self.info, param_dtype=compute)
+        self.learner = Learner(
+            cfg,
+            model,
+            pad_id=int(self.tokenizer.pad_token_id),
+            reference=reference,
+            rank=self.info.rank,
+            world_size=self.info.world_size,
+        )
+        self.sampling = Sampling(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens)
+        self.engine, self.engine_shares_weights = (
+            (engine, False) if engine is not None else self._build_engine(model, weights_dir)
+        )
+        self.client = EngineClient(self.engine, self.sampling, max_batch_size=cfg.max_batch_size)
+        self.encoder = PromptEncoder(
+            self.tokenizer,
+            response_prefix=cfg.response_prefix,
+            chat_template_kwargs=cfg.chat_template_kwargs,
+        )
+        self.pool = OpponentPool.from_config(cfg)
+        self.baselines = RAEBaselines(cfg.rae_alpha)
+        self.reward_config = RewardConfig(
+            game_scale=dict(cfg.game_scale),
+            format_reward=cfg.format_reward,
+            invalid_penalty=cfg.invalid_penalty,
+            draw_reward=cfg.draw_reward,
+            length_alpha=cfg.length_alpha,
+            length_min=cfg.length_min,
+            length_max=cfg.length_max,
+            gate_unobserved=cfg.gate_unobserved,
+        )
+        self.step = 0
+        self.metrics = MetricsLogger(
+            self.output_dir, tensorboard=cfg.tensorboard, enabled=self.info.main
+        )
+        self._frozen: dict[str, tuple[EngineClient, PromptEncoder]] = {}
+        self._backends: dict[str, OpenAIBackend] = {}
+        self._stop_requested = False
+        self._stage = "idle"
+        self._saved_step = -1
+        self.last_episodes: list[Episode] = []
+        self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self._opponent)
+        if resume_from is not None:
+            self._load(resume_from)
+        if not self.engine_shares_weights:
+            self.sync()
+
+    # -- construction helpers ----------------------------------------------------------------
+
+    def _resume_path(self) -> Path | None:
+        """The checkpoint to continue from (``resume``), agreed on by every rank."""
+        cfg = self.cfg
+        path: Path | None = None
+        if cfg.resume == "auto":
+            path = ckpt.latest_checkpoint(cfg.output_dir)
+        elif cfg.resume != "never":
+            path = Path(cfg.resume)
+        return broadcast_object(path, self.info)
+
+    def _build_engine(self, model: Any, weights_dir: Path | None) -> tuple[Engine, bool]:
+        """The configured engine and whether it shares the learner's weights."""
+        cfg = self.cfg
+        if cfg.engine == "transformers":
+            if not self.info.distributed:
+                return TransformersEngine(
+                    model, self.tokenizer, max_batch_size=cfg.max_batch_size
+                ), True
+            # Under FSDP each rank decodes with a full copy, refreshed by sync().
+            copy = load_policy(cfg, self.tokenizer, self.device, self.dtype, weights_dir)
+            copy.eval()
+            copy.requires_grad_(False)
+            return TransformersEngine(
+                copy, self.tokenizer, max_batch_size=cfg.max_batch_size
+            ), False
+        from strategic_arena.train.vllm_engine import VLLMEngine
+
+        path = cfg.model
+        if cfg.model == "tiny":  # vLLM loads from disk: write the initial tiny model once
+            path = str(self.output_dir / "engine-init")
+            if self.info.main:
+                save_full_model(
+                    self.learner.model, self.tokenizer, dict(self.learner.full_weights()), path
+                )
+            barrier(self.info)
+        engine = VLLMEngine(
+            path,
+            self.tokenizer,
+            seed=derive_seed(cfg.seed, self.info.rank, 7),
+            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+            tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+            max_model_len=cfg.vllm_max_model_len or cfg.max_sequence_tokens,
+            enable_prefix_caching=cfg.vllm_enable_prefix_caching,
+            enable_sleep_mode=cfg.vllm_sleep,
+            enforce_eager=cfg.vllm_enforce_eager,
+            dtype=str(self.dtype).removeprefix("torch."),
+            trust_remote_code=cfg.trust_remote_code,
+            distributed=self.info.distributed,
+        )
+        return engine, False
+
+    def _opponent(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
+        """The non-policy player of ``entry`` for one game."""
+        cfg = self.cfg
+        seed = derive_seed(game_seed, seat, 3)
+        if entry.snapshot is not None:
+            return self._frozen_player(entry.snapshot, entry.name, seed, None)
+        config = entry.config
+        assert config is not None
+        if config.base_url is not None:
+            backend = self._backends.get(entry.name)
+            if backend is None:
+                sampling = SamplingParams(
+                    temperature=cfg.temperature
+                    if config.temperature is None
+                    else config.temperature,
+                    top_p=cfg.top_p,
+                    max_tokens=cfg.max_new_tokens,
+                )
+                backend = OpenAIBackend(
+                    config.spec,
+                    config.base_url,
+                    api_key_env=config.api_key_env,
+                    sampling=sampling,
+                    seed=derive_seed(cfg.seed, 11),
+                )
+                self._backends[entry.name] = backend
+            return LLMPlayer(
+                backend,
+                name=entry.name,
+                style=cfg.style,
+                policy="forfeit",
+                include_history=cfg.include_history,
+                strict=cfg.strict,
+                seed=seed,
+            )
+        if config.spec.startswith("checkpoint:"):
+            path = config.spec.removeprefix("checkpoint:")
+            return self._frozen_player(path, entry.name, seed, config.temperature)
+        import opponents
+
+        return opponents.make(config.spec, env_id, seed=seed)
+
+    def _frozen_player(
+        self, path: str, name: str, seed: int, temperature: float | None
+    ) -> PolicyPlayer:
+        """A non-recording policy player over a frozen model (loaded once, then cached)."""
+        cfg = self.cfg
+        if path not in self._frozen:
+            transformers = require("transformers", "frozen opponents")
+            tokenizer = (
+                load_saved_tokenizer(path, tiny=cfg.model == "tiny")
+                if (Path(path) / "tokenizer_config.json").exists()
+                else self.tokenizer
+            )
+            tokenizer.padding_side = "left"
+            model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
+            model.eval()
+            model.requires_grad_(False)
+            sampling = Sampling(
+                cfg.temperature if temperature is None else temperature,
+                cfg.top_p,
+                cfg.top_k,
+                cfg.max_new_tokens,
+            )
+            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
+            encoder = PromptEncoder(
+                tokenizer,
+                response_prefix=cfg.response_prefix,
+                chat_template_kwargs=cfg.chat_template_kwargs,
+            )
+            self._frozen[path] = (
+                EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size),
+                encoder,
+            )
+        client, encoder = self._frozen[path]
+        return configured_player(cfg, client, encoder, seed, name=name, record=False)
+
+    # -- the five stages ---------------------------------------------------------------------
+
+    def generate(self, step: int) -> list[Episode]:
+        """Stage 1: play the step's games (this rank's share; every rank gets all episodes)."""
+        self.engine.wake_up()
+        plans = plan_games(self.cfg, self.pool, step)
+        mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
+        episodes = asyncio.run(self.rollouts.play(mine, step))
+        if not self.info.distributed:
+            return episodes
+        indexed = all_gather_objects(
+            [(plan.index, episode) for plan, episode in zip(mine, episodes, strict=True)],
+            self.info,
+        )
+        return [episode for _, episode in sorted(pair for part in indexed for pair in part)]
+
+    def score(self, episodes: list[Episode]) -> None:
+        """Stage 2: rewards and eligibility of every turn."""
+        score(episodes, self.reward_config)
+
+    def advantage(self, episodes: list[Episode]) -> None:
+        """Stage 3: advantages with the configured estimator (RAE baselines updated)."""
+        cfg = self.cfg
+        assign(
+            episodes,
+            cfg.estimator,
+            role_grouping=cfg.role_grouping,
+            baselines=self.baselines,
+            whiten=cfg.whiten_advantages,
+        )
+
+    def trainable_turns(self, episodes: list[Episode]) -> list[Turn]:
+        """Eligible turns with a response (and a non-zero advantage if asked)."""
+        turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
+        if self.cfg.drop_zero_advantage:
+            turns = [t for t in turns if t.advantage != 0.0]
+        return turns
+
+    def update(self, episodes: list[Episode], step: int) -> dict[str, float]:
+        """Stage 4: PPO epochs on the step's trainable turns."""
+        cfg = self.cfg
+        self.engine.sleep()
+        turns = self.trainable_turns(episodes)
+        rng = np.random.default_rng([cfg.seed, step, 4])
+        use_learner = cfg.old_logprobs == "learner" or (
+            cfg.old_logprobs == "auto" and not self.engine.logprobs_match_learner(self.sampling)
+        )
+        old = self.learner.recompute_logprobs(turns) if use_learner else None
+        metrics = self.learner.update(turns, rng, old_logprobs=old)
+        if old is not None and turns:  # the sync check compares against the engine's numbers
+            diffs = np.concatenate(
+                [np.subtract(mine, t.logprobs) for mine, t in zip(old, turns, strict=True)]
+            )
+            metrics["train/logprob_ratio"] = float(np.mean(np.exp(diffs)))
+            metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
+        metrics["train/trainable_turns"] = float(len(turns))
+        ratio = metrics.get("train/logprob_ratio", 1.0)
+        if abs(ratio - 1.0) > SYNC_TOLERANCE and self.info.main:
+            log.warning(
+                "engine and learner log-probs disagree after the weight sync: mean ratio %.4f "
+                "(expected ~1); check the engine's log-prob mode and the weight push",
+                ratio,
+            )
+        return metrics
+
+    def sync(self) -> None:
+        """Stage 5: push the learner's weights into the engine (unless they are shared)."""
+        if not self.engine_shares_weights:
+            self.engine.load_weights(self.learner.full_weights())
+        self.engine.wake_up()
+
+    def train_step(self) -> dict[str, float]:
+        """One step of the five stages; returns its metrics (``self.step`` advances by one)."""
+        step = self.step
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+
+        @contextmanager
+        def stage(name: str) -> Iterator[None]:
+            self._stage = name
+            begin = time.perf_counter()
+            yield
+            timings[f"time/{name}"] = time.perf_counter() - begin
+
+        with stage("generate"):
+            episodes = self.generate(step)
+        with stage("score"):
+            self.score(episodes)
+        with stage("advantage"):
+            self.advantage(episodes)
+        with stage("update"):
+            update_metrics = self.update(episodes, step)
+        with stage("sync"):
+            self.sync()
+        self._stage = "idle"
+        self.step = step + 1
+        if self.cfg.snapshot_every and self.step % self.cfg.snapshot_every == 0:
+            self._snapshot()
+        timings["time/step"] = time.perf_counter() - started
+        generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
+        metrics = {**rollout_metrics(episodes), **update_metrics, **timings}
+        metrics["train/tokens_per_s"] = generated / max(timings["time/generate"], 1e-9)
+        self.last_episodes = episodes
+        return metrics
+
+    # -- evaluation --------------------------------------------------------------------------
+
+    def evaluate(self) -> dict[str, float]:
+        """Play the policy against ``eval_opponents`` through the arena runner; ``eval/`` metrics.
+
+        Games land in the results store (``eval_db``) under the run
+        ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it.
+        """
+        cfg = self.cfg
+        if not cfg.eval_opponents:
+            return {}
+        metrics: dict[str, float] = {}
+        if self.info.main:
+            metrics = asyncio.run(self._evaluate())
+        barrier(self.info)
+        return metrics
+
+    async def _evaluate(self) -> dict[str, float]:
+        from strategic_arena.arena import runner
+        from strategic_arena.arena.metrics import summarize
+        from strategic_arena.arena.store import ResultsStore
+
+        cfg = self.cfg
+        self.engine.wake_up()
+        temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
+        sampling = Sampling(temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens)
+        client = EngineClient(self.engine, sampling, max_batch_size=cfg.max_batch_size)
+        name = f"{cfg.run_name}@step-{self.step}"
+
+        def build(env_id: str, seed: int) -> Player:
+            return configured_player(cfg, client, self.encoder, seed, name=name, record=False)
+
+        params = {
+            "run": cfg.run_name,
+            "step": self.step,
+            "model": cfg.model,
+            "temperature": temperature,
+        }
+        policy = runner.Entrant(name, "policy", params, build)
+        tasks: list[runner.GameTask] = []
+        for env_id, specs in cfg.eval_opponents.items():
+            rivals = [runner.Entrant.opponent(spec) for spec in specs]
+            tasks += runner.versus([policy], rivals, [env_id], cfg.eval_games, cfg.seed)
+        run_name = f"{cfg.run_name}/eval/step-{self.step:06d}"
+        db = Path(cfg.eval_db) if cfg.eval_db else self.output_dir / "eval.db"
+        with ResultsStore(db) as store:
+            await runner.run_async(
+                store,
+                run_name,
+                tasks,
+                seed=cfg.seed,
+                concurrency=cfg.max_concurrent_episodes,
+                settings={"run": cfg.run_name, "step": self.step, "style": cfg.style},
+                progress=False,
+            )
+            summaries = summarize(store, [run_name])
+        metrics: dict[str, float] = {}
+        for summary in summaries:
+            if summary.player != name:
+                continue
+            key = f"eval/{summary.env_id}/{summary.opponent}"
+            if summary.seat is not None:
+                key += f"/seat{summary.seat}"
+            metrics[f"{key}/mean_return"] = summary.mean_return
+            metrics[f"{key}/normalized_score"] = summary.normalized
+            metrics[f"{key}/invalid_rate"] = summary.invalid_rate
+            if summary.wins is not None and summary.games:
+                metrics[f"{key}/win_rate"] = summary.wins / summary.games
+        return metrics
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def save_checkpoint(self) -> Path | None:
+        """Write the checkpoint of the current step (rank 0 writes; every rank takes part)."""
+        from torch.distributed.checkpoint.state_dict import (
+            StateDictOptions,
+            get_model_state_dict,
+        )
+
+        model = self.learner.model
+        full = None
+        if self.info.distributed:  # gather full tensors onto rank 0's CPU
+            from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
+            options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+            full = get_model_state_dict(model, options=options)
+            learner_state = {
+                "optimizer": get_optimizer_state_dict(
+                    model, self.learner.optimizer, options=options
+                ),
+                "scheduler": self.learner.scheduler.state_dict(),
+            }
+        else:
+            learner_state = self.learner.state_dict()
+        path = None
+        if self.info.main:
+            staging = ckpt.begin(self.output_dir, self.step)
+            save_policy(model, self.tokenizer, staging / "policy", state_dict=full)
+            ckpt.save_trainer_state(
+                staging,
+                {
+                    "step": self.step,
+                    "learner": learner_state,
+                    "rae_baselines": self.baselines.state_dict(),
+                    "opponent_pool": self.pool.state_dict(),
+                    "rng": ckpt.rng_state(),
+                    "config": self.cfg.to_dict(),
+                },
+            )
+            path = ckpt.commit(staging, keep=self.cfg.keep_checkpoints)
+            log.info("checkpoint saved: %s", path)
+        self._saved_step = self.step
+        barrier(self.info)
+        return path
+
+    def _load(self, path: Path) -> None:
+        """Restore everything but the weights (already loaded from ``path/policy``)."""
+        state = ckpt.load_trainer_state(path)
+        if self.info.distributed:
+            from torch.distributed.checkpoint.state_dict import (
+                StateDictOptions,
+                set_optimizer_state_dict,
+            )
+
+            options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=False)
+            set_optimizer_state_dict(
+                self.learner.model,
+                self.learner.optimizer,
+                state["learner"]["optimizer"],
+                options=options,
+            )
+            self.learner.scheduler.load_state_dict(state["learner"]["scheduler"])
+        else:
+            self.learner.load_state_dict(state["learner"])
+        self.baselines.load_state_dict(state["rae_baselines"])
+        self.pool.load_state_dict(state["opponent_pool"])
+        ckpt.set_rng_state(state["rng"])
+        self.step = self._saved_step = int(state["step"])
+        self.metrics.truncate_after(self.step)
+        if self.info.main:
+            log.info("resumed from %s at step %d", path, self.step)
+
+    def _snapshot(self) -> None:
+        """Add a frozen copy of the current policy to the opponent pool."""
+        path = self.output_dir / "snapshots" / f"step-{self.step:06d}"
+        weights = dict(self.learner.full_weights())
+        if self.info.main:
+            save_full_model(self.learner.model, self.tokenizer, weights, path)
+        barrier(self.info)
+        self.pool.add_snapshot(
+            str(path), self.step, self.cfg.snapshot_weight, self.cfg.max_snapshots
+        )
+        kept = {entry.snapshot for entry in self.pool.snapshots}
+        for stale in [p for p in self._frozen if p not in kept and "snapshots" in p]:
+            del self._frozen[stale]
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def train(self, *, on_step: Callable[[int, dict[str, float]], None] | None = None) -> int:
+        """Train until ``steps``; returns the number of completed steps.
+
+        Args:
+            on_step: called after each step with its number (1-based) and metrics.
+        """
+        cfg = self.cfg
+        with self._interrupt_handler():
+            try:
+                while self.step < cfg.steps and not self._stopping():
+                    metrics = self.train_step()
+                    evaluated = bool(cfg.eval_every) and (
+                        self.step % cfg.eval_every == 0 or self.step == cfg.steps
+                    )
+                    if evaluated:
+                        metrics.update(self.evaluate())
+                    if evaluated or self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                        self.metrics.log(self.step, metrics)
+                        if self.info.main:
+                            log.info("step %d: %s", self.step, _brief(metrics))
+                    if on_step is not None:
+                        on_step(self.step, metrics)
+                    if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
+                        self.save_checkpoint()
+            except KeyboardInterrupt:
+                log.warning("interrupted during %s: saving step %d", self._stage, self.step)
+                self._stop_requested = True
+            if self.step != self._saved_step:
+                self.save_checkpoint()
+        self.metrics.close()
+        return self.step
+
+    def _stopping(self) -> bool:
+        """Whether Ctrl-C was pressed (on any rank: every rank stops after the same step)."""
+        if not self.info.distributed:
+            return self._stop_requested
+        self._stop_requested = any(all_gather_objects(self._stop_requested, self.info))
+        return self._stop_requested
+
+    @contextmanager
+    def _interrupt_handler(self) -> Iterator[None]:
+        """First Ctrl-C: abandon rollouts or finish the step, then save. Second: stop now."""
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+        except ValueError:  # not the main thread: no handler
+            yield
+            return
+
+        def handle(signum: int, frame: Any) -> None:
+            if self._stop_requested:
+                signal.signal(signal.SIGINT, previous)
+                raise KeyboardInterrupt
+            self._stop_requested = True
+            if self._stage == "generate" and not self.info.distributed:
+                raise KeyboardInterrupt  # nothing has changed yet: drop the step
+            log.warning("Ctrl-C: finishing the step, then saving (Ctrl-C again to abort)")
+
+        try:
+            signal.signal(signal.SIGINT, handle)
+        except ValueError:
+            yield
+            return
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _brief(metrics: dict[str, float]) -> str:
+    keys = (
+        "train/reward",
+        "train/invalid_rate",
+        "train/response_length",
+        "train/logprob_ratio",
+        "train/grad_norm",
+        "time/step",
+    )
+    return " ".join(f"{key.split('/')[-1]}={metrics[key]:.4g}" for key in keys if key in metrics)
+
+
+def train(cfg: TrainConfig) -> int:
+    """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps."""
+    return Trainer(cfg).train()

@@ -1,0 +1,80 @@
+"""``torchrun`` with two CPU processes (gloo): FSDP2 shards, episodes exchanged, same result.
+
+Each rank plays its share of the step's games with its own engine, every rank scores the whole
+batch, and the update is sharded: the games, rewards and gradient norms equal those of one
+process with the same config, and the checkpoint resumes under ``torchrun`` again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from strategic_arena.train.config import load_config  # noqa: E402
+from strategic_arena.train.metrics import read_metrics  # noqa: E402
+from strategic_arena.train.trainer import Trainer  # noqa: E402
+
+Overrides = Callable[..., list[str]]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _torchrun(overrides: list[str]) -> subprocess.CompletedProcess[str]:
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
+    if torchrun is None:
+        pytest.skip("torchrun is not installed next to this python")
+    code = Path(sys.executable).parent / "strategic-arena"
+    args = [arg for item in overrides for arg in ("--set", item)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [
+            torchrun,
+            "--nproc-per-node",
+            "2",
+            "--master-port",
+            str(_free_port()),
+            str(code),
+            "train",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+def test_two_cpu_processes_match_one(tiny_overrides: Overrides, tmp_path: Path) -> None:
+    shared = tiny_overrides("steps=2", "episodes_per_game=8", "checkpoint_every=1")
+    ranked = [*shared, f"output_dir={tmp_path / 'ddp'}"]
+    result = _torchrun(ranked)
+    assert result.returncode == 0, result.stdout + result.stderr
+    distributed = read_metrics(tmp_path / "ddp" / "metrics.jsonl")
+    assert [record["step"] for record in distributed] == [1, 2]
+
+    single = Trainer(load_config(None, [*shared, f"output_dir={tmp_path / 'one'}"]))
+    for record in distributed:
+        metrics = single.train_step()
+        for key in ("train/reward", "train/invalid_rate", "train/trained_tokens"):
+            assert record[key] == pytest.approx(metrics[key]), key
+        assert record["train/grad_norm"] == pytest.approx(metrics["train/grad_norm"], rel=1e-5)
+        assert record["train/loss"] == pytest.approx(metrics["train/loss"], abs=1e-5)
+
+    resumed = _torchrun([*ranked, "steps=3", "resume=auto"])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resumed from" in resumed.stderr + resumed.stdout
+    assert (tmp_path / "ddp" / "checkpoints" / "step-000003" / "trainer.pt").is_file()

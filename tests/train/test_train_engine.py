@@ -1,0 +1,180 @@
+"""The transformers engine: seeded sampling, log-probs equal to the learner's, batching client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from strategic_arena.arena.match import play_match  # noqa: E402
+from strategic_arena.players import RandomPlayer  # noqa: E402
+from strategic_arena.train.config import load_config  # noqa: E402
+from strategic_arena.train.engine import (  # noqa: E402
+    EngineClient,
+    Generation,
+    GenerationRequest,
+    Sampling,
+    TransformersEngine,
+    filter_logits,
+)
+from strategic_arena.train.learner import Learner, collate, sequence_logprobs  # noqa: E402
+from strategic_arena.train.rollout import PolicyPlayer, PromptEncoder  # noqa: E402
+from strategic_arena.train.tiny import build_tiny  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple[Any, Any]:
+    return build_tiny(["kuhn_poker-v0"], vocab="prompts", hidden_size=32, layers=2, seed=3)
+
+
+def _prompts(tokenizer: Any) -> list[list[int]]:
+    texts = ["Your card: Queen (Q).", "check bet", "Player 1 (you act second)\n- fold\n- call"]
+    return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+
+
+def _turns(prompts: list[list[int]], generations: list[Generation]) -> list[Any]:
+    from strategic_arena.train.episode import Turn
+
+    return [
+        Turn("kuhn_poker-v0", 0, "Player 0", p, g.token_ids, g.logprobs, "", None, advantage=1.0)
+        for p, g in zip(prompts, generations, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("sampling", [Sampling(1.0), Sampling(0.7, top_p=0.9, top_k=20)])
+def test_learner_logprobs_equal_the_engines(tiny: tuple[Any, Any], sampling: Sampling) -> None:
+    model, tokenizer = tiny
+    engine = TransformersEngine(model, tokenizer)
+    prompts = _prompts(tokenizer)
+    sampling = Sampling(sampling.temperature, sampling.top_p, sampling.top_k, max_new_tokens=12)
+    generations = engine.generate(
+        [GenerationRequest(p, seed=i) for i, p in enumerate(prompts)], sampling
+    )
+    assert all(len(g.token_ids) == len(g.logprobs) > 0 for g in generations)
+    batch = collate(_turns(prompts, generations), pad_id=tokenizer.pad_token_id, device="cpu")
+    with torch.no_grad():
+        learner = sequence_logprobs(model, batch, sampling.logprob_temperature)
+    engine_logprobs = batch.old_logprobs
+    mask = batch.response_mask.bool()
+    assert torch.allclose(learner[mask], engine_logprobs[mask], atol=1e-5)
+
+
+def test_first_ppo_ratio_is_one(tiny: tuple[Any, Any]) -> None:
+    import numpy as np
+
+    model, tokenizer = tiny
+    cfg = load_config(None, ["lr=1e-9", "micro_batch_size=2", "temperature=0.8"])
+    learner = Learner(cfg, model, pad_id=tokenizer.pad_token_id)
+    engine = TransformersEngine(model, tokenizer)
+    prompts = _prompts(tokenizer)
+    generations = engine.generate(
+        [GenerationRequest(p, seed=10 + i) for i, p in enumerate(prompts)],
+        Sampling(0.8, max_new_tokens=10),
+    )
+    metrics = learner.update(_turns(prompts, generations), np.random.default_rng(0))
+    assert metrics["train/logprob_ratio"] == pytest.approx(1.0, abs=1e-5)
+    assert metrics["train/logprob_max_abs_diff"] < 1e-4
+    assert metrics["train/clip_fraction"] == 0.0
+
+
+def test_a_requests_sample_depends_on_its_seed_not_its_batch(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    engine = TransformersEngine(model, tokenizer)
+    prompts = _prompts(tokenizer)
+    sampling = Sampling(1.0, max_new_tokens=10)
+    together = engine.generate([GenerationRequest(p, seed=5) for p in prompts], sampling)
+    alone = [engine.generate([GenerationRequest(p, seed=5)], sampling)[0] for p in prompts]
+    assert [g.token_ids for g in together] == [g.token_ids for g in alone]
+    again = engine.generate([GenerationRequest(p, seed=5) for p in prompts], sampling)
+    assert again == together
+    other = engine.generate([GenerationRequest(p, seed=6) for p in prompts], sampling)
+    assert [g.token_ids for g in other] != [g.token_ids for g in together]
+
+
+def test_budgets_and_greedy(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    engine = TransformersEngine(model, tokenizer)
+    prompt = _prompts(tokenizer)[0]
+    short, none = engine.generate(
+        [GenerationRequest(prompt, 0, max_new_tokens=3), GenerationRequest(prompt, 0, 0)],
+        Sampling(1.0, max_new_tokens=50),
+    )
+    assert len(short.token_ids) <= 3 and none == Generation([], [], "length")
+    if len(short.token_ids) == 3 and short.token_ids[-1] not in engine.stop_ids:
+        assert short.finish_reason == "length"
+    greedy = [
+        engine.generate([GenerationRequest(prompt, seed)], Sampling(0.0, max_new_tokens=6))[0]
+        for seed in (1, 2)
+    ]
+    assert greedy[0] == greedy[1]
+    with torch.no_grad():
+        first = model(torch.tensor([prompt])).logits[0, -1]
+    assert greedy[0].token_ids[0] == int(first.argmax())
+
+
+def test_top_k_and_top_p_filters() -> None:
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    kept = torch.isfinite(filter_logits(logits, top_k=2, top_p=1.0))
+    assert kept.tolist() == [[True, True, False, False]]
+    kept = torch.isfinite(filter_logits(logits, top_k=0, top_p=0.7))
+    assert kept.tolist() == [[True, True, False, False]]  # 0.5 < 0.7 <= 0.8
+    kept = torch.isfinite(filter_logits(logits, top_k=0, top_p=0.1))
+    assert kept.tolist() == [[True, False, False, False]]  # the top token always stays
+
+
+class _CountingEngine:
+    """Answers instantly, counting how many requests each call carried."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def generate(self, requests: Any, sampling: Sampling) -> list[Generation]:
+        self.batches.append(len(requests))
+        return [Generation([r.seed], [0.0], "stop") for r in requests]
+
+
+def test_client_batches_concurrent_requests() -> None:
+    engine = _CountingEngine()
+    client = EngineClient(engine, Sampling(), max_batch_size=5)  # type: ignore[arg-type]
+
+    async def player(seed: int) -> int:
+        await asyncio.sleep(0)
+        first = await client.generate(GenerationRequest([1], seed))
+        second = await client.generate(GenerationRequest([1], seed + 100))
+        return first.token_ids[0] + second.token_ids[0]
+
+    async def run() -> list[int]:
+        return list(await asyncio.gather(*(player(i) for i in range(8))))
+
+    assert asyncio.run(run()) == [2 * i + 100 for i in range(8)]
+    assert sum(engine.batches) == 16 and max(engine.batches) == 5 and len(engine.batches) == 4
+
+
+def test_policy_player_records_turns_through_the_match_loop(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    engine = TransformersEngine(model, tokenizer)
+    client = EngineClient(engine, Sampling(1.0, max_new_tokens=6))
+    encoder = PromptEncoder(tokenizer)
+    policy = PolicyPlayer(
+        client,
+        encoder,
+        style="boxed",
+        strict=True,
+        include_history=False,
+        max_new_tokens=6,
+        max_sequence_tokens=10_000,
+        seed=0,
+    )
+    record = asyncio.run(play_match("kuhn_poker-v0", [policy, RandomPlayer(0)], seed=4))
+    assert len(policy.turns) == sum(1 for move in record.moves if move.seat == 0) >= 1
+    turn = policy.turns[0]
+    assert turn.seat == 0 and turn.role == "Player 0" and turn.env_id == "kuhn_poker-v0"
+    assert tokenizer.decode(turn.prompt_ids).endswith("<|im_start|>assistant\n")
+    assert turn.text == record.moves[0].response and turn.error_kind is not None  # random model
+    assert len(turn.logprobs) == len(turn.response_ids) <= 6

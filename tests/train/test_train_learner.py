@@ -1,0 +1,193 @@
+"""The PPO learner: loss terms by hand, exact gradient accumulation, schedules, a bandit."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from strategic_arena.train.config import load_config  # noqa: E402
+from strategic_arena.train.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
+from strategic_arena.train.episode import Turn  # noqa: E402
+from strategic_arena.train.learner import (  # noqa: E402
+    Learner,
+    k3_kl,
+    lr_factor,
+    ppo_token_loss,
+    token_weights,
+)
+from strategic_arena.train.tiny import build_tiny  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _loss(ratio: float, advantage: float, dual_clip: float | None = 3.0) -> tuple[float, bool]:
+    logprobs = torch.tensor([[math.log(ratio)]])
+    loss, parts = ppo_token_loss(
+        logprobs,
+        torch.zeros(1, 1),
+        torch.tensor([advantage]),
+        clip_eps=0.2,
+        clip_eps_high=0.28,
+        dual_clip=dual_clip,
+    )
+    return float(loss), bool(parts["clipped"] | parts["dual_clipped"])
+
+
+def test_ppo_clip_and_dual_clip_by_hand() -> None:
+    assert _loss(1.0, 2.0) == (pytest.approx(-2.0), False)
+    assert _loss(1.5, 1.0) == (pytest.approx(-1.28), True)  # clipped above at 1 + 0.28
+    assert _loss(0.5, 1.0) == (pytest.approx(-0.5), False)  # pessimistic: unclipped is lower
+    assert _loss(0.5, -1.0) == (pytest.approx(0.8), True)  # clipped below at 1 - 0.2
+    assert _loss(1.1, -1.0) == (pytest.approx(1.1), False)
+    assert _loss(10.0, -1.0) == (pytest.approx(3.0), True)  # dual clip bounds -A * ratio by 3
+    assert _loss(10.0, -1.0, dual_clip=None) == (pytest.approx(10.0), False)
+
+
+def test_k3_kl() -> None:
+    same = torch.tensor([-1.0, -2.0])
+    assert torch.equal(k3_kl(same, same), torch.zeros(2))
+    ref = torch.tensor([-1.5, -1.0])
+    expected = torch.exp(ref - same) - (ref - same) - 1
+    assert torch.allclose(k3_kl(same, ref), expected) and bool((expected > 0).all())
+
+
+def _turn(response: int, advantage: float = 1.0) -> Turn:
+    return Turn(
+        "g", 0, "r", [1, 2], [3] * response, [-1.0] * response, "", None, advantage=advantage
+    )
+
+
+def test_loss_aggregation_weights() -> None:
+    turns = [_turn(2), _turn(6)]
+    per_seq = token_weights(turns, load_config(None, ["loss_aggregation=seq-mean-token-mean"]))
+    assert per_seq == pytest.approx([1 / 4, 1 / 12])  # each response sums to 1/2
+    per_token = token_weights(turns, load_config(None, ["loss_aggregation=token-mean"]))
+    assert per_token == pytest.approx([1 / 8, 1 / 8])
+    constant = token_weights(
+        turns,
+        load_config(None, ["loss_aggregation=seq-mean-token-sum-norm", "loss_norm_tokens=100"]),
+    )
+    assert constant == pytest.approx([1 / 200, 1 / 200])
+    assert token_weights(turns, load_config(None, []), world_size=4) == pytest.approx([1, 1 / 3])
+
+
+def test_learning_rate_schedules() -> None:
+    cosine = load_config(None, ["steps=10", "warmup_steps=2", "min_lr_ratio=0.1"])
+    factors = [lr_factor(step, cosine, steps_per_update=1) for step in range(10)]
+    assert factors[:2] == pytest.approx([0.5, 1.0])
+    assert factors[2] == pytest.approx(1.0) and factors[-1] > 0.1
+    assert all(a >= b for a, b in itertools.pairwise(factors[1:]))
+    assert lr_factor(10, cosine, 1) == pytest.approx(0.1)
+    constant = load_config(None, ["lr_schedule=constant", "warmup_steps=1"])
+    assert [lr_factor(s, constant, 2) for s in range(4)] == pytest.approx([0.5, 1, 1, 1])
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple[Any, Any]:
+    return build_tiny(["kuhn_poker-v0"], vocab="answers", style="boxed", hidden_size=32, layers=1)
+
+
+def _rollout(model: Any, tokenizer: Any, count: int, seed: int) -> list[Turn]:
+    engine = TransformersEngine(model, tokenizer)
+    prompt = tokenizer("check bet Queen", add_special_tokens=False)["input_ids"]
+    generations = engine.generate(
+        [GenerationRequest(prompt[: 1 + i % 3], seed + i) for i in range(count)],
+        Sampling(1.0, max_new_tokens=5),
+    )
+    rng = np.random.default_rng(seed)
+    return [
+        Turn(
+            "g",
+            0,
+            "r",
+            prompt[: 1 + i % 3],
+            g.token_ids,
+            g.logprobs,
+            "",
+            None,
+            advantage=float(rng.normal()),
+        )
+        for i, g in enumerate(generations)
+    ]
+
+
+@pytest.mark.parametrize(
+    "aggregation", ["seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm"]
+)
+def test_gradient_accumulation_matches_one_big_batch(
+    tiny: tuple[Any, Any], aggregation: str
+) -> None:
+    model, tokenizer = tiny
+    turns = _rollout(model, tokenizer, 6, seed=1)
+    results = []
+    for micro in (1, 6):
+        copy_ = copy.deepcopy(model)
+        cfg = load_config(
+            None,
+            [
+                "lr=1e-2",
+                f"micro_batch_size={micro}",
+                f"loss_aggregation={aggregation}",
+                "kl_coef=0.0",
+                "grad_clip=0",
+            ],
+        )
+        learner = Learner(cfg, copy_, pad_id=tokenizer.pad_token_id)
+        metrics = learner.update(turns, np.random.default_rng(0))
+        results.append(
+            (metrics["train/grad_norm"], [p.detach().clone() for p in copy_.parameters()])
+        )
+    (norm_a, params_a), (norm_b, params_b) = results
+    assert norm_a == pytest.approx(norm_b, rel=1e-4)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(params_a, params_b, strict=True))
+
+
+def test_kl_to_the_reference_starts_at_zero_and_grows(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    policy = copy.deepcopy(model)
+    reference = copy.deepcopy(model).requires_grad_(False)
+    cfg = load_config(None, ["lr=5e-2", "kl_coef=0.5", "ppo_epochs=3", "micro_batch_size=4"])
+    learner = Learner(cfg, policy, pad_id=tokenizer.pad_token_id, reference=reference)
+    turns = _rollout(model, tokenizer, 8, seed=2)
+    first = learner.update(turns, np.random.default_rng(0))
+    second = learner.update(turns, np.random.default_rng(1))
+    assert 0.0 < first["train/kl_ref"] < second["train/kl_ref"]
+    assert second["train/approx_kl"] > 0 and second["train/optimizer_steps"] == 3
+
+
+def test_policy_gradient_raises_a_rewarded_tokens_probability(tiny: tuple[Any, Any]) -> None:
+    """A one-token bandit: reward 1 for one answer token, group-normalized advantages."""
+    model, tokenizer = tiny
+    model = copy.deepcopy(model)
+    cfg = load_config(None, ["lr=1e-2", "micro_batch_size=32", "max_new_tokens=1"])
+    learner = Learner(cfg, model, pad_id=tokenizer.pad_token_id)
+    engine = TransformersEngine(model, tokenizer)
+    target = tokenizer.convert_tokens_to_ids("\\boxed{bet}")
+    prompt = tokenizer("check bet", add_special_tokens=False)["input_ids"]
+
+    def probability() -> float:
+        with torch.no_grad():
+            return float(torch.softmax(model(torch.tensor([prompt])).logits[0, -1], -1)[target])
+
+    before = probability()
+    for step in range(12):
+        generations = engine.generate(
+            [GenerationRequest(prompt, 100 * step + i) for i in range(32)],
+            Sampling(1.0, max_new_tokens=1),
+        )
+        rewards = np.array([float(g.token_ids[0] == target) for g in generations])
+        advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
+        turns = [
+            Turn("g", 0, "r", prompt, g.token_ids, g.logprobs, "", None, advantage=float(a))
+            for g, a in zip(generations, advantages, strict=True)
+        ]
+        learner.update(turns, np.random.default_rng(step))
+    assert before < 0.1 and probability() > 0.5

@@ -1,0 +1,211 @@
+"""The training loop end to end on CPU: stages, learning, metrics, evaluation, opponent pool."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from strategic_arena.train.config import OpponentConfig, load_config  # noqa: E402
+from strategic_arena.train.metrics import read_metrics, rollout_metrics  # noqa: E402
+from strategic_arena.train.rollout import OpponentPool, plan_games  # noqa: E402
+from strategic_arena.train.trainer import Trainer  # noqa: E402
+
+Overrides = Callable[..., list[str]]
+
+
+def test_the_policy_learns_to_answer_and_its_reward_rises(tiny_overrides: Overrides) -> None:
+    """Kuhn Poker against a random opponent: the mean turn reward climbs from invalid answers
+    (-11 each) towards the game's own rewards within 30 steps, with a fixed seed."""
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            "steps=30", "episodes_per_game=32", "opponents=[random]", "self_play_weight=0"
+        ),
+    )
+    trainer = Trainer(cfg)
+    rewards, invalid = [], []
+    for _ in range(cfg.steps):
+        metrics = trainer.train_step()
+        rewards.append(metrics["train/reward"])
+        invalid.append(metrics["train/invalid_rate"])
+    start, end = np.mean(rewards[:3]), np.mean(rewards[-5:])
+    assert end > start + 3.0, (start, end)
+    assert np.mean(invalid[-5:]) < np.mean(invalid[:3]) - 0.3
+
+
+def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
+    cfg = load_config(None, tiny_overrides("estimator=rae", "episodes_per_game=6"))
+    trainer = Trainer(cfg)
+    episodes = trainer.generate(0)
+    assert len(episodes) == 6 and all(e.opponent == "self" for e in episodes)
+    assert all(e.learner_seats == (0, 1) for e in episodes)
+    assert [e.seed for e in episodes] == [e.seed for e in trainer.generate(0)]  # seeded plan
+    turns = [t for e in episodes for t in e.turns]
+    assert turns and all(len(t.logprobs) == len(t.response_ids) for t in turns)
+    trainer.score(episodes)
+    assert all(t.reward != 0.0 for t in turns)
+    trainer.advantage(episodes)
+    assert trainer.baselines.keys()  # RAE baselines were updated
+    before = [p.detach().clone() for p in trainer.learner.model.parameters()]
+    metrics = trainer.update(episodes, 0)
+    after = list(trainer.learner.model.parameters())
+    assert metrics["train/optimizer_steps"] == 1
+    assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    trainer.sync()  # shared weights: nothing to push
+    summary = rollout_metrics(episodes)
+    assert summary["train/episodes"] == 6 and 0.0 <= summary["train/invalid_rate"] <= 1.0
+
+
+def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overrides) -> None:
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            "steps=2",
+            "eval_every=2",
+            "eval_games=4",
+            "eval_opponents={kuhn_poker-v0: [random]}",
+            "checkpoint_every=1",
+            "keep_checkpoints=1",
+        ),
+    )
+    assert Trainer(cfg).train() == 2
+    out = Path(cfg.output_dir)
+    records = read_metrics(out / "metrics.jsonl")
+    assert [r["step"] for r in records] == [1, 2]
+    for key in (
+        "train/reward",
+        "train/invalid_rate",
+        "train/response_length",
+        "train/kuhn_poker-v0/win_rate/seat0",
+        "train/grad_norm",
+        "train/clip_fraction",
+        "train/logprob_ratio",
+        "train/tokens_per_s",
+        "time/generate",
+        "time/update",
+    ):
+        assert key in records[0], key
+    assert records[1]["eval/kuhn_poker-v0/random/mean_return"] is not None
+    assert "eval/kuhn_poker-v0/random/seat1/win_rate" in records[1]
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["step-000002"]  # keep 1
+    with sqlite3.connect(out / "eval.db") as db:
+        runs = [row[0] for row in db.execute("SELECT name FROM runs")]
+        games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert runs == ["train/eval/step-000002"] and games == 4
+
+
+def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            "episodes_per_game=400",
+            "self_play_weight=1",
+            "opponents=[{spec: random, weight: 1},"
+            " {spec: 'random:seed=9', weight: 2, from_step: 5}]",
+        ),
+    )
+    pool = OpponentPool.from_config(cfg)
+    early = plan_games(cfg, pool, step=0)
+    late = plan_games(cfg, pool, step=5)
+    names_early = {p.opponent.name if p.opponent else "self" for p in early}
+    assert names_early == {"self", "random"}
+    counts = {name: 0 for name in ("self", "random", "random:seed=9")}
+    for plan in late:
+        counts[plan.opponent.name if plan.opponent else "self"] += 1
+    assert counts["random"] > 50 and counts["self"] > 50  # earlier entries stay in the pool
+    assert counts["random:seed=9"] > counts["random"]  # weight 2 against 1
+    seats = [p.learner_seats for p in late if p.opponent is not None]
+    assert set(seats) == {(0,), (1,)} and 0.4 < seats.count((0,)) / len(seats) < 0.6
+    assert plan_games(cfg, pool, step=5) == late
+    pool.add_snapshot("/tmp/snap-a", 3, 1.0, keep=1)
+    pool.add_snapshot("/tmp/snap-b", 6, 1.0, keep=1)
+    restored = OpponentPool.from_config(cfg)
+    restored.load_state_dict(pool.state_dict())
+    assert [s.snapshot for s in restored.snapshots] == ["/tmp/snap-b"]
+    assert "snapshot@step-6" in {e.name for e in restored.available("kuhn_poker-v0", 6)}
+
+
+def test_opponent_entries_name_only_games_they_play() -> None:
+    pool = OpponentPool.from_config(
+        load_config(None, ["games=[kuhn_poker-v0, tic_tac_toe-v0]", "opponents=[nash, minimax]"])
+    )
+    assert [e.name for e in pool.available("kuhn_poker-v0", 0)] == ["nash"]
+    assert [e.name for e in pool.available("tic_tac_toe-v0", 0)] == ["minimax"]
+    assert OpponentConfig(spec="x").weight == 1.0
+
+
+def test_snapshots_play_as_frozen_opponents(tiny_overrides: Overrides) -> None:
+    cfg = load_config(
+        None,
+        tiny_overrides("steps=2", "snapshot_every=1", "snapshot_weight=1000"),
+    )
+    trainer = Trainer(cfg)
+    trainer.train_step()
+    assert [s.name for s in trainer.pool.snapshots] == ["snapshot@step-1"]
+    metrics = trainer.train_step()
+    against = [e for e in trainer.last_episodes if e.opponent == "snapshot@step-1"]
+    assert len(against) >= 7 and all(len(e.learner_seats) == 1 for e in against)
+    assert all(t.seat == e.learner_seats[0] for e in against for t in e.turns)
+    assert metrics["train/episodes"] == 8
+
+
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+def test_lora_trains_adapters_only_and_resumes_exactly(tiny_overrides: Overrides) -> None:
+    pytest.importorskip("peft")
+    overrides = tiny_overrides("lora_rank=4", "lora_alpha=8", "kl_coef=0.1", "steps=10")
+    trainer = Trainer(load_config(None, overrides))
+    model = trainer.learner.model
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in name for name in trainable)
+    frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
+    trainer.train_step()
+    metrics = trainer.train_step()
+    assert metrics["train/kl_ref"] > 0  # the reference is the model with adapters disabled
+    assert all(torch.equal(p, frozen[n]) for n, p in model.named_parameters() if n in frozen)
+    path = trainer.save_checkpoint()
+    assert path is not None and (path / "policy" / "adapter_config.json").is_file()
+    merged = dict(trainer.learner.full_weights())  # what an engine receives
+    assert "model.layers.0.self_attn.q_proj.weight" in merged
+    assert not any("lora_" in name for name in merged)
+    expected = trainer.train_step()
+    resumed = Trainer(load_config(None, [*overrides, "resume=auto"]))
+    assert resumed.step == 2
+    got = resumed.train_step()
+    assert got["train/loss"] == expected["train/loss"]
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(model.parameters(), resumed.learner.model.parameters(), strict=True)
+    )
+
+
+def test_the_cli_trains_the_shipped_tiny_config(tmp_path: Path) -> None:
+    from strategic_arena.cli import main
+
+    config = Path(__file__).resolve().parents[2] / "configs" / "tiny_cpu.yaml"
+    status = main(
+        [
+            "train",
+            "--config",
+            str(config),
+            "--set",
+            f"output_dir={tmp_path / 'cli'}",
+            "--set",
+            "steps=2",
+            "--set",
+            "episodes_per_game=4",
+            "--set",
+            "opponents=[random]",
+            "--set",
+            "eval_every=0",
+        ]
+    )
+    assert status == 0
+    assert [r["step"] for r in read_metrics(tmp_path / "cli" / "metrics.jsonl")] == [1, 2]
+    assert (tmp_path / "cli" / "checkpoints" / "step-000002" / "trainer.pt").is_file()

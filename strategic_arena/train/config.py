@@ -198,6 +198,8 @@ class TrainConfig:
     """Length penalty L_max (tokens): responses longer than this are penalised."""
     gate_unobserved: bool = True
     """Leave turns whose outcome was never observed out of training (In2AI's gating)."""
+    forfeit_other_reward: float = 0.0
+    """Terminal reward of the non-offending seat of a forfeited game (MARSHAL 0, SPIRAL 0.5)."""
 
     # -- advantages ------------------------------------------------------------------------
     estimator: Literal["grpo", "marshal", "mt_grpo", "rae"] = "marshal"

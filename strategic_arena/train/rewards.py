@@ -21,9 +21,10 @@ it. The reward r_t of a learner turn is the sum of
      competitive games; 0 in Hanabi, whose forfeit ends the shared score at 0). Together with
      the format term the offender's last turn gets loss + ``invalid_penalty`` and no format
      reward. ``draw_reward`` never applies: a forfeit is not a draw;
-   * a forfeit, for every other seat: 0, as in MARSHAL's code, whatever OpenSpiel's forfeit
-     returns say (the +1 a zero-sum forfeit hands the opponent was not earned by play).
-     ``draw_reward`` does not apply either: the game was cut short, not drawn.
+   * a forfeit, for every other seat: ``forfeit_other_reward`` (unscaled), 0 by default as in
+     MARSHAL's code, whatever OpenSpiel's forfeit returns say (the +1 a zero-sum forfeit hands
+     the opponent was not earned by play); SPIRAL gives it +0.5. ``draw_reward`` does not
+     apply either: the game was cut short, not drawn.
 
 **Gating** (``gate_unobserved``, In2AI): a turn whose outcome was never observed is not
 training data, rather than training data with an arbitrary reward. Every seat observes the
@@ -65,6 +66,8 @@ class RewardConfig:
         length_min: L_min, the shortest valid response in tokens.
         length_max: L_max, the soft token budget of one response; longer ones are penalised.
         gate_unobserved: leave turns whose outcome was never observed out of training.
+        forfeit_other_reward: the terminal reward of every seat but the offender in a
+            forfeited game (MARSHAL: 0; SPIRAL: +0.5), unscaled.
     """
 
     game_scale: Mapping[str, float] = field(default_factory=dict)
@@ -75,6 +78,7 @@ class RewardConfig:
     length_min: int = 11
     length_max: int = 2048
     gate_unobserved: bool = True
+    forfeit_other_reward: float = 0.0
 
     def __post_init__(self) -> None:
         if self.length_max <= self.length_min:
@@ -106,12 +110,13 @@ def game_reward(episode: Episode, seat: int, cfg: RewardConfig) -> float:
     """The terminal game reward of ``seat``, added to that seat's last turn.
 
     The outcome by the rules (``returns[seat]`` times the game's scale, an exact 0 replaced by
-    ``draw_reward`` if set); in a forfeit, the offender's forfeit return times the scale and 0
-    for every other seat (MARSHAL's code). See the module docstring for why.
+    ``draw_reward`` if set); in a forfeit, the offender's forfeit return times the scale and
+    ``forfeit_other_reward`` (0 in MARSHAL's code) for every other seat. See the module
+    docstring for why.
     """
     if episode.forfeited_by is not None:
         if seat != episode.forfeited_by:
-            return 0.0
+            return cfg.forfeit_other_reward
         return episode.returns[seat] * cfg.scale(episode.env_id)
     reward = episode.returns[seat] * cfg.scale(episode.env_id)
     if reward == 0.0 and cfg.draw_reward is not None:

@@ -143,6 +143,7 @@ class Trainer:
             length_min=cfg.length_min,
             length_max=cfg.length_max,
             gate_unobserved=cfg.gate_unobserved,
+            forfeit_other_reward=cfg.forfeit_other_reward,
         )
         self.step = 0
         self.metrics = MetricsLogger(

@@ -234,6 +234,17 @@ def test_self_play_forfeit() -> None:
     assert unobserved_turns(episode) == [2]
 
 
+def test_spiral_forfeit_rewards_the_other_seat() -> None:
+    # SPIRAL: an invalid move gives -1.5 to the offender and +0.5 to the other seat.
+    turns = [make_turn(0), make_turn(1), make_turn(0), make_turn(1, error="illegal_action")]
+    episode = make_episode(TTT, turns, (1.0, -1.0), forfeited_by=1)
+    spiral = RewardConfig(format_reward=0.0, invalid_penalty=-0.5, length_alpha=0.0)
+    score_episode(episode, RewardConfig(**{**spiral.__dict__, "forfeit_other_reward": 0.5}))
+    assert rewards(episode.trajectory(0)) == pytest.approx([0.0, 0.5])
+    assert rewards(episode.trajectory(1)) == pytest.approx([0.0, -1.5])
+    assert game_reward(episode, 0, spiral) == 0.0  # the default: MARSHAL's 0
+
+
 def test_forfeiting_last_turn_is_invalid_even_without_an_error_kind() -> None:
     # Seat 0's second decision ended the game (say its endpoint failed and nothing was recorded
     # as an error kind): the forfeit itself marks it invalid.

@@ -118,6 +118,9 @@ def test_shipped_configs_carry_the_papers_hyperparameters() -> None:
         1.0,
     )
     assert spiral.loss_aggregation == "seq-mean-token-sum-norm" and spiral.steps == 400
+    # SPIRAL's invalid move: -1.5 for the offender (forfeit loss -1 + penalty), +0.5 for the other.
+    assert (spiral.invalid_penalty, spiral.forfeit_other_reward) == (-0.5, 0.5)
+    assert marshal.forfeit_other_reward == 0.0
 
 
 def test_every_field_is_documented_in_the_help() -> None:

@@ -407,7 +407,11 @@ class Learner:
             )
             kl = None
             if cfg.kl_coef > 0:
-                kl = k3_kl(logprobs, self._reference_logprobs(batch, cfg.temperature))
+                ref = self._reference_logprobs(batch, cfg.temperature)
+                # Outside the response the KL is weighted by 0, but 0 * inf is NaN: keep it
+                # exactly 0 there (a prompt token can be far less likely under the reference).
+                ref = torch.where(batch.response_mask > 0, ref, logprobs.detach())
+                kl = k3_kl(logprobs, ref)
                 per_token = per_token + cfg.kl_coef * kl
             loss = (per_token * batch.token_weights).sum()
             torch.autograd.backward(loss)

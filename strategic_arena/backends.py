@@ -177,14 +177,14 @@ class OpenAIBackend:
             try:
                 result = await self._attempt(messages, headers)
             except _Retry as retry:
-                failures.append(str(retry))
+                failures.append(self._scrub(str(retry)))
                 timed_out = retry.timeout
                 if attempt == self.max_attempts:
                     break
                 await asyncio.sleep(self._wait(attempt, retry.wait_s))
                 continue
             except self._openai.APIStatusError as error:  # 4xx other than 429: no retry
-                failures.append(f"{error.status_code}: {_short(error.message)}")
+                failures.append(self._scrub(f"{error.status_code}: {_short(error.message)}"))
                 timed_out = False
                 break
             return ChatResult(
@@ -251,6 +251,11 @@ class OpenAIBackend:
             raise _Retry(
                 f"malformed response: {type(error).__name__} {_short(str(error))}"
             ) from None
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with the API key masked: servers echo keys in error messages (401s)."""
+        key = self._api_key
+        return text.replace(key, "***") if len(key) >= 8 else text
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before the next attempt: ``Retry-After`` if given, else jittered backoff."""

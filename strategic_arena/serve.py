@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 import time
 import uuid
@@ -221,6 +222,15 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 self._error(error)
             except json.JSONDecodeError as error:
                 self._error(RequestError(f"the request body is not JSON: {error}"))
+            except ConnectionError:  # the client went away (Ctrl-C, timeout): nobody to tell
+                raise
+            except Exception as error:  # the player failed: a 500, not a dropped connection
+                self._error(
+                    RequestError(
+                        f"the player failed: {type(error).__name__}: {error}",
+                        HTTPStatus.INTERNAL_SERVER_ERROR,
+                    )
+                )
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: the arena records what matters."""
@@ -238,6 +248,17 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server, quiet about clients that hang up (an interrupted run's requests)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class PlayerServer:
@@ -274,7 +295,7 @@ class PlayerServer:
             self.service = PlayerService(model or default, factory)
         else:
             self.service = PlayerService(model or "player", player)
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self.service))
+        self.httpd = _Server((host, port), _handler(self.service))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -55,7 +55,10 @@ class FaultServer:
                 fault = outer.next_fault(self.headers.get("Authorization", ""))
                 if fault == "slow":
                     time.sleep(outer.slow_s)  # longer than the client's timeout
-                if fault in ("500", "400"):
+                if fault == "echo-key":  # a 401-style error that repeats the key it got
+                    key = self.headers.get("Authorization", "")
+                    self.reply(500, {"error": {"message": f"bad key {key}"}})
+                elif fault in ("500", "400"):
                     self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
                 elif fault == "429":
                     self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})

@@ -264,6 +264,10 @@ def test_eval_rejects_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no chosen opponent plays kuhn_poker-v0" in capsys.readouterr().err
     assert main(eval_args(db, "--policy", "retry:x")) == 2
     capsys.readouterr()
+    for count in ("0", "-3"):  # 0 is not "the default"
+        assert main(eval_args(db, "--envs", "kuhn_poker-v0", "--num-games", count)) == 2
+        assert "--num-games must be at least 1" in capsys.readouterr().err
+    assert not db.exists()
     assert main(["report", "--db", str(tmp_path / "missing.sqlite")]) == 2
     assert "no results store" in capsys.readouterr().err
     assert not (tmp_path / "missing.sqlite").exists()
@@ -294,3 +298,50 @@ def test_the_marshal_protocol_plays_its_opponents_in_both_seats(
     with ResultsStore(db) as store:
         (run_info,) = store.runs()
     assert run_info["settings"]["protocol"] == "marshal"
+
+
+def test_ctrl_c_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from strategic_arena.arena import runner
+
+    real_run = runner.run
+
+    def interrupted(store: ResultsStore, name: str, tasks: Any, **kwargs: Any) -> Any:
+        real_run(store, name, tasks[:2], **kwargs)  # two games stored, then Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run", interrupted)
+    db = tmp_path / "c.sqlite"
+    assert main(eval_args(db, "--envs", "kuhn_poker-v0", "--num-games", "4")) == 130
+    err = capsys.readouterr().err
+    assert "interrupted; 2 of 8 games" in err and "rerun the same command to resume" in err
+    assert "Traceback" not in err
+    monkeypatch.setattr(runner, "run", real_run)
+    assert main(eval_args(db, "--envs", "kuhn_poker-v0", "--num-games", "4", "--no-report")) == 0
+    assert "6 games played, 2 resumed" in capsys.readouterr().err
+
+
+def test_a_model_named_like_an_earlier_opponent_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "n.sqlite"
+    args = ("--envs", "tic_tac_toe-v0", "--num-games", "2", "--no-report")
+    assert main(eval_args(db, *args, "--opponents", "random")) == 0
+    capsys.readouterr()
+    assert main(eval_args(db, *args, "--opponents", "minimax", "--name", "random")) == 2
+    assert "already has a player named 'random'" in capsys.readouterr().err
+    with ResultsStore(db) as store:
+        assert store.players()["random"]["kind"] == "random"
+        assert len(store.runs()) == 1 or not store.games(store.runs()[1]["id"])
+
+
+def test_openspiel_games_are_played_against_random(tmp_path: Path) -> None:
+    env_id = "openspiel/tic_tac_toe"
+    with PlayerServer("random") as server, ResultsStore(tmp_path / "o.sqlite") as store:
+        model = Entrant.llm(OpenAIBackend("random", server.base_url, timeout_s=30), name="m")
+        tasks = versus([model], [Entrant.opponent("random")], [env_id], 2, seed=0)
+        assert [t.seats[0].name for t in tasks] == ["m", "random"]
+        summary = run(store, "os", tasks, seed=0, concurrency=2, progress=False)
+        assert summary.complete and not summary.failed and summary.games_with_errors == 0
+    check_store(tmp_path / "o.sqlite")

@@ -127,3 +127,38 @@ def test_separate_reasoning_is_kept_with_the_move(faulty: FaultServer, tmp_path:
         store.add_game(store.run("r", 0, {}), "g", record)
         stored = store.moves(store.games()[0]["id"])[0]
     assert stored["reasoning"] == "I think, so I am." and stored["finish_reason"] == "stop"
+
+
+def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:
+    class Broken:
+        name = "broken"
+
+        async def act(self, state: Any, seat: int) -> Any:
+            raise RuntimeError("solver crashed")
+
+    with PlayerServer(lambda env_id: Broken(), model="broken") as server:
+        model = LLMPlayer(backend(server.base_url, max_attempts=2), name="m")
+        record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(0)], seed=0)
+    decision = record.moves[0].decision
+    assert record.forfeited_by == 0 and decision.error is not None
+    assert decision.error.kind == "endpoint"
+    assert len(decision.failures) == 2
+    assert all(
+        f.startswith("500:") and "player failed: RuntimeError" in f for f in decision.failures
+    )
+
+
+def test_a_key_echoed_by_the_server_is_masked_in_failures(faulty: FaultServer) -> None:
+    faulty.faults = ["echo-key", "ok"]
+    result = asyncio.run(backend(faulty.base_url).complete([{"role": "user", "content": "x"}]))
+    assert result.failures and SECRET not in " ".join(result.failures)
+    assert "***" in result.failures[0]
+
+
+def test_credentials_in_the_base_url_are_not_stored() -> None:
+    from strategic_arena.arena.runner import Entrant, public_url
+
+    assert public_url("http://user:sk-abc@host:8000/v1") == "http://host:8000/v1"
+    assert public_url("https://api.example.com/v1") == "https://api.example.com/v1"
+    entrant = Entrant.llm(OpenAIBackend("m", "http://u:pw@localhost:9/v1"))
+    assert entrant.params["base_url"] == "http://localhost:9/v1"

@@ -138,3 +138,22 @@ def test_metrics_on_hand_checked_games(tmp_path: Path) -> None:
     assert not any(line.startswith("o ") for line in text.splitlines())
     assert any(line.startswith("o ") for line in render_text(data, all_players=True).splitlines())
     assert data["normalization"]["mini_hanabi-v0"] == {"worst": 0.0, "optimum": 4.0}
+
+
+def test_a_run_named_twice_is_counted_once(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "m.sqlite") as store:
+        run_id = store.run("hand", 0, {"candidates": ["m"]})
+        store.add_game(run_id, "0", record("tic_tac_toe-v0", ("m", "o"), (1, -1)))
+        store.add_game(run_id, "1", record("tic_tac_toe-v0", ("o", "m"), (0, 0)))
+        once = {(s.player, s.opponent, s.seat): s for s in summarize(store, ["hand"])}
+        twice = {(s.player, s.opponent, s.seat): s for s in summarize(store, ["hand", "hand"])}
+    assert once[("m", "o", None)].games == twice[("m", "o", None)].games == 2
+    assert twice[("m", "o", None)].ci95 == once[("m", "o", None)].ci95
+
+
+def test_random_plays_openspiel_games_like_opponents_make_allows() -> None:
+    random = Entrant.opponent("random")
+    assert random.plays("openspiel/breakthrough") and random.plays("kuhn_poker-v0")
+    assert not Entrant.opponent("nash").plays("openspiel/kuhn_poker")
+    tasks = versus([bot("m")], [random], ["openspiel/tic_tac_toe"], 2, seed=0)
+    assert len(tasks) == 2

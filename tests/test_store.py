@@ -164,3 +164,49 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     con = sqlite3.connect(path)
     assert con.execute("SELECT value FROM meta").fetchone()[0] == "3"
     con.close()
+
+
+def test_a_name_stored_as_another_player_is_refused(tmp_path: Path) -> None:
+    # A model named like an opponent of an earlier run would be pooled with it in every report
+    # and published under the opponent's kind.
+    with ResultsStore(tmp_path / "a.db") as store:
+        first = store.player("random", "random", {})
+        assert store.player("random", "random", {}) == first
+        with pytest.raises(ValueError, match="already has a player named 'random' of kind"):
+            store.player("random", "llm", {"model": "m", "base_url": "http://a/v1"})
+        llm = store.player("m", "llm", {"model": "m", "temperature": 0.6, "base_url": "http://a"})
+        # Only where it is served may change (the embedded server's port changes every run).
+        assert store.player("m", "llm", {"model": "m", "temperature": 0.6, "base_url": "x"}) == llm
+        with pytest.raises(ValueError, match="--name"):
+            store.player("m", "llm", {"model": "m", "temperature": 1.0, "base_url": "http://a"})
+        assert store.players()["random"]["kind"] == "random"
+
+
+class _RacingConnection:
+    """A connection that lets another process create run ``name`` just before its INSERT."""
+
+    def __init__(self, db: sqlite3.Connection, other: Path) -> None:
+        self.db, self.other = db, other
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql.lstrip().upper().startswith("INSERT") and "INTO runs" in sql:
+            with ResultsStore(self.other) as rival:
+                rival.run("same", 0, {})
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def test_two_processes_creating_one_run_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    store = ResultsStore(db)
+    store._db = _RacingConnection(store._db, db)  # type: ignore[assignment]
+    try:
+        run_id = store.run("same", 0, {})
+        with pytest.raises(ValueError, match="exists with seed 0"):
+            store.run("same", 1, {})
+    finally:
+        store.close()
+    with ResultsStore(db) as again:
+        assert [r["id"] for r in again.runs()] == [run_id]

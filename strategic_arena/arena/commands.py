@@ -235,7 +235,11 @@ def _eval(args: argparse.Namespace) -> int:
     env_ids = list(args.envs or (protocol.env_ids if protocol else CURATED))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
-    num_games = args.num_games or (protocol.num_games if protocol else DEFAULT_NUM_GAMES)
+    num_games = args.num_games
+    if num_games is None:
+        num_games = protocol.num_games if protocol else DEFAULT_NUM_GAMES
+    if num_games < 1:  # 0 is an error, not "the default"
+        raise ValueError("--num-games must be at least 1")
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
     per_env: dict[str, list[str]] = {}
@@ -298,15 +302,24 @@ def _eval(args: argparse.Namespace) -> int:
         ).hexdigest()[:8]
         run_name = args.run_name or f"eval-{candidate.name}-{digest}"
         with ResultsStore(args.db) as store:
-            summary = run(
-                store,
-                run_name,
-                tasks,
-                seed=args.seed,
-                concurrency=args.concurrency,
-                settings=settings,
-                progress=not args.quiet,
-            )
+            try:
+                summary = run(
+                    store,
+                    run_name,
+                    tasks,
+                    seed=args.seed,
+                    concurrency=args.concurrency,
+                    settings=settings,
+                    progress=not args.quiet,
+                )
+            except KeyboardInterrupt:
+                stored = len(store.completed_keys(store.run_id(run_name)))
+                print(
+                    f"\nstrategic-arena: interrupted; {stored} of {len(tasks)} games of run "
+                    f"{run_name!r} are stored in {args.db}; rerun the same command to resume",
+                    file=sys.stderr,
+                )
+                return 130
             print(
                 f"Run {run_name!r}: {summary.played} games played, {summary.resumed} resumed, "
                 f"{summary.games_with_errors} with invalid answers, in {summary.elapsed_s:.1f} s "

@@ -150,7 +150,8 @@ def _env_order(env_id: str) -> tuple[int, str]:
 
 def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[Summary]:
     """Every summary over the games of ``run_names`` (all runs when ``None``)."""
-    run_ids = None if run_names is None else [store.run_id(name) for name in run_names]
+    # A run named twice (``report --run a --run a``) must not count its games twice.
+    run_ids = None if run_names is None else list(dict.fromkeys(map(store.run_id, run_names)))
     games = (
         store.games()
         if run_ids is None
@@ -311,6 +312,6 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 kinds = ", ".join(f"{k} {v}" for k, v in s["invalid_by_kind"].items()) or "none"
                 lines.append(
                     f"{'':<26}invalid answers: {kinds}; forfeits {s['forfeits']}; "
-                    f"failed requests (retried) {s['failed_requests']}"
+                    f"failed requests {s['failed_requests']}"
                 )
     return "\n".join(lines)

@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import sys
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class Entrant:
         params: public parameters stored with the player (never secrets).
         build: makes the player for one game.
         envs: env ids it can play; ``None`` means every env.
+        env_prefixes: env id prefixes it can also play (``openspiel/`` for ``random``).
     """
 
     name: str
@@ -64,10 +66,15 @@ class Entrant:
     params: Mapping[str, Any]
     build: PlayerBuilder = field(compare=False, repr=False)
     envs: tuple[str, ...] | None = None
+    env_prefixes: tuple[str, ...] = ()
 
     def plays(self, env_id: str) -> bool:
         """Whether this entrant can play ``env_id``."""
-        return self.envs is None or env_id in self.envs
+        return (
+            self.envs is None
+            or env_id in self.envs
+            or any(env_id.startswith(prefix) for prefix in self.env_prefixes)
+        )
 
     @classmethod
     def opponent(cls, spec: str) -> Entrant:
@@ -80,7 +87,9 @@ class Entrant:
         def build(env_id: str, seed: int) -> Player:
             return opponents.make(spec, env_id, seed=seed)
 
-        return cls(spec, name, dict(params), build, tuple(KINDS[name].envs))
+        # opponents.make lets ``random`` play any ``openspiel/<game>`` too.
+        prefixes = ("openspiel/",) if name == "random" else ()
+        return cls(spec, name, dict(params), build, tuple(KINDS[name].envs), prefixes)
 
     @classmethod
     def llm(
@@ -102,7 +111,7 @@ class Entrant:
         sampling = backend.sampling
         params: dict[str, Any] = {
             "model": backend.model,
-            "base_url": backend.base_url,
+            "base_url": public_url(backend.base_url),
             "style": style,
             "policy": policy,
             "include_history": include_history,
@@ -135,6 +144,16 @@ class GameTask:
     seed: int
     seats: tuple[Entrant, ...]
     index: int = 0
+
+
+def public_url(url: str) -> str:
+    """``url`` without credentials (``http://user:key@host`` -> ``http://host``), for storing."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port is not None else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def derive_seed(run_seed: int, *parts: object) -> int:
@@ -383,7 +402,9 @@ async def run_async(
                 continue
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
-            store.add_game(run_id, task.key, record)
+            if not store.add_game(run_id, task.key, record):
+                summary.resumed += 1  # another process running this run stored it first
+                continue
             had_error = any(move.decision.errors or move.error for move in record.moves)
             summary.played += 1
             summary.games_with_errors += int(had_error)

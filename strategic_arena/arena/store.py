@@ -102,6 +102,11 @@ def check_no_secrets(values: Mapping[str, Any], what: str) -> None:
             raise ValueError(f"{what} parameter {key!r} looks like a secret; it is not stored")
 
 
+def _identity(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that say what a player is (``base_url`` says only where it is served)."""
+    return {key: value for key, value in params.items() if key != "base_url"}
+
+
 class ResultsStore:
     """A results database at ``path`` (created with its parent folder if missing)."""
 
@@ -149,20 +154,39 @@ class ResultsStore:
             if row[1] != seed:
                 raise ValueError(f"run {name!r} exists with seed {row[1]}, not {seed}")
             return int(row[0])
-        cursor = self._db.execute(
-            "INSERT INTO runs (name, seed, settings, created) VALUES (?, ?, ?, ?)",
+        # OR IGNORE: another process may create the same run between the SELECT and here.
+        self._db.execute(
+            "INSERT OR IGNORE INTO runs (name, seed, settings, created) VALUES (?, ?, ?, ?)",
             (name, seed, json.dumps(dict(settings), sort_keys=True), time.time()),
         )
-        return int(cursor.lastrowid or 0)
+        row = self._db.execute("SELECT id, seed FROM runs WHERE name = ?", (name,)).fetchone()
+        if row[1] != seed:
+            raise ValueError(f"run {name!r} exists with seed {row[1]}, not {seed}")
+        return int(row[0])
 
     def player(self, name: str, kind: str, params: Mapping[str, Any]) -> int:
-        """The id of player ``name`` (registered with its kind and public parameters)."""
+        """The id of player ``name`` (registered with its kind and public parameters).
+
+        Names identify players across runs (reports and leaderboards pool a name's games), so a
+        name already stored as another player -- another kind, or other parameters apart from
+        ``base_url`` (where a model is served, not what it is) -- is a ``ValueError``.
+        """
         check_no_secrets(params, f"player {name!r}")
+        encoded = json.dumps(dict(params), sort_keys=True)
         self._db.execute(
             "INSERT OR IGNORE INTO players (name, kind, params) VALUES (?, ?, ?)",
-            (name, kind, json.dumps(dict(params), sort_keys=True)),
+            (name, kind, encoded),
         )
-        row = self._db.execute("SELECT id FROM players WHERE name = ?", (name,)).fetchone()
+        row = self._db.execute(
+            "SELECT id, kind, params FROM players WHERE name = ?", (name,)
+        ).fetchone()
+        stored_params = json.loads(row[2])
+        if row[1] != kind or _identity(stored_params) != _identity(json.loads(encoded)):
+            raise ValueError(
+                f"{self.path} already has a player named {name!r} of kind {row[1]!r} with "
+                f"parameters {json.dumps(stored_params, sort_keys=True)}; this one is of kind "
+                f"{kind!r} with {encoded}. Give it another name (eval: --name), or another --db"
+            )
         return int(row[0])
 
     def completed_keys(self, run_id: int) -> set[str]:

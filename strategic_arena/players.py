@@ -180,6 +180,11 @@ class LLMPlayer:
     or ``random`` (a random legal action from the player's own seeded generator). A backend that
     fails after its retries yields an ``endpoint`` or ``timeout`` error, handled the same way.
     The returned :class:`Decision` keeps the prompt, the reply, every error, tokens and latency.
+
+    With ``game_header`` (default) each request also carries the decision -- env, full OpenSpiel
+    history, seat, style -- in the :data:`GAME_HEADER` header, which ``strategic-arena serve``
+    needs. The history includes hidden information (the opponent's cards): the model never sees
+    headers, but a hosted API's operator could, so ``eval`` sends it only to arena servers.
     """
 
     def __init__(
@@ -192,8 +197,10 @@ class LLMPlayer:
         include_history: bool = False,
         strict: bool = True,
         seed: int | None = None,
+        game_header: bool = True,
     ) -> None:
         self.backend = backend
+        self.game_header = game_header
         self.name = name or backend.model
         self.style: Style = style
         self.policy = (
@@ -214,7 +221,7 @@ class LLMPlayer:
             "seat": seat,
             "style": self.style,
         }
-        headers = {GAME_HEADER: json.dumps(game)}
+        headers = {GAME_HEADER: json.dumps(game)} if self.game_header else {}
         conversation: list[Mapping[str, str]] = list(prompt)
         errors: list[ActionError] = []
         prompt_tokens = completion_tokens = 0

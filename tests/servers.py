@@ -27,11 +27,17 @@ class FaultServer:
     ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
     content, or ``ok``); once it is empty, each
     request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
-    ``served`` counts what was served; ``seen_keys`` the Authorization headers received.
+    ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
+    ``seen_game_headers`` the game headers; ``/v1/models`` reports ``owned_by``.
     """
 
     def __init__(
-        self, faults: list[str] | None = None, rate: float = 0.0, seed: int = 0, slow_s: float = 2.0
+        self,
+        faults: list[str] | None = None,
+        rate: float = 0.0,
+        seed: int = 0,
+        slow_s: float = 2.0,
+        owned_by: str = "strategic-arena",
     ) -> None:
         self.faults = list(faults or [])
         self.rate = rate
@@ -39,6 +45,7 @@ class FaultServer:
         self.rng = np.random.default_rng(seed)
         self.served: Counter[str] = Counter()
         self.seen_keys: list[str] = []
+        self.seen_game_headers: list[str | None] = []
         self.lock = threading.Lock()
         service = PlayerService("random", lambda env_id: RandomPlayer(0))
         outer = self
@@ -48,10 +55,13 @@ class FaultServer:
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
-                self.reply(200, service.models())
+                listing = service.models()
+                listing["data"][0]["owned_by"] = owned_by
+                self.reply(200, listing)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.seen_game_headers.append(self.headers.get(GAME_HEADER))
                 fault = outer.next_fault(self.headers.get("Authorization", ""))
                 if fault == "slow":
                     time.sleep(outer.slow_s)  # longer than the client's timeout

@@ -210,8 +210,8 @@ def _endpoint(args: argparse.Namespace) -> Iterator[tuple[str, str | None]]:
         yield server.base_url, SOLVER_SUITE_NAME
 
 
-def _only_model(base_url: str, api_key_env: str) -> str:
-    """The model an endpoint serves, when it lists exactly one."""
+def _list_models(base_url: str, api_key_env: str) -> list[dict[str, Any]]:
+    """The endpoint's ``/v1/models`` listing (empty when it cannot be read)."""
     import os
     import urllib.request
 
@@ -219,11 +219,19 @@ def _only_model(base_url: str, api_key_env: str) -> str:
     key = os.environ.get(api_key_env)
     if key:
         request.add_header("Authorization", f"Bearer {key}")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        models = [m["id"] for m in json.load(response).get("data", [])]
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data = json.load(response).get("data", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [model for model in data if isinstance(model, dict)]
+
+
+def _only_model(models: Sequence[dict[str, Any]]) -> str:
+    """The model an endpoint serves, when it lists exactly one."""
     if len(models) != 1:
         raise ValueError(f"the endpoint lists {len(models)} models; choose one with --model")
-    return str(models[0])
+    return str(models[0]["id"])
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -266,7 +274,10 @@ def _eval(args: argparse.Namespace) -> int:
         extra_body=extra,
     )
     with _endpoint(args) as (base_url, model):
-        model = model or _only_model(base_url, args.api_key_env)
+        models = _list_models(base_url, args.api_key_env)
+        model = model or _only_model(models)
+        # The game header carries hidden information: only arena servers get it.
+        arena_server = any(m.get("owned_by") == "strategic-arena" for m in models)
         backend = OpenAIBackend(
             model,
             base_url,
@@ -283,6 +294,7 @@ def _eval(args: argparse.Namespace) -> int:
             policy=args.policy,
             include_history=args.history,
             strict=not args.lenient,
+            game_header=arena_server,
         )
         tasks: list[GameTask] = []
         for env_id in env_ids:

@@ -21,7 +21,8 @@ both (``seat=None``). Definitions:
 * **Invalid answers.** Every answer counts, retries included: the invalid rate is invalid
   answers over answers, broken down by error kind (``format``, ``illegal_action``, ``timeout``,
   ...); ``forfeits`` counts games the player lost by an invalid final answer, and
-  ``failed_requests`` the requests that failed and were retried (5xx, 429, timeouts...).
+  ``failed_requests`` the requests that failed (5xx, 429, timeouts... and 4xx, which are
+  not retried).
 * **Tokens and latency.** Percentiles (50/90/99) over the player's moves.
 """
 

@@ -101,11 +101,13 @@ class Entrant:
         policy: str = "forfeit",
         include_history: bool = False,
         strict: bool = True,
+        game_header: bool = True,
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored.
+        key lives only inside ``backend`` and is never stored. ``game_header``: see
+        :class:`LLMPlayer` (only ``strategic-arena serve`` needs it).
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -116,6 +118,7 @@ class Entrant:
             "policy": policy,
             "include_history": include_history,
             "strict": strict,
+            "game_header": game_header,
             **sampling.request_fields(),
             **dict(sampling.extra_body),
         }
@@ -130,6 +133,7 @@ class Entrant:
                 include_history=include_history,
                 strict=strict,
                 seed=seed,
+                game_header=game_header,
             )
 
         return cls(label, "llm", params, build)

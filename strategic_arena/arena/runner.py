@@ -118,7 +118,6 @@ class Entrant:
             "policy": policy,
             "include_history": include_history,
             "strict": strict,
-            "game_header": game_header,
             **sampling.request_fields(),
             **dict(sampling.extra_body),
         }

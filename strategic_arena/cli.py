@@ -161,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     add_play_options(play, None)
     demo = sub.add_parser(
         "demo",
-        help="the README demo: a seeded game between random players, prompts shown",
+        help="one seeded game between random players, every prompt shown (make demo)",
         description="A seeded demo game between built-in players, printed as the prompt each "
         "seat receives and the move it plays.",
     )

@@ -157,3 +157,20 @@ def test_random_plays_openspiel_games_like_opponents_make_allows() -> None:
     assert not Entrant.opponent("nash").plays("openspiel/kuhn_poker")
     tasks = versus([bot("m")], [random], ["openspiel/tic_tac_toe"], 2, seed=0)
     assert len(tasks) == 2
+
+
+def test_progress_line_counts_games_errors_and_eta() -> None:
+    import io
+
+    from strategic_arena.arena.runner import Progress
+
+    stream = io.StringIO()
+    bar = Progress(10, 2, label="run", stream=stream, interval_s=0.0)
+    bar.update()
+    bar.update(error=True)
+    bar.update(failed=True)
+    line = bar.line()
+    assert line.startswith("run [########------------]  40% 4/10 games (2 resumed)")
+    assert "errors 1" in line and "failed 1" in line and "games/s" in line and "ETA" in line
+    bar.update(final=True)
+    assert stream.getvalue().count("\n") == 4  # not a terminal: one line per update

@@ -288,7 +288,7 @@ class RunSummary:
 
 
 class Progress:
-    """A one-line progress display: games done, errors, games/s and ETA.
+    """A one-line progress bar: share done, games done, errors, games/s and ETA.
 
     On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
     every ``interval_s`` seconds and at the end.
@@ -318,8 +318,11 @@ class Progress:
         left = self.total - self.resumed - self.done - self.failed
         eta = f"{left / rate:.0f}s" if rate > 0 else "?"
         finished = self.resumed + self.done
+        share = finished / self.total if self.total else 1.0
+        filled = round(20 * share)
         parts = [
             f"{self.label} " if self.label else "",
+            f"[{'#' * filled}{'-' * (20 - filled)}] {100 * share:3.0f}% ",
             f"{finished}/{self.total} games",
             f" ({self.resumed} resumed)" if self.resumed else "",
             f" | errors {self.errors}",

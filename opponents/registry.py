@@ -34,6 +34,7 @@ class OpponentKind:
         factory: ``module:callable`` called as ``factory(env_id, **params)``.
         summary: one line for help texts.
         needs_numba: whether building it requires the ``[solvers]`` extra.
+        env_prefixes: env id prefixes it also plays (``openspiel/`` for ``random``).
     """
 
     name: str
@@ -42,6 +43,11 @@ class OpponentKind:
     factory: str
     summary: str
     needs_numba: bool = True
+    env_prefixes: tuple[str, ...] = ()
+
+    def plays(self, env_id: str) -> bool:
+        """Whether this opponent can play ``env_id``."""
+        return env_id in self.envs or env_id.startswith(self.env_prefixes)
 
 
 KINDS: dict[str, OpponentKind] = {
@@ -54,6 +60,7 @@ KINDS: dict[str, OpponentKind] = {
             "strategic_arena.players:RandomPlayer",
             "a uniformly random legal action (also plays every openspiel/<game_name>)",
             needs_numba=False,
+            env_prefixes=("openspiel/",),
         ),
         OpponentKind(
             "mcts",
@@ -155,7 +162,7 @@ def make(spec: str, env_id: str, *, seed: int | None = None) -> Player:
     """
     name, params = parse_spec(spec)
     kind = KINDS[name]
-    if env_id not in kind.envs and not (name == "random" and env_id.startswith("openspiel/")):
+    if not kind.plays(env_id):
         raise ValueError(f"{name} cannot play {env_id}; it plays {', '.join(kind.envs)}")
     if seed is not None and "seed" in kind.params:
         params.setdefault("seed", seed)

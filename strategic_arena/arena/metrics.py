@@ -248,7 +248,7 @@ def candidates(store: ResultsStore, run_names: Sequence[str] | None = None) -> l
 def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[str, Any]:
     """The whole report as JSON-ready data (what ``strategic-arena report --json`` prints)."""
     summaries = summarize(store, run_names)
-    runs = [run for run in store.runs() if run_names is None or run["name"] in (run_names or ())]
+    runs = [run for run in store.runs() if run_names is None or run["name"] in run_names]
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "store_schema_version": SCHEMA_VERSION,

@@ -87,9 +87,8 @@ class Entrant:
         def build(env_id: str, seed: int) -> Player:
             return opponents.make(spec, env_id, seed=seed)
 
-        # opponents.make lets ``random`` play any ``openspiel/<game>`` too.
-        prefixes = ("openspiel/",) if name == "random" else ()
-        return cls(spec, name, dict(params), build, tuple(KINDS[name].envs), prefixes)
+        kind = KINDS[name]
+        return cls(spec, name, dict(params), build, tuple(kind.envs), kind.env_prefixes)
 
     @classmethod
     def llm(

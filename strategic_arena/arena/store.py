@@ -283,8 +283,8 @@ class ResultsStore:
     def move_stats(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """Per-move numbers for metrics, without prompts or responses.
 
-        Each row: game id, seat, every error kind along the way (retries included), answers
-        given, tokens and latency.
+        Each row: game id, seat, every error kind along the way (retries included), every
+        failed request, answers given, tokens and latency.
         """
         query = (
             "SELECT m.game_id, m.seat, m.errors, m.failures, m.attempts, m.prompt_tokens, "

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from strategic_arena._extras import require
+from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
 LossAggregation = Literal["seq-mean-token-mean", "seq-mean-token-sum-norm", "token-mean"]
@@ -181,24 +182,24 @@ class TrainConfig:
     vllm_enforce_eager: bool = False
     """vLLM: no CUDA graphs (slower decoding, faster start, less memory)."""
 
-    # -- rewards ---------------------------------------------------------------------------
+    # -- rewards (the fields of RewardConfig, which holds their defaults) ---------------------
     game_scale: dict[str, float] = field(default_factory=dict)
     """Game-reward multiplier per env id (MARSHAL's generalist: ``{tic_tac_toe-v0: 2.0}``)."""
-    format_reward: float = 0.05
+    format_reward: float = RewardConfig.format_reward
     """Reward of a valid, legal, well-formatted move."""
-    invalid_penalty: float = -10.0
+    invalid_penalty: float = RewardConfig.invalid_penalty
     """Reward of an invalid move (which also forfeits the game)."""
-    draw_reward: float | None = None
+    draw_reward: float | None = RewardConfig.draw_reward
     """Replaces a terminal game reward of exactly 0 (MARSHAL's code: 0.1); ``null``: keep 0."""
-    length_alpha: float = 0.5
+    length_alpha: float = RewardConfig.length_alpha
     """Weight of the length penalty (0: off)."""
-    length_min: int = 11
+    length_min: int = RewardConfig.length_min
     """Length penalty L_min (tokens)."""
-    length_max: int = 2048
+    length_max: int = RewardConfig.length_max
     """Length penalty L_max (tokens): responses longer than this are penalised."""
-    gate_unobserved: bool = True
+    gate_unobserved: bool = RewardConfig.gate_unobserved
     """Leave turns whose outcome was never observed out of training (In2AI's gating)."""
-    forfeit_other_reward: float = 0.0
+    forfeit_other_reward: float = RewardConfig.forfeit_other_reward
     """Terminal reward of the non-offending seat of a forfeited game (MARSHAL 0, SPIRAL 0.5)."""
 
     # -- advantages ------------------------------------------------------------------------
@@ -341,6 +342,11 @@ class TrainConfig:
             problems.append(f"resume: no checkpoint at {self.resume!r}")
         if problems:
             raise ValueError("invalid training config: " + "; ".join(problems))
+
+    def reward_config(self) -> RewardConfig:
+        """The reward settings of this config, as :func:`rewards.score` takes them."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RewardConfig)}
+        return RewardConfig(**{**values, "game_scale": dict(self.game_scale)})
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data (YAML/JSON-ready)."""

@@ -309,7 +309,7 @@ def _plays(spec: str, env_id: str) -> bool:
     from opponents.registry import KINDS, parse_spec
 
     name, _ = parse_spec(spec)
-    return env_id in KINDS[name].envs
+    return KINDS[name].plays(env_id)
 
 
 # -- planning and playing ----------------------------------------------------------------------

@@ -64,7 +64,7 @@ from strategic_arena.train.models import (
     save_full_model,
     save_policy,
 )
-from strategic_arena.train.rewards import RewardConfig, score
+from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     OpponentPool,
     PolicyPlayer,
@@ -134,17 +134,7 @@ class Trainer:
         )
         self.pool = OpponentPool.from_config(cfg)
         self.baselines = RAEBaselines(cfg.rae_alpha)
-        self.reward_config = RewardConfig(
-            game_scale=dict(cfg.game_scale),
-            format_reward=cfg.format_reward,
-            invalid_penalty=cfg.invalid_penalty,
-            draw_reward=cfg.draw_reward,
-            length_alpha=cfg.length_alpha,
-            length_min=cfg.length_min,
-            length_max=cfg.length_max,
-            gate_unobserved=cfg.gate_unobserved,
-            forfeit_other_reward=cfg.forfeit_other_reward,
-        )
+        self.reward_config = cfg.reward_config()
         self.step = 0
         self.metrics = MetricsLogger(
             self.output_dir, tensorboard=cfg.tensorboard, enabled=self.info.main

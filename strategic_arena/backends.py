@@ -9,6 +9,10 @@
    full jitter from the backend's own seeded generator;
 3. any other 4xx: no retry (the request itself is wrong).
 
+A request may offer tools (``tools`` / ``tool_choice``, the ``tools`` answer style); the calls
+of the reply are written after its content in the Hermes text form
+(:func:`strategic_arena.tools.tool_calls_text`), so a tool call is a response text like any other.
+
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
 it. The API key comes from an argument or an environment variable and is never stored in the
@@ -28,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.tools import tool_calls_text
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -61,7 +66,7 @@ class ChatResult:
     """One chat completion, or why there is none.
 
     Attributes:
-        content: the reply text ("" when every attempt failed).
+        content: the reply text ("" when every attempt failed), tool calls included as text.
         reasoning: reasoning the server returned separately (``reasoning_content``), if any.
         finish_reason: the server's finish reason (``length`` means cut off).
         prompt_tokens / completion_tokens: the server's usage counts (0 when unknown).
@@ -88,9 +93,14 @@ class ChatBackend(Protocol):
     model: str
 
     async def complete(
-        self, messages: Messages, *, headers: Mapping[str, str] | None = None
+        self,
+        messages: Messages,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
     ) -> ChatResult:
-        """Answer ``messages`` (``headers`` travel with the request)."""
+        """Answer ``messages`` (``headers`` travel with the request; ``tools`` are offered)."""
         ...
 
 
@@ -167,15 +177,25 @@ class OpenAIBackend:
         return self._client
 
     async def complete(
-        self, messages: Messages, *, headers: Mapping[str, str] | None = None
+        self,
+        messages: Messages,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
     ) -> ChatResult:
         """One completion with retries; failures end up in the result, never raised."""
         started = time.perf_counter()
         failures: list[str] = []
         timed_out = False
+        offered: dict[str, Any] = {}
+        if tools:
+            offered["tools"] = [dict(tool) for tool in tools]
+            if tool_choice is not None:
+                offered["tool_choice"] = tool_choice
         for attempt in range(1, self.max_attempts + 1):
             try:
-                result = await self._attempt(messages, headers)
+                result = await self._attempt(messages, headers, offered)
             except _Retry as retry:
                 failures.append(self._scrub(str(retry)))
                 timed_out = retry.timeout
@@ -201,13 +221,14 @@ class OpenAIBackend:
         )
 
     async def _attempt(
-        self, messages: Messages, headers: Mapping[str, str] | None
+        self, messages: Messages, headers: Mapping[str, str] | None, offered: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Send one request; raise :class:`_Retry` for a retryable failure."""
         openai = self._openai
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(message) for message in messages],
+            **offered,
             **self.sampling.request_fields(),
             **dict(self.sampling.extra_body),
         }
@@ -236,10 +257,10 @@ class OpenAIBackend:
         try:
             choice = payload["choices"][0]
             message = choice["message"]
-            content = message.get("content") or ""
+            content = tool_calls_text(str(message.get("content") or ""), message.get("tool_calls"))
             usage = payload.get("usage") or {}
             return {
-                "content": str(content),
+                "content": content,
                 "reasoning": message.get("reasoning_content") or message.get("reasoning"),
                 "finish_reason": choice.get("finish_reason"),
                 "prompt_tokens": int(usage.get("prompt_tokens") or 0),

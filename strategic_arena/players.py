@@ -23,7 +23,8 @@ from strategic_arena.actions import Action, ActionError, ErrorKind, IllegalMoveP
 from strategic_arena.backends import ChatBackend
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.prompting import render_messages
-from strategic_arena.validation import Style, validate
+from strategic_arena.tools import play_tool, play_tool_choice
+from strategic_arena.validation import Style, ThinkingInHistory, history_text, validate
 from strategic_arena.views import SeatView, seat_view
 
 
@@ -185,6 +186,10 @@ class LLMPlayer:
     history, seat, style -- in the :data:`GAME_HEADER` header, which ``strategic-arena serve``
     needs. The history includes hidden information (the opponent's cards): the model never sees
     headers, but a hosted API's operator could, so ``eval`` sends it only to arena servers.
+
+    In the ``tools`` style each request offers the ``play(move)`` tool (legal moves as its enum)
+    and forces its call. ``thinking_in_history`` says what a re-asked model sees of its earlier
+    answers: ``keep`` (default), ``strip`` the ``<think>`` blocks, or the ``answer`` only.
     """
 
     def __init__(
@@ -198,8 +203,10 @@ class LLMPlayer:
         strict: bool = True,
         seed: int | None = None,
         game_header: bool = True,
+        thinking_in_history: ThinkingInHistory = "keep",
     ) -> None:
         self.backend = backend
+        self.thinking_in_history: ThinkingInHistory = thinking_in_history
         self.game_header = game_header
         self.name = name or backend.model
         self.style: Style = style
@@ -222,6 +229,11 @@ class LLMPlayer:
             "style": self.style,
         }
         headers = {GAME_HEADER: json.dumps(game)} if self.game_header else {}
+        offered: dict[str, Any] = (
+            {"tools": [play_tool(view.legal_actions.values())], "tool_choice": play_tool_choice()}
+            if self.style == "tools"
+            else {}
+        )
         conversation: list[Mapping[str, str]] = list(prompt)
         errors: list[ActionError] = []
         prompt_tokens = completion_tokens = 0
@@ -229,7 +241,7 @@ class LLMPlayer:
         failures: list[str] = []
         content = ""
         while True:
-            result = await self.backend.complete(conversation, headers=headers)
+            result = await self.backend.complete(conversation, headers=headers, **offered)
             prompt_tokens += result.prompt_tokens
             completion_tokens += result.completion_tokens
             latency += result.latency_s
@@ -266,7 +278,10 @@ class LLMPlayer:
             errors.append(outcome)
             if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
                 conversation += [
-                    {"role": "assistant", "content": content},
+                    {
+                        "role": "assistant",
+                        "content": history_text(content, self.style, self.thinking_in_history),
+                    },
                     {
                         "role": "user",
                         "content": f"Your answer was not accepted ({outcome.kind}): "

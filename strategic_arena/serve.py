@@ -17,7 +17,9 @@ How a request becomes a move:
 2. The server replays the history, checks that ``seat`` is to move, and asks its player (built
    per game from the spec by :func:`opponents.make`, or the one player given) for a decision.
 3. It answers in the requested style -- reasoning, then the move's canonical text -- as a
-   ``chat.completion`` object with approximate token usage.
+   ``chat.completion`` object with approximate token usage. When the style is ``tools`` or the
+   request offers the ``play`` tool (``tools``), the move is a call of ``play`` in
+   ``message.tool_calls`` (``finish_reason`` ``tool_calls``), as a tool-calling server answers.
 
 Bad requests get an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``) with
 status 400 (bad game, history or seat), 404 (unknown path) or 500 (the player failed).
@@ -41,7 +43,8 @@ import pyspiel
 
 from strategic_arena.games import get_spec
 from strategic_arena.players import GAME_HEADER, GameState, Player
-from strategic_arena.validation import STYLES, Style
+from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL
+from strategic_arena.validation import STYLES, Style, format_answer
 
 #: Name of the extra body field that carries the game.
 GAME_FIELD = "strategic_arena"
@@ -116,15 +119,6 @@ class GameRequest:
         return state
 
 
-def format_answer(style: Style, reasoning: str, action_text: str) -> str:
-    """``action_text`` with ``reasoning`` in the answer format of ``style``."""
-    if style == "marshal":
-        return f"<think>{reasoning}</think>\n<answer>{action_text}</answer>"
-    if style == "boxed":
-        return f"{reasoning} \\boxed{{{action_text}}}"
-    return json.dumps({"reasoning": reasoning, "action": action_text})
-
-
 class PlayerService:
     """The model behind the endpoint: one player per game, built on first use."""
 
@@ -160,11 +154,25 @@ class PlayerService:
             )
         action_text = menu[decision.action]
         reasoning = f"{player.name} plays {action_text} from this position."
-        content = format_answer(request.style, reasoning, action_text)
+        message: dict[str, Any] = {"role": "assistant"}
+        if request.style == "tools" or _offers_play(body.get("tools")):
+            arguments = json.dumps({MOVE_ARGUMENT: action_text})
+            message["content"] = reasoning
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:24]}",
+                    "type": "function",
+                    "function": {"name": PLAY_TOOL, "arguments": arguments},
+                }
+            ]
+            finish_reason, completion = "tool_calls", f"{reasoning} {arguments}"
+        else:
+            message["content"] = format_answer(request.style, reasoning, action_text)
+            finish_reason, completion = "stop", message["content"]
         prompt_tokens = sum(
             len(str(m.get("content", "")).split()) for m in body.get("messages", [])
         )
-        completion_tokens = len(content.split())
+        completion_tokens = len(completion.split())
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",
@@ -173,8 +181,8 @@ class PlayerService:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": {
@@ -190,6 +198,16 @@ class PlayerService:
             "object": "list",
             "data": [{"id": self.model, "object": "model", "owned_by": "strategic-arena"}],
         }
+
+
+def _offers_play(tools: object) -> bool:
+    """Whether a request's ``tools`` offer the ``play`` function."""
+    return isinstance(tools, list) and any(
+        isinstance(tool, dict)
+        and isinstance(tool.get("function"), dict)
+        and tool["function"].get("name") == PLAY_TOOL
+        for tool in tools
+    )
 
 
 def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:

@@ -8,6 +8,9 @@ A response is read in two layers:
      may be missing when the prompt pre-filled it, as in MARSHAL's generation);
    * ``boxed``: ``REASONING ... \boxed{ACTION}`` (SPIRAL);
    * ``json``: ``{"reasoning": "...", "action": "..."}``, optionally in a ```json fence;
+   * ``tools``: a call of the ``play(move)`` tool, as an endpoint's ``tool_calls`` written in
+     text or as a model writes it (``<tool_call>{"name": "play", ...}</tool_call>``; see
+     :mod:`strategic_arena.tools`); the reasoning, optional here, is the text before the call;
 
 2. the game's :class:`~strategic_arena.games.ActionGrammar` reads the answer against the menu of
    legal actions (canonical text, OpenSpiel's string, or a synonym).
@@ -23,14 +26,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.tools import (
+    MOVE_ARGUMENT,
+    PLAY_TOOL,
+    read_tool_calls,
+    tool_call_blocks,
+    tool_call_text,
+)
 
-Style: TypeAlias = Literal["marshal", "boxed", "json"]
+Style: TypeAlias = Literal["marshal", "boxed", "json", "tools"]
 #: The prompt/response styles.
-STYLES: tuple[Style, ...] = ("marshal", "boxed", "json")
+STYLES: tuple[Style, ...] = ("marshal", "boxed", "json", "tools")
+
+ThinkingInHistory: TypeAlias = Literal["keep", "strip", "answer"]
+#: What earlier answers of a conversation keep of their reasoning (:func:`history_text`).
+THINKING_IN_HISTORY: tuple[ThinkingInHistory, ...] = get_args(ThinkingInHistory)
 
 #: Longest answer block read as an action; longer ones cannot be a move.
 MAX_ANSWER_CHARS = 200
@@ -74,14 +88,15 @@ def validate(
         response: the model's text (bytes are decoded as UTF-8 with replacement).
         legal_actions: the menu the prompt listed (``SeatView.legal_actions``), or bare legal
             action ids (then the game's context-free texts are used).
-        style: ``"marshal"``, ``"boxed"`` or ``"json"``.
+        style: ``"marshal"``, ``"boxed"``, ``"json"`` or ``"tools"``.
         strict: exactly one answer block in the style's exact layout (default); ``False`` takes
             the last answer block and ignores text around it.
         finish_reason: the server's ``finish_reason``; ``"length"`` means the response was cut
             off, reported as ``truncated``.
         reasoning: reasoning the server returned separately (``reasoning_content``); when given
             and non-empty, the response itself needs no reasoning part.
-        require_reasoning: whether a missing or empty reasoning part is an error.
+        require_reasoning: whether a missing or empty reasoning part is an error (never in
+            the ``tools`` style: a forced tool call often comes without text).
 
     Returns:
         :class:`Action` with the action id and its canonical text, or :class:`ActionError`
@@ -102,10 +117,13 @@ def validate(
         found = _extract_marshal(text, strict, need_think=not has_outside_reasoning)
     elif style == "boxed":
         found = _extract_boxed(text)
-    else:
+    elif style == "json":
         found = _extract_json(text, strict)
+    else:
+        found = _extract_tools(text, strict)
     if isinstance(found, ActionError):
         return found
+    require_reasoning = require_reasoning and style != "tools"
     if require_reasoning and not has_outside_reasoning and not found.reasoning.strip():
         return ActionError("missing_reasoning", _REASONING_HINT[style])
     if not found.answers:
@@ -125,6 +143,59 @@ def validate(
     return spec.grammar.parse(answer, menu)
 
 
+def format_answer(style: Style, reasoning: str, action_text: str) -> str:
+    """``action_text`` with ``reasoning`` in the answer format of ``style`` (what validates)."""
+    if style == "marshal":
+        return f"<think>{reasoning}</think>\n<answer>{action_text}</answer>"
+    if style == "boxed":
+        return f"{reasoning} \\boxed{{{action_text}}}".lstrip()
+    if style == "json":
+        return json.dumps({"reasoning": reasoning, "action": action_text})
+    call = tool_call_text(PLAY_TOOL, {MOVE_ARGUMENT: action_text})
+    return f"{reasoning}\n{call}" if reasoning else call
+
+
+def history_text(response: str, style: Style, keep: ThinkingInHistory = "keep") -> str:
+    """What an earlier answer of a conversation keeps when it is sent back to the model.
+
+    Reasoning models are trained with the reasoning of earlier turns removed, so a caller that
+    replays a model's past answers chooses: ``keep`` the whole response (the default),
+    ``strip`` every ``<think>...</think>`` block (and a reasoning whose ``<think>`` the prompt
+    pre-filled), or keep only the ``answer``: the answer blocks the style reads (tool calls as
+    they were written), with no reasoning; a response with no answer keeps its stripped text.
+    """
+    if keep == "keep":
+        return response
+    stripped = _strip_think(response)
+    if keep == "strip":
+        return stripped
+    if style == "marshal":
+        found = _extract_marshal(response, False, need_think=False)
+    elif style == "boxed":
+        found = _extract_boxed(response)
+    elif style == "json":
+        found = _extract_json(response, False)
+    else:  # every call as written, so that a wrong call stays visible as it was made
+        return "\n".join(tool_call_blocks(response)) or stripped
+    if isinstance(found, ActionError) or not found.answers:
+        return stripped
+    return "\n".join(
+        json.dumps({"action": answer})
+        if style == "json"
+        else format_answer(style, "", answer).replace("<think></think>\n", "")
+        for answer in found.answers
+    )
+
+
+def _strip_think(text: str) -> str:
+    """``text`` without ``<think>...</think>`` blocks (or everything before a lone ``</think>``)."""
+    without = re.sub(r"<think>.*?</think>", "", text, flags=re.IGNORECASE | re.DOTALL)
+    close = _THINK_CLOSE.search(without)
+    if close is not None:
+        without = without[close.end() :]
+    return without.strip()
+
+
 _REASONING_HINT: dict[Style, str] = {
     "marshal": "reason inside <think>...</think> before the <answer> block",
     "boxed": "reason step by step before the \\boxed{} answer",
@@ -134,6 +205,7 @@ _ANSWER_HINT: dict[Style, str] = {
     "marshal": "no <answer>...</answer> block found after the reasoning",
     "boxed": "no \\boxed{...} answer found",
     "json": 'no "action" field found',
+    "tools": "no call of the play tool found; call play with your move",
 }
 
 
@@ -246,6 +318,14 @@ def _extract_json(text: str, strict: bool) -> _Extracted | ActionError:
     if isinstance(action, bool) or not isinstance(action, str | int):
         return ActionError("no_action", '"action" must be a string')
     return _Extracted(reasoning, [str(action)])
+
+
+def _extract_tools(text: str, strict: bool) -> _Extracted | ActionError:
+    """The reasoning and the moves of the ``play`` calls (see :mod:`strategic_arena.tools`)."""
+    answer = read_tool_calls(text, strict=strict)
+    if isinstance(answer, ActionError):
+        return answer
+    return _Extracted(answer.reasoning, list(answer.moves))
 
 
 def _json_objects(text: str) -> list[dict[str, object]]:

@@ -25,10 +25,11 @@ class FaultServer:
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
     ``Retry-After: 0``, ``malformed`` JSON, ``empty`` choices, ``truncated`` answers,
     ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
-    content, or ``ok``); once it is empty, each
-    request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
+    content, ``wrong_tool``: a call of another tool than ``play``, or ``ok``); once it is
+    empty, each request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
-    ``seen_game_headers`` the game headers; ``/v1/models`` reports ``owned_by``.
+    ``seen_game_headers`` the game headers, ``seen_bodies`` the request bodies; ``/v1/models``
+    reports ``owned_by``.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class FaultServer:
         self.served: Counter[str] = Counter()
         self.seen_keys: list[str] = []
         self.seen_game_headers: list[str | None] = []
+        self.seen_bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         service = PlayerService("random", lambda env_id: RandomPlayer(0))
         outer = self
@@ -62,6 +64,7 @@ class FaultServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.seen_game_headers.append(self.headers.get(GAME_HEADER))
+                outer.seen_bodies.append(body)
                 fault = outer.next_fault(self.headers.get("Authorization", ""))
                 if fault == "slow":
                     time.sleep(outer.slow_s)  # longer than the client's timeout
@@ -81,6 +84,10 @@ class FaultServer:
                     answer = service.complete(body, self.headers.get(GAME_HEADER))
                     if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
                         answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
+                    if fault == "wrong_tool":
+                        answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"] = (
+                            "resign"
+                        )
                     if fault == "truncated":
                         choice = answer["choices"][0]
                         choice["finish_reason"] = "length"

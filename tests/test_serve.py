@@ -12,6 +12,7 @@ import pytest
 import strategic_arena as sa
 from strategic_arena.actions import Action
 from strategic_arena.serve import GAME_FIELD, PlayerServer
+from strategic_arena.tools import play_tool, play_tool_choice, tool_calls_text
 from strategic_arena.validation import STYLES
 
 openai = pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -37,6 +38,11 @@ def test_served_player_answers_a_legal_move_in_the_style(
     env.step(next(iter(env.legal_action_texts(env.agent_selection))))
     agent = env.agent_selection
     view = env.seat_view(agent)
+    offered = (
+        {"tools": [play_tool(view.legal_actions.values())], "tool_choice": play_tool_choice()}
+        if style == "tools"
+        else {}
+    )
     reply = client(server).chat.completions.create(
         model=server.service.model,
         messages=sa.render_messages(env_id, view, style),  # type: ignore[arg-type]
@@ -48,9 +54,20 @@ def test_served_player_answers_a_legal_move_in_the_style(
                 "style": style,
             }
         },
+        **offered,  # type: ignore[arg-type]
     )
-    content = reply.choices[0].message.content
-    assert reply.choices[0].finish_reason == "stop" and reply.usage.total_tokens > 0
+    message = reply.choices[0].message
+    content = message.content or ""
+    assert reply.usage is not None and reply.usage.total_tokens > 0
+    if style == "tools":
+        # a tool call, read through the client's typed objects as any tool-using program would
+        assert reply.choices[0].finish_reason == "tool_calls" and message.tool_calls
+        call = message.tool_calls[0]
+        assert call.function.name == "play"  # type: ignore[union-attr]
+        assert json.loads(call.function.arguments)["move"] in view.legal_actions.values()  # type: ignore[union-attr]
+        content = tool_calls_text(content, [call.model_dump()])
+    else:
+        assert reply.choices[0].finish_reason == "stop" and not message.tool_calls
     outcome = sa.validate(env_id, content, view.legal_actions, style)  # type: ignore[arg-type]
     assert isinstance(outcome, Action), content
 

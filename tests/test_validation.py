@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import strategic_arena as sa
 from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.games import compact
-from strategic_arena.validation import STYLES, validate
+from strategic_arena.tools import play_tool, tool_calls_text
+from strategic_arena.validation import STYLES, format_answer, history_text, validate
 
 
 def wrap(style: str, action: str, reasoning: str = "Let me think.") -> str:
@@ -23,7 +24,10 @@ def wrap(style: str, action: str, reasoning: str = "Let me think.") -> str:
         return f"<think>{reasoning}</think>\n<answer>{action}</answer>"
     if style == "boxed":
         return f"{reasoning} So my move is \\boxed{{{action}}}"
-    return json.dumps({"reasoning": reasoning, "action": action})
+    if style == "json":
+        return json.dumps({"reasoning": reasoning, "action": action})
+    call = json.dumps({"name": "play", "arguments": {"move": action}})
+    return f"{reasoning}\n<tool_call>\n{call}\n</tool_call>"
 
 
 def random_states(env_id: str, count: int, seed: int) -> list[sa.SeatView]:
@@ -161,6 +165,79 @@ def test_json_specifics() -> None:
         assert isinstance(outcome, ActionError) and outcome.kind == kind, (response, outcome)
 
 
+def call(name: object = "play", arguments: object = None) -> str:
+    """One tool call in the Hermes text form."""
+    arguments = {"move": "X(1,1)"} if arguments is None else arguments
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+@pytest.mark.parametrize(
+    ("response", "kind"),
+    [
+        ("I will take the centre.", "no_action"),
+        ("centre <tool_call>\n" + '{"name": "play", "arguments": {"mo', "truncated"),
+        (call() + "\n" + call(arguments={"move": "X(0,0)"}), "multiple_actions"),
+        (call(name="resign"), "format"),  # wrong tool
+        (call(arguments={"action": "X(1,1)"}), "format"),  # bad arguments
+        (call(arguments={"move": "X(1,1)", "why": "centre"}), "format"),
+        (call(arguments={"move": ["X(1,1)"]}), "format"),
+        (call(arguments='{"move": "X(1,1)"'), "format"),  # arguments not JSON
+        ("<tool_call>play(X(1,1))</tool_call>", "format"),  # call not JSON
+        (call() + " good luck", "format"),
+        (call(arguments={"move": "castle"}), "unknown_action"),
+        (call(arguments={"move": "X(0,1)"}), "illegal_action"),
+    ],
+)
+def test_tool_call_error_kinds(response: str, kind: str) -> None:
+    outcome = validate("tic_tac_toe-v0", response, TTT_MENU, "tools")
+    assert isinstance(outcome, ActionError), outcome
+    assert outcome.kind == kind, outcome
+
+
+def test_tool_calls_from_an_endpoint_and_from_raw_text_read_the_same() -> None:
+    # an endpoint's message.tool_calls (arguments a JSON string) written as text by the backend
+    endpoint = tool_calls_text(
+        "",
+        [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "play", "arguments": '{"move": "X(1,1)"}'},
+            }
+        ],
+    )
+    assert validate("tic_tac_toe-v0", endpoint, TTT_MENU, "tools") == Action(4, "X(1,1)")
+    # no reasoning is needed (a forced call often has none); arguments given as a string work
+    assert validate(
+        "tic_tac_toe-v0", call(arguments='{"move": "x(1, 1)"}'), TTT_MENU, "tools"
+    ) == Action(4, "X(1,1)")
+    # lenient mode reads the last call and tolerates text after it
+    two = call(arguments={"move": "X(0,0)"}) + "\nno, " + call() + " done"
+    assert validate("tic_tac_toe-v0", two, TTT_MENU, "tools", strict=False) == Action(4, "X(1,1)")
+    # a call inside the reasoning of another style is never read as a move
+    assert validate("tic_tac_toe-v0", f"<think>{call()}</think>", TTT_MENU).kind == "no_action"  # type: ignore[union-attr]
+    tool = play_tool(TTT_MENU.values())
+    assert tool["function"]["parameters"]["properties"]["move"]["enum"] == list(TTT_MENU.values())
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_thinking_in_history(style: str) -> None:
+    answer = format_answer(style, "", "X(1,1)").replace("<think></think>\n", "")  # type: ignore[arg-type]
+    thought = wrap(style, "X(1,1)", reasoning="<think>deep thoughts</think> so")
+    assert history_text(thought, style) == thought  # type: ignore[arg-type]
+    assert "deep thoughts" not in history_text(thought, style, "strip")  # type: ignore[arg-type]
+    assert history_text(thought, style, "answer") == (  # type: ignore[arg-type]
+        '{"action": "X(1,1)"}' if style == "json" else answer
+    )
+    # what is kept still validates as the same move (reasoning aside)
+    kept = history_text(thought, style, "answer")  # type: ignore[arg-type]
+    outcome = validate("tic_tac_toe-v0", kept, TTT_MENU, style, reasoning="(left out)")  # type: ignore[arg-type]
+    assert outcome == Action(4, "X(1,1)"), (kept, outcome)
+    # an answer the style cannot read keeps its stripped text
+    assert history_text("<think>hm</think> pass", style, "answer") == "pass"  # type: ignore[arg-type]
+    assert history_text("prefilled</think>rest", style, "strip") == "rest"  # type: ignore[arg-type]
+
+
 def test_bare_action_ids_use_context_free_texts() -> None:
     outcome = validate("connect_four-v0", wrap("marshal", "column 3"), [0, 3, 6])
     assert outcome == Action(3, "3")
@@ -199,6 +276,14 @@ hostile = st.one_of(
         st.text(max_size=30),
     ),
     st.builds(lambda a, c: f"{a}\\boxed{{{c}}}", st.text(max_size=50), st.text(max_size=30)),
+    st.builds(
+        lambda a, c: f"{a}<tool_call>{c}</tool_call>", st.text(max_size=20), st.text(max_size=60)
+    ),
+    st.builds(
+        lambda name, move: call(name, {"move": move}),
+        st.one_of(st.text(max_size=8), st.none(), st.integers()),
+        st.one_of(st.text(max_size=20), st.integers(), st.booleans(), st.none()),
+    ),
 )
 
 

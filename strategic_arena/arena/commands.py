@@ -27,7 +27,7 @@ from strategic_arena.arena.defaults import (
 )
 from strategic_arena.arena.replay import ReplayError
 from strategic_arena.games import CURATED, get_spec
-from strategic_arena.validation import STYLES
+from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
 
 #: Where results go when ``--db`` is not given (relative to the working directory).
 DEFAULT_DB = "results/arena.sqlite"
@@ -87,7 +87,12 @@ def add_parsers(sub: Any) -> None:
         "--sampling-seed", type=int, default=None, help="the request's seed field"
     )
     prompts = ev.add_argument_group("prompts and answers")
-    prompts.add_argument("--style", choices=STYLES, default="marshal", help="response format")
+    prompts.add_argument(
+        "--style",
+        choices=STYLES,
+        default="marshal",
+        help="response format (tools: the model calls play(move); needs tool calling)",
+    )
     prompts.add_argument(
         "--history", action="store_true", help="include the move history in prompts"
     )
@@ -98,6 +103,13 @@ def add_parsers(sub: Any) -> None:
     )
     prompts.add_argument(
         "--lenient", action="store_true", help="accept answers that break the strict layout"
+    )
+    prompts.add_argument(
+        "--thinking-in-history",
+        choices=THINKING_IN_HISTORY,
+        default="keep",
+        help="what a re-asked model sees of its earlier answers: keep them, strip <think> "
+        "blocks, or the answer only",
     )
     games = ev.add_argument_group("games")
     games.add_argument(
@@ -295,6 +307,7 @@ def _eval(args: argparse.Namespace) -> int:
             include_history=args.history,
             strict=not args.lenient,
             game_header=arena_server,
+            thinking_in_history=args.thinking_in_history,
         )
         tasks: list[GameTask] = []
         for env_id in env_ids:

@@ -39,7 +39,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
-from strategic_arena.validation import Style
+from strategic_arena.validation import Style, ThinkingInHistory
 
 if TYPE_CHECKING:
     from strategic_arena.backends import OpenAIBackend
@@ -101,12 +101,14 @@ class Entrant:
         include_history: bool = False,
         strict: bool = True,
         game_header: bool = True,
+        thinking_in_history: ThinkingInHistory = "keep",
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored. ``game_header``: see
-        :class:`LLMPlayer` (only ``strategic-arena serve`` needs it).
+        key lives only inside ``backend`` and is never stored. ``game_header`` and
+        ``thinking_in_history``: see :class:`LLMPlayer` (only ``strategic-arena serve`` needs
+        the header; a non-default ``thinking_in_history`` is stored with the parameters).
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -120,6 +122,8 @@ class Entrant:
             **sampling.request_fields(),
             **dict(sampling.extra_body),
         }
+        if thinking_in_history != "keep":  # absent by default: stored players stay the same
+            params["thinking_in_history"] = thinking_in_history
         label = name or backend.model
 
         def build(env_id: str, seed: int) -> Player:
@@ -132,6 +136,7 @@ class Entrant:
                 strict=strict,
                 seed=seed,
                 game_header=game_header,
+                thinking_in_history=thinking_in_history,
             )
 
         return cls(label, "llm", params, build)

@@ -142,8 +142,8 @@ class TrainConfig:
     """Snapshots kept in the pool (the oldest leaves first)."""
 
     # -- prompts ---------------------------------------------------------------------------
-    style: Literal["marshal", "boxed", "json"] = "marshal"
-    """Prompt and answer style."""
+    style: Literal["marshal", "boxed", "json", "tools"] = "marshal"
+    """Prompt and answer style (tools: the policy calls play(move); the call is the action)."""
     strict: bool = True
     """Strict answer validation (exactly one answer block in the exact layout)."""
     include_history: bool = False

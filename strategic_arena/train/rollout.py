@@ -35,6 +35,7 @@ from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.prompting import render_messages
+from strategic_arena.tools import play_tool
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
@@ -68,12 +69,22 @@ class PromptEncoder:
         self.response_prefix = response_prefix
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
 
-    def encode(self, messages: Sequence[Mapping[str, str]]) -> list[int]:
-        """Token ids of ``messages`` with the generation prompt (and the prefix) appended."""
+    def encode(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[int]:
+        """Token ids of ``messages`` with the generation prompt (and the prefix) appended.
+
+        ``tools`` (the ``tools`` style's ``play`` tool) go to the chat template, which shows
+        them to the model as its tool-calling format prescribes.
+        """
+        extra = {"tools": [dict(tool) for tool in tools]} if tools else {}
         text = self.tokenizer.apply_chat_template(
             [dict(m) for m in messages],
             tokenize=False,
             add_generation_prompt=True,
+            **extra,
             **self.chat_template_kwargs,
         )
         ids: list[int] = self.tokenizer(text + self.response_prefix, add_special_tokens=False)[
@@ -131,7 +142,8 @@ class PolicyPlayer:
         spec = state.spec
         view = state.view(seat, history=self.include_history)
         messages = render_messages(spec, view, self.style, include_history=self.include_history)
-        prompt_ids = self.encoder.encode(messages)
+        tools = [play_tool(view.legal_actions.values())] if self.style == "tools" else None
+        prompt_ids = self.encoder.encode(messages, tools)
         budget = min(self.max_new_tokens, self.max_sequence_tokens - len(prompt_ids))
         request = GenerationRequest(
             prompt_ids, derive_seed(self.seed, self.decisions), max_new_tokens=max(0, budget)

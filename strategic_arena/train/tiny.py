@@ -7,7 +7,8 @@ one from nothing but the package:
    format section included) and every canonical action text. The pre-tokenizer splits text into
    runs of word characters, runs of whitespace and single punctuation marks; each piece is one
    token, and the ``Fuse`` decoder concatenates tokens back, so decoding reproduces the text
-   exactly. Whole answer blocks (``<answer>bet</answer>``, ``\boxed{bet}``...) are single added
+   exactly. Whole answer blocks (``<answer>bet</answer>``, ``\boxed{bet}``, a ``play`` tool
+   call...) are single added
    tokens, matched before splitting. The chat template is ChatML
    (``<|im_start|>role\ncontent<|im_end|>``), as in Qwen.
 2. **Model.** A :class:`transformers.Qwen2ForCausalLM` of a few layers with tied embeddings,
@@ -30,6 +31,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.env import make
 from strategic_arena.prompting import render_messages
+from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL, tool_call_text
 from strategic_arena.validation import STYLES, Style
 
 if TYPE_CHECKING:
@@ -64,7 +66,9 @@ def answer_pieces(style: Style, action_texts: Iterable[str]) -> list[str]:
         return ["<think>", "</think>", *(f"<answer>{text}</answer>" for text in texts)]
     if style == "boxed":
         return [f"\\boxed{{{text}}}" for text in texts]
-    return ['{"reasoning": "', *(f'", "action": "{text}"}}' for text in texts)]
+    if style == "json":
+        return ['{"reasoning": "', *(f'", "action": "{text}"}}' for text in texts)]
+    return [tool_call_text(PLAY_TOOL, {MOVE_ARGUMENT: text}) for text in texts]
 
 
 def game_texts(
@@ -200,7 +204,7 @@ def build_model(
         stops += [
             token_id
             for token, token_id in sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])
-            if token.startswith(("<answer>", "\\boxed{", '", "action"'))
+            if token.startswith(("<answer>", "\\boxed{", '", "action"', "<tool_call>"))
         ]
     model.generation_config.eos_token_id = stops if len(stops) > 1 else stops[0]
     model.generation_config.pad_token_id = tokenizer.pad_token_id

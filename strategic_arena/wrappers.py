@@ -61,15 +61,29 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         self._errors = []
         super().reset(seed=seed, options=options)
 
-    def step(self, action: Any) -> None:
-        """Validate ``action`` (the response text) and play it or apply the policy."""
+    def step(
+        self, action: Any, *, reasoning: str | None = None, finish_reason: str | None = None
+    ) -> None:
+        """Validate ``action`` (the response text) and play it or apply the policy.
+
+        ``reasoning`` (a server's separate ``reasoning_content``) and ``finish_reason`` are
+        read as :func:`~strategic_arena.validation.validate` reads them.
+        """
         env = self.text_env
         agent = env.agent_selection
         if env.terminations[agent] or env.truncations[agent]:
             env.step(None if action is None else action)
             return
         menu = env.legal_action_texts(agent)
-        outcome = validate(env.spec, action, menu, self.style, strict=self.strict)
+        outcome = validate(
+            env.spec,
+            action,
+            menu,
+            self.style,
+            strict=self.strict,
+            reasoning=reasoning,
+            finish_reason=finish_reason,
+        )
         if isinstance(outcome, Action):
             errors, self._errors = self._errors, []
             env.step(outcome.id)

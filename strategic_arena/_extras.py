@@ -1,7 +1,8 @@
 """Lazy imports of optional dependencies, with an error that names the extra to install.
 
 The core (games, env, prompting, validation) needs only numpy, gymnasium, pettingzoo and
-open_spiel. Everything heavy -- numba, openai, trueskill, torch, transformers, vllm -- is imported
+open_spiel. Everything heavy -- numba, openai, trueskill, torch, transformers, vllm, and the
+LLM-RL frameworks of :mod:`strategic_arena.integrations` -- is imported
 through :func:`require` at the moment a feature needs it, never at ``import strategic_arena``.
 """
 
@@ -19,6 +20,12 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "transformers": "train",
     "yaml": "train",
     "vllm": "vllm",
+    "verifiers": "verifiers",
+    "trl": "trl",
+    "datasets": "trl",
+    "openenv": "openenv",
+    "uvicorn": "openenv",
+    "pydantic": "openenv",
 }
 
 

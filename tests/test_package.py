@@ -16,8 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_does_not_load_heavy_dependencies() -> None:
     code = (
-        "import sys, strategic_arena, strategic_arena.wrappers, strategic_arena.cli; "
-        "heavy = {'numba', 'torch', 'vllm', 'openai', 'transformers', 'trueskill'}; "
+        "import sys, strategic_arena, strategic_arena.wrappers, strategic_arena.cli, "
+        "strategic_arena.tools, strategic_arena.integrations.session; "
+        "heavy = {'numba', 'torch', 'vllm', 'openai', 'transformers', 'trueskill', "
+        "'verifiers', 'trl', 'openenv', 'datasets'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )
     result = subprocess.run(
@@ -33,6 +35,9 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)
     with pytest.raises(MissingExtraError, match=r"strategic-arena\[vllm\]"):
         require("vllm")
+    monkeypatch.setitem(sys.modules, "verifiers", None)
+    with pytest.raises(MissingExtraError, match=r"strategic-arena\[verifiers\]"):
+        require("verifiers", "the verifiers environment")
     with pytest.raises(MissingExtraError, match="pip install no_such_module_xyz"):
         require("no_such_module_xyz")
 
@@ -63,6 +68,7 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
         "styles/marshal.txt",
         "styles/boxed.txt",
         "styles/json.txt",
+        "styles/tools.txt",
         "tic_tac_toe/rules.txt",
         "kuhn_poker/rules.txt",
         "leduc_poker/rules.txt",

@@ -67,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve a player as an OpenAI-compatible endpoint (/v1/models, "
         "/v1/chat/completions). Requests carry the game in the extra body field "
         "'strategic_arena': {env_id, history, seat, style}; the answer is the player's move in "
-        "that prompt style.",
+        "that prompt style (a call of the play tool for style tools, or when the request "
+        "offers that tool).",
     )
     serve.add_argument(
         "--player",

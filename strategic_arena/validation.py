@@ -143,16 +143,27 @@ def validate(
     return spec.grammar.parse(answer, menu)
 
 
+def answer_block(style: Style, action_text: str) -> str:
+    """The answer part alone of a response in ``style`` (no reasoning)."""
+    if style == "marshal":
+        return f"<answer>{action_text}</answer>"
+    if style == "boxed":
+        return f"\\boxed{{{action_text}}}"
+    if style == "json":
+        return json.dumps({"action": action_text})
+    return tool_call_text(PLAY_TOOL, {MOVE_ARGUMENT: action_text})
+
+
 def format_answer(style: Style, reasoning: str, action_text: str) -> str:
     """``action_text`` with ``reasoning`` in the answer format of ``style`` (what validates)."""
-    if style == "marshal":
-        return f"<think>{reasoning}</think>\n<answer>{action_text}</answer>"
-    if style == "boxed":
-        return f"{reasoning} \\boxed{{{action_text}}}".lstrip()
     if style == "json":
         return json.dumps({"reasoning": reasoning, "action": action_text})
-    call = tool_call_text(PLAY_TOOL, {MOVE_ARGUMENT: action_text})
-    return f"{reasoning}\n{call}" if reasoning else call
+    block = answer_block(style, action_text)
+    if style == "marshal":
+        return f"<think>{reasoning}</think>\n{block}"
+    if style == "boxed":
+        return f"{reasoning} {block}".lstrip()
+    return f"{reasoning}\n{block}" if reasoning else block
 
 
 def history_text(response: str, style: Style, keep: ThinkingInHistory = "keep") -> str:
@@ -179,12 +190,7 @@ def history_text(response: str, style: Style, keep: ThinkingInHistory = "keep") 
         return "\n".join(tool_call_blocks(response)) or stripped
     if isinstance(found, ActionError) or not found.answers:
         return stripped
-    return "\n".join(
-        json.dumps({"action": answer})
-        if style == "json"
-        else format_answer(style, "", answer).replace("<think></think>\n", "")
-        for answer in found.answers
-    )
+    return "\n".join(answer_block(style, answer) for answer in found.answers)
 
 
 def _strip_think(text: str) -> str:

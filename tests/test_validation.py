@@ -15,7 +15,7 @@ import strategic_arena as sa
 from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.games import compact
 from strategic_arena.tools import play_tool, tool_calls_text
-from strategic_arena.validation import STYLES, format_answer, history_text, validate
+from strategic_arena.validation import STYLES, history_text, validate
 
 
 def wrap(style: str, action: str, reasoning: str = "Let me think.") -> str:
@@ -220,15 +220,20 @@ def test_tool_calls_from_an_endpoint_and_from_raw_text_read_the_same() -> None:
     assert tool["function"]["parameters"]["properties"]["move"]["enum"] == list(TTT_MENU.values())
 
 
+ANSWER_ONLY = {
+    "marshal": "<answer>X(1,1)</answer>",
+    "boxed": "\\boxed{X(1,1)}",
+    "json": '{"action": "X(1,1)"}',
+    "tools": '<tool_call>\n{"name": "play", "arguments": {"move": "X(1,1)"}}\n</tool_call>',
+}
+
+
 @pytest.mark.parametrize("style", STYLES)
 def test_thinking_in_history(style: str) -> None:
-    answer = format_answer(style, "", "X(1,1)").replace("<think></think>\n", "")  # type: ignore[arg-type]
     thought = wrap(style, "X(1,1)", reasoning="<think>deep thoughts</think> so")
     assert history_text(thought, style) == thought  # type: ignore[arg-type]
     assert "deep thoughts" not in history_text(thought, style, "strip")  # type: ignore[arg-type]
-    assert history_text(thought, style, "answer") == (  # type: ignore[arg-type]
-        '{"action": "X(1,1)"}' if style == "json" else answer
-    )
+    assert history_text(thought, style, "answer") == ANSWER_ONLY[style]  # type: ignore[arg-type]
     # what is kept still validates as the same move (reasoning aside)
     kept = history_text(thought, style, "answer")  # type: ignore[arg-type]
     outcome = validate("tic_tac_toe-v0", kept, TTT_MENU, style, reasoning="(left out)")  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from strategic_arena.players import GAME_HEADER
 from strategic_arena.serve import PlayerServer
 from tests.servers import FaultServer
 
+ROOT = Path(__file__).resolve().parents[2]
 SOLVERS = {"kuhn_poker-v0": "nash", "tic_tac_toe-v0": "minimax"}
 
 
@@ -43,7 +44,7 @@ def test_vf_eval_plays_whole_games_with_tool_calls_against_a_served_solver(
         args = {"games": list(SOLVERS), "num_games": 2, "style": "tools", "opponent": "random"}
         done = subprocess.run(
             [
-                *(sys.executable, "-m", "verifiers.legacy.scripts.eval"),
+                str(Path(sys.executable).with_name("vf-eval")),  # the extra's console script
                 "strategic_arena.integrations.verifiers",
                 *("-a", json.dumps(args), "-m", "solvers", "-b", server.base_url),
                 *("-k", "STRATEGIC_ARENA_TEST_NO_KEY", "-n", "4", "-r", "1", "-d", "-s"),
@@ -51,7 +52,7 @@ def test_vf_eval_plays_whole_games_with_tool_calls_against_a_served_solver(
             ],
             capture_output=True,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(Path.cwd())},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -26,6 +26,7 @@ Extra ``[openenv]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import threading
 import time
 from collections.abc import Sequence
@@ -221,18 +222,18 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         )
 
 
-def create_game_app(**options: Any) -> Any:
-    """The OpenEnv FastAPI app; ``options`` are :class:`TextGameEnvironment`'s (one per session)."""
+def create_game_app(*, max_sessions: int = 64, **options: Any) -> Any:
+    """The OpenEnv FastAPI app (``options``: :class:`TextGameEnvironment`'s).
+
+    Each client session gets its own environment; up to ``max_sessions`` run at once.
+    """
     TextGameEnvironment(**options)  # bad options fail here, not at the first session
-
-    def factory() -> TextGameEnvironment:
-        return TextGameEnvironment(**options)
-
     return core.create_app(
-        factory,
+        functools.partial(TextGameEnvironment, **options),
         TextGameAction,
         TextGameObservation,
         env_name="strategic_arena",
+        max_concurrent_envs=max_sessions,
         state_cls=TextGameState,
     )
 
@@ -269,12 +270,16 @@ class GameServer:
 
     Args:
         host / port: where to listen (port 0 picks a free one).
+        max_sessions: concurrent client sessions allowed.
         **options: :class:`TextGameEnvironment`'s arguments.
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 0, max_sessions: int = 64, **options: Any
+    ) -> None:
         uvicorn = require("uvicorn", "the OpenEnv server")
-        config = uvicorn.Config(create_game_app(**options), host=host, port=port, log_level="error")
+        app = create_game_app(max_sessions=max_sessions, **options)
+        config = uvicorn.Config(app, host=host, port=port, log_level="error")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self.host = host
@@ -317,11 +322,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policy", default="forfeit", help="forfeit, retry:K or random")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions (64)")
     args = parser.parse_args(argv)
     uvicorn = require("uvicorn", "the OpenEnv server")
     try:
         app = create_game_app(
-            env_id=args.env, opponent=args.opponent, style=args.style, policy=args.policy
+            max_sessions=args.max_sessions,
+            env_id=args.env,
+            opponent=args.opponent,
+            style=args.style,
+            policy=args.policy,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -31,8 +31,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.env import make
 from strategic_arena.prompting import render_messages
-from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL, tool_call_text
-from strategic_arena.validation import STYLES, Style
+from strategic_arena.validation import STYLES, Style, answer_block
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
@@ -62,13 +61,10 @@ ROLE_WORDS = ("system\n", "user\n", "assistant\n")
 def answer_pieces(style: Style, action_texts: Iterable[str]) -> list[str]:
     """Single-token answer blocks of ``style`` for each action text, plus the style's markers."""
     texts = sorted(set(action_texts))
-    if style == "marshal":
-        return ["<think>", "</think>", *(f"<answer>{text}</answer>" for text in texts)]
-    if style == "boxed":
-        return [f"\\boxed{{{text}}}" for text in texts]
-    if style == "json":
+    if style == "json":  # the reasoning field opens the object; the action closes it
         return ['{"reasoning": "', *(f'", "action": "{text}"}}' for text in texts)]
-    return [tool_call_text(PLAY_TOOL, {MOVE_ARGUMENT: text}) for text in texts]
+    markers = ["<think>", "</think>"] if style == "marshal" else []
+    return [*markers, *(answer_block(style, text) for text in texts)]
 
 
 def game_texts(

@@ -91,11 +91,16 @@ def test_tool_calls_through_openenv() -> None:
 def test_any_openenv_client_gets_the_same_seeded_game_and_invalid_answers_forfeit(
     kuhn: GameServer,
 ) -> None:
-    # OpenEnv's generic client (raw dicts, no package of ours) over the WebSocket
-    with GenericEnvClient(base_url=kuhn.base_url).sync() as client:
+    # OpenEnv's generic client (raw dicts, no package of ours) over the WebSocket, two sessions
+    with (
+        GenericEnvClient(base_url=kuhn.base_url).sync() as client,
+        GenericEnvClient(base_url=kuhn.base_url).sync() as other,
+    ):
         first = client.reset(seed=21, seat=0)
-        assert first.observation == client.reset(seed=21, seat=0).observation
+        assert other.reset(seed=21, seat=0).observation == first.observation
+        assert client.reset(seed=21, seat=0).observation == first.observation
         end = client.step({"message": "<think>hmm</think><answer>castle</answer>"})
+        assert not other.state()["done"]  # the other session's game is its own
     assert end.done and end.reward == -11.0
     assert end.observation["error"].startswith("unknown_action")
     assert end.metadata["reward_parts"] == {"game": -1.0, "format": 0.0, "invalid": -10.0}

@@ -19,7 +19,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pyspiel
 
-from strategic_arena.actions import Action, ActionError, ErrorKind, IllegalMovePolicy
+from strategic_arena.actions import (
+    INFRASTRUCTURE_ERROR_KINDS,
+    Action,
+    ActionError,
+    Attempt,
+    ErrorKind,
+    IllegalMovePolicy,
+)
 from strategic_arena.backends import ChatBackend
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.prompting import render_messages
@@ -77,6 +84,8 @@ class Decision:
             including those the backend retried successfully.
         reasoning: reasoning the server returned apart from the text (last answer), if any.
         finish_reason: the server's finish reason of the last answer (``stop``, ``length``).
+        tries: every answer in order, with the feedback sent after it (the last is the final
+            one); empty for players that do not ask a model.
     """
 
     action: int | None
@@ -90,6 +99,7 @@ class Decision:
     failures: tuple[str, ...] = ()
     reasoning: str | None = None
     finish_reason: str | None = None
+    tries: tuple[Attempt, ...] = ()
 
 
 @runtime_checkable
@@ -178,7 +188,9 @@ class LLMPlayer:
     and applies the illegal-move ``policy``: ``forfeit`` (no action: the match forfeits the
     seat, MARSHAL's protocol), ``retry:k`` (re-ask with the error as feedback, up to k times)
     or ``random`` (a random legal action from the player's own seeded generator). A backend that
-    fails after its retries yields an ``endpoint`` or ``timeout`` error, handled the same way.
+    fails after its retries yields an ``endpoint`` or ``timeout`` error, to which no policy
+    applies: the decision comes back without an action and the match stops the game as
+    ``incomplete`` (:data:`~strategic_arena.actions.INFRASTRUCTURE_ERROR_KINDS`).
     The returned :class:`Decision` keeps the prompt, the reply, every error, tokens and latency.
 
     With ``game_header`` (default) each request also carries the decision -- env, full OpenSpiel
@@ -224,6 +236,7 @@ class LLMPlayer:
         headers = {GAME_HEADER: json.dumps(game)} if self.game_header else {}
         conversation: list[Mapping[str, str]] = list(prompt)
         errors: list[ActionError] = []
+        tries: list[Attempt] = []
         prompt_tokens = completion_tokens = 0
         latency = 0.0
         failures: list[str] = []
@@ -249,32 +262,57 @@ class LLMPlayer:
                     finish_reason=result.finish_reason,
                     reasoning=result.reasoning,
                 )
+            error = outcome if isinstance(outcome, ActionError) else None
+            # The backend already retried a failed request: an infrastructure error is not the
+            # model's, so no policy applies (the match stops; the game is replayed later).
+            again = (
+                error is not None
+                and error.kind not in INFRASTRUCTURE_ERROR_KINDS
+                and self.policy.kind == "retry"
+                and len(errors) < self.policy.retries
+            )
+            feedback = (
+                f"Your answer was not accepted ({error.kind}): {error.detail}. "
+                "Answer again in the required format."
+                if again and error is not None
+                else None
+            )
+            tries.append(
+                Attempt(
+                    content,
+                    error,
+                    feedback,
+                    result.reasoning,
+                    result.finish_reason,
+                    tuple(result.failures),
+                )
+            )
             usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
             common: dict[str, Any] = {
                 "text": content,
                 "usage": usage,
                 "prompt": tuple(prompt),
-                "attempts": len(errors) + 1,
+                "attempts": len(tries),
                 "latency_s": latency,
                 "failures": tuple(failures),
                 "reasoning": result.reasoning,
                 "finish_reason": result.finish_reason,
+                "tries": tuple(tries),
             }
             if isinstance(outcome, Action):
                 last = errors[-1] if errors else None
                 return Decision(outcome.id, error=last, errors=tuple(errors), **common)
             errors.append(outcome)
-            if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+            if feedback is not None:
                 conversation += [
                     {"role": "assistant", "content": content},
-                    {
-                        "role": "user",
-                        "content": f"Your answer was not accepted ({outcome.kind}): "
-                        f"{outcome.detail}. Answer again in the required format.",
-                    },
+                    {"role": "user", "content": feedback},
                 ]
                 continue
-            if self.policy.kind == "random" and view.legal_actions:
+            random_move = self.policy.kind == "random" and outcome.kind not in (
+                INFRASTRUCTURE_ERROR_KINDS
+            )
+            if random_move and view.legal_actions:
                 choice = int(self.rng.choice(list(view.legal_actions)))
                 return Decision(choice, error=outcome, errors=tuple(errors), **common)
             return Decision(None, error=outcome, errors=tuple(errors), **common)

@@ -170,7 +170,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
 
     def render(self) -> str | None:  # type: ignore[override]
         """The full game state as text."""
-        return str(self.env.state)
+        return str(self.env.spiel_state)
 
     def close(self) -> None:
         """Close the private event loop."""
@@ -183,7 +183,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             opponent_agent = env.agent_selection
             seat = env.agent_name_mapping[opponent_agent]
             decision = self._loop.run_until_complete(
-                self.opponent.act(GameState(self.env_id, env.state.clone(), env.spec), seat)
+                self.opponent.act(GameState(self.env_id, env.spiel_state.clone(), env.spec), seat)
             )
             if decision.action is None or decision.action not in env.legal_action_texts(
                 opponent_agent

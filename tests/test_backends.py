@@ -54,7 +54,7 @@ def test_retryable_faults_are_retried_and_recorded(faulty: FaultServer, fault: s
     player = LLMPlayer(backend(faulty.base_url))
     env = sa.make("connect_four-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.error is None
     result_attempts = len(faulty.seen_keys)
     assert result_attempts == 3
@@ -98,7 +98,7 @@ def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> 
     player = LLMPlayer(backend(faulty.base_url), policy="retry:1")
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.attempts == 2
     assert [error.kind for error in decision.errors] == ["truncated"]
 

@@ -52,7 +52,7 @@ def test_play_match_is_seeded_and_replays_exactly(env_id: str) -> None:
         assert env.legal_action_texts(env.agent_selection)[move.action] == move.action_text  # type: ignore[index]
         env.step(move.action)
     assert tuple(env.returns()) == first.returns
-    assert tuple(env.state.history()) == first.history
+    assert tuple(env.spiel_state.history()) == first.history
 
 
 def test_forfeit_on_invalid_move() -> None:
@@ -75,7 +75,7 @@ def test_human_player_reads_until_legal() -> None:
     human = HumanPlayer(read_line=lambda _prompt: next(lines), write=shown.append)
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
-    decision = asyncio.run(human.act(GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    decision = asyncio.run(human.act(GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
     assert decision.action == 0 and decision.attempts == 3
     assert [e.kind for e in decision.errors] == ["unknown_action", "illegal_action"]
     assert any("Legal actions" in line for line in shown)
@@ -161,7 +161,7 @@ def test_text_wrapper_retry_policy_then_forfeit() -> None:
         env.step("no tags at all")
         info = env.infos["player_0"]
         assert env.agent_selection == "player_0" and info["attempt"] == attempt
-        assert "feedback" in info and info["error"].kind == "missing_reasoning"
+        assert "feedback" in info and info["error"].kind == "no_action"
     env.step("still nothing")
     assert all(env.terminations.values()) and len(env.infos["player_0"]["errors"]) == 3
     env.reset(seed=0)

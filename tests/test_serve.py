@@ -43,7 +43,7 @@ def test_served_player_answers_a_legal_move_in_the_style(
         extra_body={
             GAME_FIELD: {
                 "env_id": env_id,
-                "history": list(env.state.history()),
+                "history": list(env.spiel_state.history()),
                 "seat": view.seat,
                 "style": style,
             }

@@ -4,6 +4,11 @@ The arena, the tests, the demo and the trainer's rollouts all play through :func
 only the players differ. A player that returns no legal action forfeits (MARSHAL's protocol):
 the game ends with :meth:`GameSpec.forfeit_returns`. Players that want to re-ask (retry
 policies) do so inside their own ``act``.
+
+A decision whose error is an infrastructure error
+(:data:`~strategic_arena.actions.INFRASTRUCTURE_ERROR_KINDS`: the model's server failed after
+the backend's retries) is not the model's doing: no policy applies, the game stops at once and
+is ``incomplete``; its returns are zeros that mean nothing, and every score leaves it out.
 """
 
 from __future__ import annotations
@@ -14,11 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from strategic_arena.actions import ActionError
+from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, ActionError
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.players import Decision, GameState, Player
 
-MatchStatus = Literal["complete", "forfeit"]
+MatchStatus = Literal["complete", "forfeit", "incomplete"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +58,13 @@ class MatchRecord:
         seed: the env seed (fixes every chance event).
         players: player names by seat.
         moves: every decision, in order.
-        returns: final returns by seat.
-        status: ``complete`` (the game ended by its rules) or ``forfeit``.
+        returns: final returns by seat (all 0.0, meaning nothing, when ``incomplete``).
+        status: ``complete`` (the game ended by its rules), ``forfeit``, or ``incomplete``
+            (a player's server failed: the last move is the failed decision, action ``None``).
         forfeited_by: seat that forfeited, if any.
         history: OpenSpiel's full action history (chance outcomes included).
         duration_s: wall-clock seconds.
+        infrastructure_error: what failed (``"endpoint: 500: ..."``), set iff ``incomplete``.
     """
 
     env_id: str
@@ -70,6 +77,7 @@ class MatchRecord:
     history: tuple[int, ...] = ()
     duration_s: float = 0.0
     extra: Mapping[str, object] = field(default_factory=dict)
+    infrastructure_error: str | None = None
 
 
 MoveCallback = Callable[[MoveRecord, GameState], None]
@@ -106,11 +114,31 @@ async def play_match(
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
         # The player gets a private copy it may explore; legality is judged on the real state.
-        shown = GameState(env_id, env.state.clone(), env.spec) if on_move is not None else None
-        decision = await players[seat].act(GameState(env_id, env.state.clone(), env.spec), seat)
+        shown = (
+            GameState(env_id, env.spiel_state.clone(), env.spec) if on_move is not None else None
+        )
+        decision = await players[seat].act(
+            GameState(env_id, env.spiel_state.clone(), env.spec), seat
+        )
         menu = env.legal_action_texts(agent)
-        legal = decision.action is not None and decision.action in menu
         error = decision.error
+        if error is not None and error.kind in INFRASTRUCTURE_ERROR_KINDS:
+            failed = MoveRecord(len(moves), seat, None, "", decision.text, error, decision)
+            moves.append(failed)
+            if on_move is not None and shown is not None:
+                on_move(failed, shown)
+            return MatchRecord(
+                env_id=env_id,
+                seed=seed,
+                players=tuple(player.name for player in players),
+                moves=tuple(moves),
+                returns=(0.0,) * len(players),
+                status="incomplete",
+                history=tuple(int(a) for a in env.spiel_state.history()),
+                duration_s=time.perf_counter() - started,
+                infrastructure_error=f"{error.kind}: {error.detail}",
+            )
+        legal = decision.action is not None and decision.action in menu
         if not legal and error is None:
             error = ActionError("illegal_action", f"player returned action {decision.action}")
         action_text = menu[decision.action] if legal and decision.action is not None else ""
@@ -139,7 +167,7 @@ async def play_match(
         returns=tuple(env.returns()),
         status="forfeit" if forfeited_by is not None else "complete",
         forfeited_by=forfeited_by,
-        history=tuple(int(a) for a in env.state.history()),
+        history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
     )
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -18,15 +20,21 @@ from strategic_arena.serve import PlayerService
 #: validator turns into a ``truncated`` invalid answer.
 RANDOM_FAULTS = ("500", "429", "malformed", "empty", "truncated", "slow")
 
+#: The server's and network's faults only (no answer of the model is changed): what the fault
+#: benchmark injects, so that a run behind them must score exactly like a fault-free one.
+INFRASTRUCTURE_FAULTS = ("500", "429", "drop", "slow", "malformed", "empty", "blank")
+
 
 class FaultServer:
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
-    ``Retry-After: 0``, ``malformed`` JSON, ``empty`` choices, ``truncated`` answers,
+    ``Retry-After: 0``, ``malformed`` JSON (cut in the middle), ``empty`` choices, ``blank``
+    content, ``drop`` (the connection closed without a reply), ``truncated`` answers,
     ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
-    content, or ``ok``); once it is empty, each
-    request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
+    content, or ``ok``); once it is empty, each request gets a fault from ``kinds`` (default
+    :data:`RANDOM_FAULTS`) with probability ``rate`` (seeded). ``service`` answers the
+    requests (default: a ``random`` player).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
     ``seen_game_headers`` the game headers; ``/v1/models`` reports ``owned_by``.
     """
@@ -38,16 +46,20 @@ class FaultServer:
         seed: int = 0,
         slow_s: float = 2.0,
         owned_by: str = "strategic-arena",
+        kinds: tuple[str, ...] = RANDOM_FAULTS,
+        service: PlayerService | None = None,
     ) -> None:
         self.faults = list(faults or [])
         self.rate = rate
+        self.kinds = kinds
         self.slow_s = slow_s
         self.rng = np.random.default_rng(seed)
         self.served: Counter[str] = Counter()
         self.seen_keys: list[str] = []
         self.seen_game_headers: list[str | None] = []
         self.lock = threading.Lock()
-        service = PlayerService("random", lambda env_id: RandomPlayer(0))
+        if service is None:
+            service = PlayerService("random", lambda env_id: RandomPlayer(0))
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,6 +89,10 @@ class FaultServer:
                 elif fault == "empty":
                     payload = {"id": "x", "object": "chat.completion", "created": 0}
                     self.reply(200, {**payload, "model": "random", "choices": []})
+                elif fault == "drop":  # the connection closes before any reply
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
                 else:
                     answer = service.complete(body, self.headers.get(GAME_HEADER))
                     if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
@@ -85,6 +101,8 @@ class FaultServer:
                         choice = answer["choices"][0]
                         choice["finish_reason"] = "length"
                         choice["message"]["content"] = choice["message"]["content"][:12]
+                    if fault == "blank":  # a reply with nothing in it
+                        answer["choices"][0]["message"]["content"] = ""
                     self.reply(200, answer)
 
             def reply(
@@ -120,7 +138,7 @@ class FaultServer:
             if self.faults:
                 fault = self.faults.pop(0)
             elif self.rng.random() < self.rate:
-                fault = str(self.rng.choice(RANDOM_FAULTS))
+                fault = str(self.rng.choice(self.kinds))
             else:
                 fault = "ok"
             self.served[fault] += 1

@@ -14,8 +14,8 @@ When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
 it. These are infrastructure errors: the arena scores no game they stop (see
 :mod:`strategic_arena.arena.match`). A server that only ever sends empty replies is therefore
-reported as failing, not scored as a model that answers nothing. The API key comes from an argument or an environment variable and is never stored in the
-result.
+reported as failing, not scored as a model that answers nothing. The API key comes from an
+argument or an environment variable and is never stored in the result.
 """
 
 from __future__ import annotations

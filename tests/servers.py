@@ -58,8 +58,7 @@ class FaultServer:
         self.seen_keys: list[str] = []
         self.seen_game_headers: list[str | None] = []
         self.lock = threading.Lock()
-        if service is None:
-            service = PlayerService("random", lambda env_id: RandomPlayer(0))
+        model = service or PlayerService("random", lambda env_id: RandomPlayer(0))
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,7 +66,7 @@ class FaultServer:
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
-                listing = service.models()
+                listing = model.models()
                 listing["data"][0]["owned_by"] = owned_by
                 self.reply(200, listing)
 
@@ -94,7 +93,7 @@ class FaultServer:
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
                 else:
-                    answer = service.complete(body, self.headers.get(GAME_HEADER))
+                    answer = model.complete(body, self.headers.get(GAME_HEADER))
                     if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
                         answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
                     if fault == "truncated":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections import Counter
@@ -23,6 +24,15 @@ RANDOM_FAULTS = ("500", "429", "malformed", "empty", "truncated", "slow")
 #: The server's and network's faults only (no answer of the model is changed): what the fault
 #: benchmark injects, so that a run behind them must score exactly like a fault-free one.
 INFRASTRUCTURE_FAULTS = ("500", "429", "drop", "slow", "malformed", "empty", "blank")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A server that does not print the requests its clients cut off (a killed ``eval``)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError | ValueError):  # cut requests: resets, half a body
+            super().handle_error(request, client_address)
 
 
 class FaultServer:
@@ -126,7 +136,7 @@ class FaultServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 

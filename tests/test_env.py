@@ -297,3 +297,15 @@ def test_after_a_forfeit_every_view_says_the_game_is_over() -> None:
             assert env.legal_action_texts(agent) == {}
             view = env.seat_view(agent)
             assert view.terminal and view.legal_actions == {}
+
+
+def test_state_is_pettingzoos_global_view() -> None:
+    # ``env.state`` used to be the pyspiel state and shadowed AECEnv.state(); it is
+    # ``spiel_state`` now, and state() is every seat's observation tensor in seat order.
+    env = sa.make("kuhn_poker-v0")
+    env.reset(seed=4)
+    assert isinstance(env.spiel_state, pyspiel.State)
+    state = env.state()
+    assert state.shape == env.state_space.shape and state in env.state_space
+    both = np.concatenate([env.observe(agent)["observation"] for agent in env.possible_agents])
+    assert np.array_equal(state, both)  # both private cards: the global view

@@ -233,3 +233,23 @@ def test_a_player_mutating_its_copy_changes_nothing() -> None:
 def test_cli_plays_generic_openspiel_games(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "openspiel/tic_tac_toe", "--no-prompts"]) == 0
     assert "=== game over" in capsys.readouterr().out
+
+
+def test_single_agent_takes_opponent_specs_like_opponents_make() -> None:
+    env = single_agent("tic_tac_toe-v0", opponent="random", seat=1)
+    observation, _ = env.reset(seed=3)
+    assert env.opponent.name == "random"
+    terminated = False
+    while not terminated:
+        legal = np.flatnonzero(observation["action_mask"])
+        observation, _, terminated, _, _ = env.step(int(legal[0]))
+    env.close()
+
+
+def test_single_agent_refuses_what_is_not_an_opponent_at_once() -> None:
+    with pytest.raises(ValueError, match="unknown opponent 'nonsense'"):
+        single_agent("tic_tac_toe-v0", opponent="nonsense")
+    with pytest.raises(ValueError, match="cannot play"):
+        single_agent("tic_tac_toe-v0", opponent="nash")
+    with pytest.raises(TypeError, match="opponent must be a Player"):
+        single_agent("tic_tac_toe-v0", opponent=42)  # type: ignore[arg-type]

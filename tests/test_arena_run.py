@@ -18,6 +18,7 @@ from scipy import stats
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
+from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
@@ -34,7 +35,7 @@ def eval_args(db: Path, *extra: str) -> list[str]:
     return ["eval", "--db", str(db), "--quiet", "--concurrency", "4", *extra]
 
 
-def check_store(db: Path) -> list[dict[str, Any]]:
+def check_store(db: Path) -> list[StoredGame]:
     """No duplicate or orphan rows, and every stored game replays exactly; returns the games."""
     con = sqlite3.connect(db)
     try:
@@ -368,7 +369,9 @@ def test_hidden_information_goes_only_to_arena_servers(
             "--max-attempts",
             "1",
         )
-        assert main(args) == 0
+        # Without the header this test server cannot answer: its 400s stop the games, which
+        # are left incomplete (not scored), and eval says so with status 1.
+        assert main(args) == (0 if owned_by == "strategic-arena" else 1)
         capsys.readouterr()
     finally:
         server.close()

@@ -22,9 +22,9 @@ both (``seat=None``). Definitions:
   ante); :func:`normalization` lists the references.
 * **MARSHAL's normalized score** (``marshal_normalized``): ``100 * (mean - worst) / (optimum -
   worst)`` with the game's fixed ``worst`` (-1, -2, -13 chips, 0). MARSHAL divides by the worst
-  *observed* score; a fixed worst keeps scores comparable across runs. It puts a player that
-  forfeits everything at 50% at Tic-Tac-Toe, 25% at Kuhn and 46% at Leduc, hence the score
-  above.
+  *observed* score; a fixed worst keeps scores comparable across runs. Where the worst return is
+  below the forfeit's it puts a player that forfeits everything above zero (25% at Kuhn, 46% at
+  Leduc), hence the score above; elsewhere the two agree.
 * **Incomplete games** (a player's server failed after the backend's retries: see
   :mod:`strategic_arena.arena.match`) are in no summary; :func:`infrastructure` counts them.
 * **Invalid answers** are the model's errors: every answer counts, retries included; the invalid

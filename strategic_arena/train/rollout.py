@@ -366,6 +366,10 @@ def episode_from_record(
     )
 
 
+#: Times a game stopped by a server failure (an endpoint opponent's) is played again.
+INCOMPLETE_REPLAYS = 2
+
+
 class RolloutRunner:
     """Plays planned games concurrently and returns their episodes.
 
@@ -399,21 +403,29 @@ class RolloutRunner:
 
         async def one(plan: GamePlan) -> Episode:
             async with limit:
-                policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, 2))
                 spec = get_spec(plan.env_id)
-                players: list[Player] = []
-                for seat in range(spec.num_players):
-                    if seat in plan.learner_seats:
-                        players.append(policy)
-                    else:
-                        assert plan.opponent is not None
-                        players.append(
-                            self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
-                        )
-                free = envs.setdefault(plan.env_id, [])
-                env = free.pop() if free else make(plan.env_id)
-                record = await play_match(plan.env_id, players, plan.seed, env=env)
-                free.append(env)
-                return episode_from_record(record, plan, policy.turns, spec)
+                # A game an endpoint opponent's server broke (incomplete) is no training data:
+                # it is played again from the start, a few times at most.
+                for _ in range(INCOMPLETE_REPLAYS + 1):
+                    policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, 2))
+                    players: list[Player] = []
+                    for seat in range(spec.num_players):
+                        if seat in plan.learner_seats:
+                            players.append(policy)
+                        else:
+                            assert plan.opponent is not None
+                            players.append(
+                                self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
+                            )
+                    free = envs.setdefault(plan.env_id, [])
+                    env = free.pop() if free else make(plan.env_id)
+                    record = await play_match(plan.env_id, players, plan.seed, env=env)
+                    free.append(env)
+                    if record.status != "incomplete":
+                        return episode_from_record(record, plan, policy.turns, spec)
+                raise RuntimeError(
+                    f"{plan.env_id}: a player's server failed in {INCOMPLETE_REPLAYS + 1} tries "
+                    f"of the same game ({record.infrastructure_error})"
+                )
 
         return list(await asyncio.gather(*(one(plan) for plan in plans)))

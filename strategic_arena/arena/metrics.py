@@ -438,9 +438,10 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
         lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
     for item in infra:
         kinds = ", ".join(f"{k} {v}" for k, v in item["errors"].items())
+        stopped = item["incomplete_games"]
         text = (
-            f"{item['player']}: {item['failed_requests']} failed requests; "
-            f"{item['incomplete_games']} games stopped and left out of every score"
+            f"{item['player']}: {item['failed_requests']} failed requests; {stopped} "
+            f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
         )
         if item["incomplete_games"]:
             text += f" ({kinds}; {item['unresolved']} still to replay: rerun the command)"

@@ -393,7 +393,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     names = ", ".join(run["name"] for run in data["runs"]) or "none"
     lines = [f"Runs: {names}"]
     if not rows:
-        lines.append("No games stored yet.")
+        lines.append("No scored games yet.")
     # Columns as wide as the longest name: names are never cut.
     shown = [s for env_rows in rows.values() for s in env_rows]
     width = max([24, *(len(s["player"]) for s in shown)])

@@ -9,7 +9,7 @@ JSON-ready dicts, where a report or a leaderboard needs one, come from
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.actions import ActionError, Attempt
@@ -112,7 +112,7 @@ class StoredMove:
     completion_tokens: int
     latency_s: float
     attempts: int
-    tries: tuple[Attempt, ...] = field(default=())
+    tries: tuple[Attempt, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ a game replayed from its seed is the same game. Steps:
    infrastructure failures apart from the model's errors.
 
 Run: ``python benchmarks/bench_faults.py [--games N] [--kills K] [--json PATH]``; prints the
-figures and exits 1 if a check fails. Loopback only; the default size takes about two minutes
-on two busy cores.
+figures and exits 1 if a check fails. Loopback only; the default size takes one to one and a half
+minutes on two busy cores.
 """
 
 from __future__ import annotations

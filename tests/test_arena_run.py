@@ -206,7 +206,15 @@ def test_kill_9_the_runner_at_random_points_then_resume(tmp_path: Path) -> None:
         # random moment of the run.
         assert process.stderr is not None
         process.stderr.readline()
-        time.sleep(float(rng.uniform(1.0, 4.0)))
+        # On a loaded machine the first games can take seconds: wait (bounded) until this
+        # process has stored a game, then kill at a random moment after that.
+        before = len(check_store(db)) if db.exists() else 0
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            if db.exists() and len(check_store(db)) > before:
+                break
+            time.sleep(0.2)
+        time.sleep(float(rng.uniform(0.0, 2.0)))
         process.kill()  # SIGKILL: no cleanup at all
         process.wait()
         process.stderr.close()

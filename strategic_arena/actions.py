@@ -16,7 +16,6 @@ Errors are data, never exceptions: every way an answer can fail has a ``kind`` f
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -69,31 +68,19 @@ class ActionError:
     detail: str
 
 
-_RETRY = re.compile(r"^retry:(\d+)$")
+#: Error kinds that are the infrastructure's, not the model's: the endpoint failed after the
+#: backend's own retries. A decision with one of these never goes to the illegal-move policy
+#: (no re-ask, no random move, no forfeit): the game stops as incomplete.
+INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout"})
 
 
 @dataclass(frozen=True)
-class IllegalMovePolicy:
-    """What happens when a response is not a legal move.
+class Attempt:
+    """One answer of a decision: what came back and what was said about it."""
 
-    Attributes:
-        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
-            the error as feedback, then forfeit) or ``random`` (play a random legal action).
-        retries: for ``retry``: how many re-asks before forfeiting.
-    """
-
-    kind: Literal["forfeit", "retry", "random"]
-    retries: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> IllegalMovePolicy:
-        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
-        if text in ("forfeit", "random"):
-            return cls(text)  # type: ignore[arg-type]
-        match = _RETRY.match(text)
-        if match:
-            return cls("retry", int(match.group(1)))
-        raise ValueError(
-            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
-            "(e.g. retry:2)"
-        )
+    response: str
+    error: ActionError | None = None
+    feedback: str | None = None  # the message sent back to the model after it, if any
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    failures: tuple[str, ...] = ()  # failed requests before this answer

@@ -28,7 +28,7 @@ class FaultServer:
     content, or ``ok``); once it is empty, each
     request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
-    ``seen_game_headers`` the game headers; ``/v1/models`` reports ``owned_by``.
+    ``seen_game_headers`` the game headers.
     """
 
     def __init__(
@@ -37,7 +37,6 @@ class FaultServer:
         rate: float = 0.0,
         seed: int = 0,
         slow_s: float = 2.0,
-        owned_by: str = "strategic-arena",
     ) -> None:
         self.faults = list(faults or [])
         self.rate = rate
@@ -55,9 +54,7 @@ class FaultServer:
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
-                listing = service.models()
-                listing["data"][0]["owned_by"] = owned_by
-                self.reply(200, listing)
+                self.reply(200, service.models())
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

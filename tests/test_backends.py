@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer
+from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer, game_header
 from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -65,7 +64,8 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
-    header = {GAME_HEADER: json.dumps({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0})}
+    information = sa.SeatInformation.of(env.spec, env.state, 0)
+    header = {GAME_HEADER: game_header(information, "marshal")}
     result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
     assert result.error is None and result.attempts == 5
     assert [f.split(":")[0] for f in result.failures] == [
@@ -76,15 +76,25 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     ]
 
 
-def test_giving_up_is_an_endpoint_error_and_a_forfeit(faulty: FaultServer) -> None:
+@pytest.mark.parametrize("policy", ["forfeit", "random", "retry:2"])
+def test_giving_up_stops_the_game_as_incomplete_whatever_the_policy(
+    faulty: FaultServer, policy: str
+) -> None:
     faulty.faults = ["500"] * 10
-    player = LLMPlayer(backend(faulty.base_url, max_attempts=3))
+    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), policy=policy)
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
-    assert record.status == "forfeit" and record.forfeited_by == 0
-    assert record.moves[0].error.kind == "endpoint"  # type: ignore[union-attr]
+    # Not a forfeit, not a random move, not a re-ask: the endpoint failed, not the model.
+    assert record.status == "incomplete" and record.forfeited_by is None
+    assert record.returns == (0.0, 0.0) and len(record.moves) == 1
+    last = record.moves[-1]
+    assert last.action is None and last.error is not None and last.error.kind == "endpoint"
+    assert record.infrastructure_error is not None
+    assert record.infrastructure_error.startswith("endpoint: 500")
+    assert last.decision.attempts == 1 and len(faulty.seen_keys) == 3
     faulty.faults = ["slow"] * 3
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
-    assert record.moves[0].error.kind == "timeout"  # type: ignore[union-attr]
+    assert record.status == "incomplete"
+    assert record.moves[-1].error.kind == "timeout"  # type: ignore[union-attr]
 
 
 def test_client_errors_are_not_retried(faulty: FaultServer) -> None:
@@ -101,6 +111,12 @@ def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> 
     decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.state.clone()), 0))
     assert decision.action is not None and decision.attempts == 2
     assert [error.kind for error in decision.errors] == ["truncated"]
+    # Every attempt is kept, with the feedback the model got after the first.
+    first, second = decision.tries
+    assert first.error is not None and first.error.kind == "truncated"
+    assert first.feedback is not None and "truncated" in first.feedback
+    assert second.error is None and second.feedback is None
+    assert second.response == decision.text
 
 
 def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
@@ -140,7 +156,7 @@ def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:
         model = LLMPlayer(backend(server.base_url, max_attempts=2), name="m")
         record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(0)], seed=0)
     decision = record.moves[0].decision
-    assert record.forfeited_by == 0 and decision.error is not None
+    assert record.status == "incomplete" and decision.error is not None
     assert decision.error.kind == "endpoint"
     assert len(decision.failures) == 2
     assert all(

@@ -219,7 +219,7 @@ class Explorer:
 
     async def act(self, state: GameState, seat: int) -> Decision:
         legal = state.legal_actions(seat)
-        state.state.apply_action(legal[0])
+        state.spiel_state.apply_action(legal[0])
         return Decision(action=legal[0], text="")
 
 

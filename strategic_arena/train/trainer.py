@@ -248,7 +248,7 @@ class Trainer:
     def _frozen_player(
         self, path: str, name: str, seed: int, temperature: float | None
     ) -> LLMPlayer:
-        """A non-recording policy player over a frozen model (loaded once, then cached)."""
+        """The model player over a frozen model (loaded once, then cached); not training data."""
         cfg = self.cfg
         if path not in self._frozen:
             transformers = require("transformers", "frozen opponents")

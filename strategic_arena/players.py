@@ -80,23 +80,36 @@ class HumanPlayer:
         self.write(f"\n{view.role}\n{view.text}")
         self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
         errors: list[ActionError] = []
+        tries: list[Attempt] = []
         while True:
             try:
                 line = await asyncio.to_thread(self.read_line, "Your move: ")
             except EOFError:
                 error = ActionError("no_action", "input ended")
-                return Decision(None, "", error, attempts=len(errors) + 1, errors=(*errors, error))
+                tries.append(Attempt("", error))
+                return Decision(
+                    None,
+                    "",
+                    error,
+                    attempts=len(tries),
+                    errors=(*errors, error),
+                    tries=tuple(tries),
+                )
             outcome = state.spec.grammar.parse(line, view.legal_actions)
             if isinstance(outcome, ActionError):
                 errors.append(outcome)
-                self.write(f"Not accepted ({outcome.kind}): {outcome.detail}")
+                said = f"Not accepted ({outcome.kind}): {outcome.detail}"
+                tries.append(Attempt(line, outcome, said))
+                self.write(said)
                 continue
+            tries.append(Attempt(line))
             return Decision(
                 outcome.id,
                 line,
                 errors[-1] if errors else None,
-                attempts=len(errors) + 1,
+                attempts=len(tries),
                 errors=tuple(errors),
+                tries=tuple(tries),
             )
 
 

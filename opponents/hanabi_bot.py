@@ -222,9 +222,8 @@ class HanabiBot(SolverPlayer):
         legal = state.legal_actions(seat)
         if not legal:
             raise ValueError(f"seat {seat} has no legal action")
-        information = state.information(seat)
-        obs = parse_observation(str(information.observation))
-        moves = [action for _, action in information.public_moves]
+        obs = parse_observation(state.observation(seat))
+        moves = [action for _, action in state.public_moves()]
         return _Decision(_Variant.of(spec), obs, moves, legal).choose()
 
 

@@ -172,6 +172,10 @@ class GameState:
     game_spec: GameSpec | None = None
     known: SeatInformation | None = None
 
+    def __post_init__(self) -> None:
+        if (self.spiel_state is None) == (self.known is None):
+            raise ValueError("a GameState holds either an OpenSpiel state or seat information")
+
     @classmethod
     def from_information(
         cls, information: SeatInformation, spec: GameSpec | None = None
@@ -194,7 +198,8 @@ class GameState:
         """Everything ``seat`` may know now."""
         if self.spiel_state is not None:
             return SeatInformation.of(self.spec, self.spiel_state, seat)
-        if self.known is None or self.known.seat != seat:
+        assert self.known is not None  # __post_init__
+        if self.known.seat != seat:
             raise ValueError(f"only the information of another seat is known, not seat {seat}'s")
         return self.known
 
@@ -228,6 +233,13 @@ class GameState:
             raise ValueError(f"{self.env_id} has no observation string")
         return text
 
+    def public_moves(self) -> tuple[tuple[int, int], ...]:
+        """Every public move so far as ``(seat, action)``, oldest first (no chance outcomes)."""
+        if self.spiel_state is not None:
+            return _public_moves(self.spec, self.spiel_state, self.perfect_information)
+        assert self.known is not None  # __post_init__
+        return self.known.public_moves
+
     def history(self) -> list[int]:
         """OpenSpiel's full action history: perfect-information games only (it hides nothing).
 
@@ -242,10 +254,10 @@ class GameState:
             )
         if self.spiel_state is not None:
             return [int(a) for a in self.spiel_state.history()]
-        known = self.known.history if self.known is not None else None
-        if known is None:
+        assert self.known is not None  # __post_init__
+        if self.known.history is None:
             raise ValueError("the seat information carries no history")
-        return list(known)
+        return list(self.known.history)
 
     def view(self, seat: int, *, history: bool = True) -> SeatView:
         """What ``seat`` sees, in words (for prompts); needs the in-process state."""

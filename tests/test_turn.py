@@ -84,10 +84,13 @@ def test_a_state_built_from_information_knows_that_seat_only() -> None:
     assert known.legal_actions(1) == [0, 1] and known.menu(1) == full.menu(1)
     assert known.information_state(1) == full.information_state(1)
     assert known.observation(1) == full.observation(1)
+    assert known.public_moves() == full.public_moves() == ((0, 0),)
     with pytest.raises(ValueError, match="not seat 0"):
         known.information(0)
     with pytest.raises(ValueError, match="no text view"):
         known.view(1)
+    with pytest.raises(ValueError, match="either"):
+        GameState("kuhn_poker-v0", None)
 
 
 def test_perfect_information_states_give_their_history() -> None:

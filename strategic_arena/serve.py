@@ -106,10 +106,18 @@ class GameRequest:
             spec = get_spec(information.env_id)
         except ValueError as error:
             raise RequestError(str(error)) from None
-        if information.history is not None:
+        perfect = (
+            spec.game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        )
+        if perfect != (information.history is not None):
+            raise RequestError(
+                f"{information.env_id} has perfect information: send its history"
+                if perfect
+                else f"{information.env_id} hides information: send no history (it would "
+                "carry the other seats' cards), only the seat's information"
+            )
+        if perfect:
             return GameState(information.env_id, _replay(spec, information), spec)
-        if spec.game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
-            raise RequestError(f"{information.env_id} has perfect information: send its history")
         if not information.legal_actions:
             raise RequestError(f"seat {information.seat} has no legal action")
         return GameState.from_information(information, spec)

@@ -75,6 +75,7 @@ def test_models_lists_the_served_model(server: PlayerServer) -> None:
         ({**seat_field("kuhn_poker-v0", [0, 1]), "legal_actions": [0]}, "legal_actions"),
         ({**seat_field("kuhn_poker-v0", [0, 1]), "seat": True}, "seat must be an integer"),
         ({**seat_field("tic_tac_toe-v0", [4]), "history": None}, "perfect information"),
+        ({**seat_field("kuhn_poker-v0", [0, 1]), "history": [0, 1]}, "send no history"),
     ],
 )
 def test_bad_requests_get_clear_400s(server: PlayerServer, game: object, message: str) -> None:

@@ -12,6 +12,11 @@ Errors are data, never exceptions: every way an answer can fail has a ``kind`` f
 * ``unknown_action`` -- the answer names no move of this game;
 * ``illegal_action`` -- the answer names a move that is not legal now;
 * ``timeout`` / ``endpoint`` -- no usable response from the model's server (set by players).
+
+The last two are *infrastructure* errors (:data:`INFRASTRUCTURE_ERROR_KINDS`): the backend has
+already retried the request, and what failed is the server or the network, not the model's
+answer. They are never subject to the illegal-move policy: the match stops at once and the game
+is stored as ``incomplete``, excluded from every score and replayed by the next run.
 """
 
 from __future__ import annotations
@@ -47,6 +52,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 )
 
 
+#: Error kinds that are the server's or the network's, not the model's (see the module doc).
+INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout"})
+
+
 @dataclass(frozen=True)
 class Action:
     """A legal action read from a response: the OpenSpiel action id and its canonical text."""
@@ -66,12 +75,6 @@ class ActionError:
 
     kind: ErrorKind
     detail: str
-
-
-#: Error kinds that are the infrastructure's, not the model's: the endpoint failed after the
-#: backend's own retries. A decision with one of these never goes to the illegal-move policy
-#: (no re-ask, no random move, no forfeit): the game stops as incomplete.
-INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout"})
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,18 @@
 ``[arena]``) and retries what is worth retrying:
 
 1. HTTP 429: wait ``Retry-After`` when the server sends it, else back off;
-2. HTTP 5xx, timeouts, dropped connections, malformed JSON and replies without choices:
+2. HTTP 5xx, timeouts, dropped connections, malformed JSON, replies without choices and
+   replies with nothing at all (no content, no reasoning, not cut off by the length limit):
    exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
    full jitter from the backend's own seeded generator;
 3. any other 4xx: no retry (the request itself is wrong).
 
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
-it. The API key comes from an argument or an environment variable and is never stored in the
-result.
+it. These are infrastructure errors: the arena scores no game they stop (see
+:mod:`strategic_arena.arena.match`). A server that only ever sends empty replies is therefore
+reported as failing, not scored as a model that answers nothing. The API key comes from an
+argument or an environment variable and is never stored in the result.
 """
 
 from __future__ import annotations
@@ -257,7 +260,7 @@ class OpenAIBackend:
             message = choice["message"]
             content = message.get("content") or ""
             usage = payload.get("usage") or {}
-            return {
+            result = {
                 "content": str(content),
                 "reasoning": message.get("reasoning_content") or message.get("reasoning"),
                 "finish_reason": choice.get("finish_reason"),
@@ -270,6 +273,10 @@ class OpenAIBackend:
             raise _Retry(
                 f"malformed response: {type(error).__name__} {_short(str(error))}"
             ) from None
+        nothing = not result["content"].strip() and not result["reasoning"]
+        if nothing and result["finish_reason"] != "length":
+            raise _Retry("empty content in the response")
+        return result
 
     def _scrub(self, text: str) -> str:
         """``text`` with the API key masked: servers echo keys in error messages (401s)."""

@@ -106,10 +106,14 @@ def validate(
         found = _extract_json(text, strict)
     if isinstance(found, ActionError):
         return found
-    if require_reasoning and not has_outside_reasoning and not found.reasoning.strip():
-        return ActionError("missing_reasoning", _REASONING_HINT[style])
+    no_reasoning = require_reasoning and not has_outside_reasoning and not found.reasoning.strip()
     if not found.answers:
+        # The kind names the answer, the part that matters; the detail names all that is missing.
+        if no_reasoning:
+            return ActionError("no_action", f"{_ANSWER_HINT[style]}, and no reasoning either")
         return ActionError("no_action", _ANSWER_HINT[style])
+    if no_reasoning:
+        return ActionError("missing_reasoning", _REASONING_HINT[style])
     if strict and len(found.answers) > 1:
         return ActionError(
             "multiple_actions", f"found {len(found.answers)} answers; give exactly one"
@@ -131,7 +135,7 @@ _REASONING_HINT: dict[Style, str] = {
     "json": 'give your reasoning in the "reasoning" field',
 }
 _ANSWER_HINT: dict[Style, str] = {
-    "marshal": "no <answer>...</answer> block found after the reasoning",
+    "marshal": "no <answer>...</answer> block found",
     "boxed": "no \\boxed{...} answer found",
     "json": 'no "action" field found',
 }
@@ -152,7 +156,7 @@ def _extract_marshal(text: str, strict: bool, need_think: bool) -> _Extracted | 
     if not closes:
         if _THINK_OPEN.search(text) and not _ANSWER_OPEN.search(text):
             return ActionError("truncated", "the response ended inside <think>")
-        if need_think:
+        if need_think and _ANSWER_OPEN.search(text):
             return ActionError("missing_reasoning", _REASONING_HINT["marshal"])
         head, tail = "", text
     else:

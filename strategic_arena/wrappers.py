@@ -119,7 +119,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     def __init__(
         self,
         env_id: str,
-        opponent: Player | None = None,
+        opponent: Player | str | None = None,
         seat: int = 0,
         render_mode: str | None = None,
     ) -> None:
@@ -131,7 +131,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self.env_id = env_id
         self.seat = seat
         self.agent = self.env.possible_agents[seat]
-        self.opponent: Player = opponent if opponent is not None else RandomPlayer(0)
+        self.opponent = _opponent(opponent, env_id)
         self.observation_space = self.env.observation_space(self.agent)
         self.action_space = self.env.action_space(self.agent)  # type: ignore[assignment]
         self.render_mode = render_mode
@@ -170,7 +170,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
 
     def render(self) -> str | None:  # type: ignore[override]
         """The full game state as text."""
-        return str(self.env.state)
+        return str(self.env.spiel_state)
 
     def close(self) -> None:
         """Close the private event loop."""
@@ -183,7 +183,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             opponent_agent = env.agent_selection
             seat = env.agent_name_mapping[opponent_agent]
             decision = self._loop.run_until_complete(
-                self.opponent.act(GameState(self.env_id, env.state.clone(), env.spec), seat)
+                self.opponent.act(GameState(self.env_id, env.spiel_state.clone(), env.spec), seat)
             )
             verdict = judge(decision, env.legal_action_texts(opponent_agent))
             if verdict.outcome == "play":
@@ -194,6 +194,34 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
                 raise RuntimeError(f"the opponent's endpoint failed: {verdict.error}")
 
 
-def single_agent(env_id: str, opponent: Player | None = None, seat: int = 0) -> SingleAgentEnv:
-    """``env_id`` from the point of view of ``seat``, against ``opponent`` (random by default)."""
+def _opponent(opponent: Player | str | None, env_id: str) -> Player:
+    """The opponent as a :class:`Player`: given, built from a spec string, or random.
+
+    Raises:
+        ValueError: a spec that names no opponent, or one that cannot play ``env_id``.
+        TypeError: anything else that is not a player.
+    """
+    if opponent is None:
+        return RandomPlayer(0)
+    if isinstance(opponent, str):
+        import opponents  # lazily: the core does not import the solvers at import time
+
+        return opponents.make(opponent, env_id, seed=0)
+    if not isinstance(opponent, Player):
+        raise TypeError(
+            f"opponent must be a Player (a name and an async act) or an opponent spec such as "
+            f"'random' or 'mcts:simulations=100', not {type(opponent).__name__}"
+        )
+    return opponent
+
+
+def single_agent(
+    env_id: str, opponent: Player | str | None = None, seat: int = 0
+) -> SingleAgentEnv:
+    """``env_id`` from the point of view of ``seat``, against ``opponent``.
+
+    ``opponent`` is a :class:`Player`, an opponent spec as :func:`opponents.make` takes it
+    (``"random"``, ``"mcts:simulations=100"``; seeded with 0 unless the spec gives a seed), or
+    ``None`` for a random player.
+    """
     return SingleAgentEnv(env_id, opponent=opponent, seat=seat)

@@ -47,13 +47,13 @@ def test_llm_player_plays_whole_games_against_a_served_solver() -> None:
             assert all(move.decision.prompt[0]["role"] == "system" for move in own)
 
 
-@pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow"])
+@pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow", "blank", "drop"])
 def test_retryable_faults_are_retried_and_recorded(faulty: FaultServer, fault: str) -> None:
     faulty.faults = [fault, fault]
     player = LLMPlayer(backend(faulty.base_url))
     env = sa.make("connect_four-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.error is None
     result_attempts = len(faulty.seen_keys)
     assert result_attempts == 3
@@ -64,7 +64,7 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
-    information = sa.SeatInformation.of(env.spec, env.state, 0)
+    information = sa.SeatInformation.of(env.spec, env.spiel_state, 0)
     header = {GAME_HEADER: game_header(information, "marshal")}
     result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
     assert result.error is None and result.attempts == 5
@@ -76,25 +76,25 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     ]
 
 
-@pytest.mark.parametrize("policy", ["forfeit", "random", "retry:2"])
-def test_giving_up_stops_the_game_as_incomplete_whatever_the_policy(
+@pytest.mark.parametrize("policy", ["forfeit", "retry:2", "random"])
+def test_giving_up_is_an_infrastructure_error_that_stops_the_game(
     faulty: FaultServer, policy: str
 ) -> None:
-    faulty.faults = ["500"] * 10
-    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), policy=policy)
+    # Not the model's doing: no policy applies (no re-ask, no random move, no forfeit).
+    faulty.faults = ["500"] * 3
+    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), policy=policy, seed=0)
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
-    # Not a forfeit, not a random move, not a re-ask: the endpoint failed, not the model.
     assert record.status == "incomplete" and record.forfeited_by is None
     assert record.returns == (0.0, 0.0) and len(record.moves) == 1
-    last = record.moves[-1]
-    assert last.action is None and last.error is not None and last.error.kind == "endpoint"
-    assert record.infrastructure_error is not None
-    assert record.infrastructure_error.startswith("endpoint: 500")
-    assert last.decision.attempts == 1 and len(faulty.seen_keys) == 3
+    failed = record.moves[0]
+    assert failed.action is None and failed.error is not None and failed.error.kind == "endpoint"
+    assert failed.decision.attempts == 1 and len(failed.decision.failures) == 3
+    assert record.infrastructure_error == f"endpoint: {failed.error.detail}"
+    assert sum(faulty.served.values()) == 3  # nothing asked after the backend gave up
     faulty.faults = ["slow"] * 3
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
     assert record.status == "incomplete"
-    assert record.moves[-1].error.kind == "timeout"  # type: ignore[union-attr]
+    assert record.moves[0].error.kind == "timeout"  # type: ignore[union-attr]
 
 
 def test_client_errors_are_not_retried(faulty: FaultServer) -> None:
@@ -108,15 +108,15 @@ def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> 
     player = LLMPlayer(backend(faulty.base_url), policy="retry:1")
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.attempts == 2
     assert [error.kind for error in decision.errors] == ["truncated"]
-    # Every attempt is kept, with the feedback the model got after the first.
+    # Every answer is kept, with the feedback the model got after the rejected one.
     first, second = decision.tries
     assert first.error is not None and first.error.kind == "truncated"
-    assert first.feedback is not None and "truncated" in first.feedback
-    assert second.error is None and second.feedback is None
-    assert second.response == decision.text
+    assert first.finish_reason == "length" and len(first.response) == 12
+    assert first.feedback is not None and "(truncated)" in first.feedback
+    assert second.error is None and second.feedback is None and second.response == decision.text
 
 
 def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
@@ -141,8 +141,8 @@ def test_separate_reasoning_is_kept_with_the_move(faulty: FaultServer, tmp_path:
     assert first.reasoning == "I think, so I am." and first.finish_reason == "stop"
     with ResultsStore(tmp_path / "r.sqlite") as store:
         store.add_game(store.run("r", 0, {}), "g", record)
-        stored = store.moves(store.games()[0]["id"])[0]
-    assert stored["reasoning"] == "I think, so I am." and stored["finish_reason"] == "stop"
+        stored = store.moves(store.games()[0].id)[0]
+    assert stored.reasoning == "I think, so I am." and stored.finish_reason == "stop"
 
 
 def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:

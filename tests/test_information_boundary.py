@@ -145,7 +145,7 @@ class ScriptedChance(TextGameEnv):
         self.script = list(script)
 
     def _resolve_chance(self) -> None:
-        state = self.state
+        state = self.spiel_state
         while state.is_chance_node():
             available = [outcome for outcome, _ in state.chance_outcomes()]
             wanted = self.script.pop(0) if self.script else available[0]

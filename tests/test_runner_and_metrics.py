@@ -137,7 +137,11 @@ def test_metrics_on_hand_checked_games(tmp_path: Path) -> None:
     # Only the run's candidate gets rows, unless every player is asked for.
     assert not any(line.startswith("o ") for line in text.splitlines())
     assert any(line.startswith("o ") for line in render_text(data, all_players=True).splitlines())
-    assert data["normalization"]["mini_hanabi-v0"] == {"worst": 0.0, "optimum": 4.0}
+    assert data["normalization"]["mini_hanabi-v0"] == {
+        "forfeit": 0.0,
+        "optimum": 4.0,
+        "worst": 0.0,
+    }
 
 
 def test_a_run_named_twice_is_counted_once(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_served_player_answers_a_legal_move_in_the_style(
     reply = client(server).chat.completions.create(
         model=server.service.model,
         messages=sa.render_messages(env_id, view, style),  # type: ignore[arg-type]
-        extra_body={GAME_FIELD: seat_field(env_id, list(env.state.history()), style=style)},
+        extra_body={GAME_FIELD: seat_field(env_id, list(env.spiel_state.history()), style=style)},
     )
     content = reply.choices[0].message.content
     assert reply.choices[0].finish_reason == "stop" and reply.usage.total_tokens > 0

@@ -113,8 +113,12 @@ async def play_match(
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
         # The player gets a private copy it may explore; legality is judged on the real state.
-        shown = GameState(env_id, env.state.clone(), env.spec) if on_move is not None else None
-        decision = await players[seat].act(GameState(env_id, env.state.clone(), env.spec), seat)
+        shown = (
+            GameState(env_id, env.spiel_state.clone(), env.spec) if on_move is not None else None
+        )
+        decision = await players[seat].act(
+            GameState(env_id, env.spiel_state.clone(), env.spec), seat
+        )
         menu = env.legal_action_texts(agent)
         verdict = judge(decision, menu)
         record = MoveRecord(
@@ -150,7 +154,7 @@ async def play_match(
         if forfeited_by is not None
         else "complete",
         forfeited_by=forfeited_by,
-        history=tuple(int(a) for a in env.state.history()),
+        history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
         infrastructure_error=infrastructure_error,
     )

@@ -16,6 +16,12 @@ A run is a list of :class:`GameTask` -- one per game -- built from entrants and 
 :func:`run` plays the tasks under an asyncio concurrency limit, writes each finished game with
 its moves in one transaction (:meth:`ResultsStore.add_game`) and skips games already stored
 under the run's name, so rerunning after a crash or ``kill -9`` completes only what is missing.
+
+A game that a player's server broke (an infrastructure error after the backend's retries: see
+:mod:`strategic_arena.arena.match`) is stored as ``incomplete`` and scored nowhere; the next
+call plays it again from the start (same seeds), as long as the key has fewer than
+``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
+that is down fails fast, and the user reruns when it is back.
 """
 
 from __future__ import annotations
@@ -263,8 +269,11 @@ class RunSummary:
         run_id: the run's id in the store.
         total: games in the run.
         resumed: games found already stored (skipped).
-        played: games played and stored by this call.
+        played: games played, scored and stored by this call.
         games_with_errors: stored games in which some answer was invalid.
+        incomplete: games this call stored as incomplete (a server failed; a rerun replays
+            them).
+        given_up: games left incomplete for good (``1 + max_replays`` incomplete tries).
         failed: ``(key, error)`` of games that raised (not stored: a rerun retries them).
         elapsed_s: wall-clock seconds of this call.
     """
@@ -274,12 +283,14 @@ class RunSummary:
     resumed: int = 0
     played: int = 0
     games_with_errors: int = 0
+    incomplete: int = 0
+    given_up: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
 
     @property
     def complete(self) -> bool:
-        """Whether every game of the run is stored."""
+        """Whether every game of the run is stored and scored."""
         return self.resumed + self.played == self.total
 
 
@@ -305,13 +316,13 @@ class Progress:
         self.interval_s = 0.1 if self.tty else interval_s
         self.started = time.perf_counter()
         self._last = 0.0
-        self.done = self.errors = self.failed = 0
+        self.done = self.errors = self.failed = self.incomplete = 0
 
     def line(self) -> str:
         """The current status line."""
         elapsed = time.perf_counter() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = self.total - self.resumed - self.done - self.failed
+        left = self.total - self.resumed - self.done - self.failed - self.incomplete
         eta = f"{left / rate:.0f}s" if rate > 0 else "?"
         finished = self.resumed + self.done
         share = finished / self.total if self.total else 1.0
@@ -322,15 +333,25 @@ class Progress:
             f"{finished}/{self.total} games",
             f" ({self.resumed} resumed)" if self.resumed else "",
             f" | errors {self.errors}",
+            f" | incomplete {self.incomplete}" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
             f" | {rate:.1f} games/s | ETA {eta}",
         ]
         return "".join(parts)
 
-    def update(self, *, error: bool = False, failed: bool = False, final: bool = False) -> None:
+    def update(
+        self,
+        *,
+        error: bool = False,
+        failed: bool = False,
+        incomplete: bool = False,
+        final: bool = False,
+    ) -> None:
         """Count one game (or none, with ``final``) and redraw if due."""
         if failed:
             self.failed += 1
+        elif incomplete:
+            self.incomplete += 1
         elif not final:
             self.done += 1
             self.errors += int(error)
@@ -357,6 +378,7 @@ async def run_async(
     concurrency: int = 8,
     settings: Mapping[str, Any] | None = None,
     progress: Progress | bool = True,
+    max_replays: int = 3,
 ) -> RunSummary:
     """Play the tasks of run ``run_name`` that are not stored yet; see the module docstring.
 
@@ -368,18 +390,30 @@ async def run_async(
         concurrency: games in flight at once.
         settings: public settings stored with the run.
         progress: a :class:`Progress`, ``True`` for one on stderr, ``False`` for none.
+        max_replays: how many times a game left incomplete by a server failure is played
+            again by later calls before it is given up.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
+    if max_replays < 0:
+        raise ValueError("max_replays must be at least 0")
     keys = [task.key for task in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate game keys in the task list")
     started = time.perf_counter()
-    run_id = store.run(run_name, seed, dict(settings or {}))
-    register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
+    with store.transaction():  # a refused run or player leaves nothing behind
+        run_id = store.run(run_name, seed, dict(settings or {}))
+        register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
     stored = store.completed_keys(run_id)
-    pending = deque(task for task in tasks if task.key not in stored)
-    summary = RunSummary(run_id, total=len(tasks), resumed=len(tasks) - len(pending))
+    tries = store.incomplete_counts(run_id)
+    unscored = [task for task in tasks if task.key not in stored]
+    pending = deque(task for task in unscored if tries[task.key] <= max_replays)
+    summary = RunSummary(
+        run_id,
+        total=len(tasks),
+        resumed=len(tasks) - len(unscored),
+        given_up=len(unscored) - len(pending),
+    )
     bar = progress if isinstance(progress, Progress) else None
     if progress is True:
         bar = Progress(summary.total, summary.resumed, label=run_name)
@@ -406,6 +440,12 @@ async def run_async(
             record = dataclasses.replace(record, players=names)
             if not store.add_game(run_id, task.key, record):
                 summary.resumed += 1  # another process running this run stored it first
+                continue
+            if record.status == "incomplete":
+                summary.incomplete += 1
+                summary.given_up += int(tries[task.key] + 1 > max_replays)
+                if bar is not None:
+                    bar.update(incomplete=True)
                 continue
             had_error = any(move.decision.errors or move.error for move in record.moves)
             summary.played += 1

@@ -16,7 +16,7 @@ prompt tokens, response tokens and the engine's log-probs with the answer
 (:class:`~strategic_arena.backends.TokenTrace`, kept in the decision). Each learner decision of
 a finished game becomes a :class:`~strategic_arena.train.episode.Turn`. An invalid answer
 forfeits the game (MARSHAL's protocol); a game stopped by an endpoint opponent's failure
-(incomplete) is not training data and is dropped.
+(incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`).
 
 The :class:`OpponentPool` holds the configured opponents -- solvers and bots
 (:func:`opponents.make`), frozen checkpoints (``checkpoint:PATH``), OpenAI-compatible endpoints
@@ -353,6 +353,10 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
     )
 
 
+#: Times a game stopped by a server failure (an endpoint opponent's) is played again.
+INCOMPLETE_REPLAYS = 2
+
+
 class RolloutRunner:
     """Plays planned games concurrently and returns their episodes.
 
@@ -376,34 +380,38 @@ class RolloutRunner:
         self.opponent_factory = opponent_factory
 
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
-        """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order.
-
-        A game an endpoint opponent's failure left incomplete yields no episode.
-        """
+        """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
         limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
         envs: dict[str, list[TextGameEnv]] = {}
 
-        async def one(plan: GamePlan) -> Episode | None:
+        async def one(plan: GamePlan) -> Episode:
             async with limit:
-                seed = derive_seed(self.cfg.seed, step, plan.index, 2)
-                policy = configured_player(self.cfg, self.client, self.encoder, seed, name="policy")
                 spec = get_spec(plan.env_id)
-                players: list[Player] = []
-                for seat in range(spec.num_players):
-                    if seat in plan.learner_seats:
-                        players.append(policy)
-                    else:
-                        assert plan.opponent is not None
-                        players.append(
-                            self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
-                        )
-                free = envs.setdefault(plan.env_id, [])
-                env = free.pop() if free else make(plan.env_id)
-                record = await play_match(plan.env_id, players, plan.seed, env=env)
-                free.append(env)
-                if record.status == "incomplete":
-                    return None
-                return episode_from_record(record, plan, spec)
+                seed = derive_seed(self.cfg.seed, step, plan.index, 2)
+                # A game an endpoint opponent's server broke (incomplete) is no training data:
+                # it is played again from the start, a few times at most.
+                for _ in range(INCOMPLETE_REPLAYS + 1):
+                    policy = configured_player(
+                        self.cfg, self.client, self.encoder, seed, name="policy"
+                    )
+                    players: list[Player] = []
+                    for seat in range(spec.num_players):
+                        if seat in plan.learner_seats:
+                            players.append(policy)
+                        else:
+                            assert plan.opponent is not None
+                            players.append(
+                                self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
+                            )
+                    free = envs.setdefault(plan.env_id, [])
+                    env = free.pop() if free else make(plan.env_id)
+                    record = await play_match(plan.env_id, players, plan.seed, env=env)
+                    free.append(env)
+                    if record.status != "incomplete":
+                        return episode_from_record(record, plan, spec)
+                raise RuntimeError(
+                    f"{plan.env_id}: a player's server failed in {INCOMPLETE_REPLAYS + 1} tries "
+                    f"of the same game ({record.infrastructure_error})"
+                )
 
-        episodes = await asyncio.gather(*(one(plan) for plan in plans))
-        return [episode for episode in episodes if episode is not None]
+        return list(await asyncio.gather(*(one(plan) for plan in plans)))

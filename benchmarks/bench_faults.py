@@ -66,7 +66,7 @@ class StateHashPlayer:
         legal = state.legal_actions(seat)
         key = f"{state.env_id}|{seat}|{state.information_state(seat)}".encode()
         action = legal[int.from_bytes(hashlib.sha256(key).digest()[:8], "little") % len(legal)]
-        return Decision(action, state.spec.menu(state.state, seat)[action])
+        return Decision(action, state.menu(seat)[action])
 
 
 @dataclass

@@ -607,7 +607,7 @@ class ConnectFourSolverPlayer(base.SolverPlayer):
 
     def choose(self, state: GameState, seat: int) -> int:
         """A random optimal move for ``seat`` (the player to move), or the fallback's move."""
-        history = [int(action) for action in state.state.history()]
+        history = state.history()
         if seat != len(history) % 2:
             raise ValueError(f"seat {seat} is not to move after {len(history)} moves")
         try:

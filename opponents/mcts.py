@@ -709,7 +709,7 @@ class MCTSPlayer(SolverPlayer):
 
     def choose(self, state: GameState, seat: int) -> int:
         """The search's move for ``seat``, which must be the player to move."""
-        position = state_from_history(self.env_id, [int(a) for a in state.state.history()])
+        position = state_from_history(self.env_id, state.history())
         to_move = int(_to_move(game_code(self.env_id), position))
         if to_move != seat:
             raise ValueError(f"{self.name}: seat {seat} is not to move (player {to_move} is)")

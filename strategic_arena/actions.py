@@ -21,7 +21,6 @@ is stored as ``incomplete``, excluded from every score and replayed by the next 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -88,33 +87,3 @@ class Attempt:
     reasoning: str | None = None
     finish_reason: str | None = None
     failures: tuple[str, ...] = ()  # failed requests before this answer
-
-
-_RETRY = re.compile(r"^retry:(\d+)$")
-
-
-@dataclass(frozen=True)
-class IllegalMovePolicy:
-    """What happens when a response is not a legal move.
-
-    Attributes:
-        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
-            the error as feedback, then forfeit) or ``random`` (play a random legal action).
-        retries: for ``retry``: how many re-asks before forfeiting.
-    """
-
-    kind: Literal["forfeit", "retry", "random"]
-    retries: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> IllegalMovePolicy:
-        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
-        if text in ("forfeit", "random"):
-            return cls(text)  # type: ignore[arg-type]
-        match = _RETRY.match(text)
-        if match:
-            return cls("retry", int(match.group(1)))
-        raise ValueError(
-            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
-            "(e.g. retry:2)"
-        )

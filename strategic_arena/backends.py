@@ -60,6 +60,23 @@ class SamplingParams:
 
 
 @dataclass(frozen=True)
+class TokenTrace:
+    """The tokens of one answer, from backends that expose them (the trainer's engine, vLLM).
+
+    Attributes:
+        prompt_ids: the prompt's token ids, chat template applied.
+        response_ids: the generated token ids.
+        logprobs: the sampler's log-probability of each response token.
+        weight_version: the version of the weights that generated it, when known.
+    """
+
+    prompt_ids: tuple[int, ...]
+    response_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    weight_version: int | None = None
+
+
+@dataclass(frozen=True)
 class ChatResult:
     """One chat completion, or why there is none.
 
@@ -72,6 +89,7 @@ class ChatResult:
         attempts: requests sent.
         failures: one line per failed attempt (``"429: ..."``, ``"timeout"``...).
         error: ``None`` on success, else ``"timeout"`` or ``"endpoint"``.
+        trace: token ids and log-probs of the answer, from backends that return them.
     """
 
     content: str = ""
@@ -83,10 +101,11 @@ class ChatResult:
     attempts: int = 1
     failures: tuple[str, ...] = ()
     error: str | None = None
+    trace: TokenTrace | None = None
 
 
 class ChatBackend(Protocol):
-    """Anything that answers chat messages."""
+    """Anything that answers chat messages: an HTTP endpoint or the trainer's engine."""
 
     model: str
 

@@ -65,9 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="serve an opponent as an OpenAI-compatible chat endpoint",
         description="Serve a player as an OpenAI-compatible endpoint (/v1/models, "
-        "/v1/chat/completions). Requests carry the game in the extra body field "
-        "'strategic_arena': {env_id, history, seat, style}; the answer is the player's move in "
-        "that prompt style.",
+        "/v1/chat/completions). Requests carry the seat's information (what that seat may "
+        "know: information state, observation, public moves, legal actions, and the history "
+        "only in perfect-information games) and the answer style in the X-Strategic-Arena-Game "
+        "header that the arena's model player sends, or in the extra body field "
+        "'strategic_arena'; the answer is the player's move in that prompt style.",
     )
     serve.add_argument(
         "--player",

@@ -15,9 +15,10 @@ import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from strategic_arena.actions import Action, ActionError
-from strategic_arena.actions import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.env import Observation, TextGameEnv, make
-from strategic_arena.players import GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState, Player, feedback, judge
+from strategic_arena.turn import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.validation import Style, validate
 
 
@@ -26,9 +27,10 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
 
     ``step(text)`` validates ``text`` against the legal actions of the agent to move, in the
     wrapper's prompt ``style``. A legal answer is played. Otherwise the illegal-move policy
-    applies: ``forfeit`` ends the game (``env.forfeit``); ``retry:k`` keeps the same agent to
-    move and puts ``feedback`` in its info (after ``k`` failed re-asks it forfeits); ``random``
-    plays a random legal action from the wrapper's generator (seeded by ``reset``).
+    applies (:meth:`IllegalMovePolicy.rule`, the model player's rule too): ``forfeit`` ends the
+    game (``env.forfeit``); ``retry:k`` keeps the same agent to move and puts ``feedback`` in
+    its info (after ``k`` failed re-asks it forfeits); ``random`` plays a random legal action
+    from the wrapper's generator (seeded by ``reset``).
 
     After every ``step``, ``infos[agent]`` of the agent that answered holds ``action``
     (:class:`Action` or ``None``), ``error`` (:class:`ActionError` or ``None``), ``errors``
@@ -47,9 +49,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         super().__init__(env)
         self.text_env = env
         self.style: Style = style
-        self.policy = (
-            policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
-        )
+        self.policy = IllegalMovePolicy.of(policy)
         self.strict = strict
         self._rng = np.random.default_rng()
         self._errors: list[ActionError] = []
@@ -77,17 +77,15 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             return
         self._errors.append(outcome)
         errors = list(self._errors)
-        if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+        # Text validation never yields an infrastructure error, so the ruling is never "stop".
+        ruling = self.policy.rule(outcome, len(errors))
+        if ruling == "retry":
             # The agent has seen its pending reward in last(); a re-ask must not repeat it.
             env._cumulative_rewards[agent] = 0.0
-            env.infos[agent] = {
-                **_info(None, outcome, errors),
-                "feedback": f"Your answer was not accepted ({outcome.kind}): {outcome.detail}. "
-                "Answer again.",
-            }
+            env.infos[agent] = {**_info(None, outcome, errors), "feedback": feedback(outcome)}
             return
         self._errors = []
-        if self.policy.kind == "random":
+        if ruling == "random":
             choice = int(self._rng.choice(list(menu)))
             env.step(choice)
             env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)
@@ -111,7 +109,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     then lets the opponent move until it is this seat's turn again or the game ends. The
     reward is what the seat earned since its previous step (its final return summed over the
     episode). An illegal action id forfeits the game (reward: the forfeit loss, ``terminated``)
-    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it.
+    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it. The
+    opponent's decisions go through :func:`strategic_arena.turn.judge` as in a match; one whose
+    endpoint failed after its retries raises ``RuntimeError`` (the episode cannot go on).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -185,12 +185,13 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             decision = self._loop.run_until_complete(
                 self.opponent.act(GameState(self.env_id, env.spiel_state.clone(), env.spec), seat)
             )
-            if decision.action is None or decision.action not in env.legal_action_texts(
-                opponent_agent
-            ):
+            verdict = judge(decision, env.legal_action_texts(opponent_agent))
+            if verdict.outcome == "play":
+                env.step(verdict.action)
+            elif verdict.outcome == "forfeit":
                 env.forfeit(opponent_agent)
             else:
-                env.step(decision.action)
+                raise RuntimeError(f"the opponent's endpoint failed: {verdict.error}")
 
 
 def _opponent(opponent: Player | str | None, env_id: str) -> Player:

@@ -46,7 +46,7 @@ class FaultServer:
     :data:`RANDOM_FAULTS`) with probability ``rate`` (seeded). ``service`` answers the
     requests (default: a ``random`` player).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
-    ``seen_game_headers`` the game headers; ``/v1/models`` reports ``owned_by``.
+    ``seen_game_headers`` the game headers.
     """
 
     def __init__(
@@ -55,7 +55,6 @@ class FaultServer:
         rate: float = 0.0,
         seed: int = 0,
         slow_s: float = 2.0,
-        owned_by: str = "strategic-arena",
         kinds: tuple[str, ...] = RANDOM_FAULTS,
         service: PlayerService | None = None,
     ) -> None:
@@ -76,9 +75,7 @@ class FaultServer:
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
-                listing = model.models()
-                listing["data"][0]["owned_by"] = owned_by
-                self.reply(200, listing)
+                self.reply(200, model.models())
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -354,37 +354,3 @@ def test_openspiel_games_are_played_against_random(tmp_path: Path) -> None:
         summary = run(store, "os", tasks, seed=0, concurrency=2, progress=False)
         assert summary.complete and not summary.failed and summary.games_with_errors == 0
     check_store(tmp_path / "o.sqlite")
-
-
-@pytest.mark.parametrize("owned_by", ["strategic-arena", "someone-else"])
-def test_hidden_information_goes_only_to_arena_servers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], owned_by: str
-) -> None:
-    server = FaultServer(owned_by=owned_by)
-    try:
-        args = eval_args(
-            tmp_path / "h.sqlite",
-            "--base-url",
-            server.base_url,
-            "--name",
-            "m",
-            "--envs",
-            "kuhn_poker-v0",
-            "--opponents",
-            "random",
-            "--num-games",
-            "2",
-            "--max-attempts",
-            "1",
-        )
-        # Without the header this test server cannot answer: its 400s stop the games, which
-        # are left incomplete (not scored), and eval says so with status 1.
-        assert main(args) == (0 if owned_by == "strategic-arena" else 1)
-        capsys.readouterr()
-    finally:
-        server.close()
-    assert server.seen_game_headers
-    if owned_by == "strategic-arena":
-        assert all(header is not None for header in server.seen_game_headers)
-    else:  # a real model server: no header (so this test server cannot answer)
-        assert all(header is None for header in server.seen_game_headers)

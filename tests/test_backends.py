@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer
+from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer, game_header
 from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -65,7 +64,8 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
-    header = {GAME_HEADER: json.dumps({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0})}
+    information = sa.SeatInformation.of(env.spec, env.spiel_state, 0)
+    header = {GAME_HEADER: game_header(information, "marshal")}
     result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
     assert result.error is None and result.attempts == 5
     assert [f.split(":")[0] for f in result.failures] == [

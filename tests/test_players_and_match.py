@@ -79,6 +79,8 @@ def test_human_player_reads_until_legal() -> None:
     assert decision.action == 0 and decision.attempts == 3
     assert [e.kind for e in decision.errors] == ["unknown_action", "illegal_action"]
     assert any("Legal actions" in line for line in shown)
+    assert [attempt.response for attempt in decision.tries] == ["castle", "O(1,1)", "top left"]
+    assert decision.tries[0].feedback in shown and decision.tries[-1].error is None
 
 
 def test_cli_demo_prints_prompts_and_moves(capsys: pytest.CaptureFixture[str]) -> None:
@@ -219,7 +221,7 @@ class Explorer:
 
     async def act(self, state: GameState, seat: int) -> Decision:
         legal = state.legal_actions(seat)
-        state.state.apply_action(legal[0])
+        state.spiel_state.apply_action(legal[0])
         return Decision(action=legal[0], text="")
 
 

@@ -313,8 +313,6 @@ def _eval(args: argparse.Namespace) -> int:
     with _endpoint(args) as (base_url, model):
         models = _list_models(base_url, args.api_key_env)
         model = model or _only_model(models)
-        # The game header carries hidden information: only arena servers get it.
-        arena_server = any(m.get("owned_by") == "strategic-arena" for m in models)
         backend = OpenAIBackend(
             model,
             base_url,
@@ -331,7 +329,6 @@ def _eval(args: argparse.Namespace) -> int:
             policy=args.policy,
             include_history=args.history,
             strict=not args.lenient,
-            game_header=arena_server,
         )
         tasks: list[GameTask] = []
         for env_id in env_ids:

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from strategic_arena.actions import IllegalMovePolicy
 from strategic_arena.arena.match import play_match
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style
 
 if TYPE_CHECKING:
@@ -106,13 +106,11 @@ class Entrant:
         policy: str = "forfeit",
         include_history: bool = False,
         strict: bool = True,
-        game_header: bool = True,
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored. ``game_header``: see
-        :class:`LLMPlayer` (only ``strategic-arena serve`` needs it).
+        key lives only inside ``backend`` and is never stored.
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -137,7 +135,6 @@ class Entrant:
                 include_history=include_history,
                 strict=strict,
                 seed=seed,
-                game_header=game_header,
             )
 
         return cls(label, "llm", params, build)

@@ -67,7 +67,6 @@ from strategic_arena.train.models import (
 from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     OpponentPool,
-    PolicyPlayer,
     PoolEntry,
     PromptEncoder,
     RolloutRunner,
@@ -248,8 +247,8 @@ class Trainer:
 
     def _frozen_player(
         self, path: str, name: str, seed: int, temperature: float | None
-    ) -> PolicyPlayer:
-        """A non-recording policy player over a frozen model (loaded once, then cached)."""
+    ) -> LLMPlayer:
+        """The model player over a frozen model (loaded once, then cached); not training data."""
         cfg = self.cfg
         if path not in self._frozen:
             transformers = require("transformers", "frozen opponents")
@@ -279,7 +278,7 @@ class Trainer:
                 encoder,
             )
         client, encoder = self._frozen[path]
-        return configured_player(cfg, client, encoder, seed, name=name, record=False)
+        return configured_player(cfg, client, encoder, seed, name=name)
 
     # -- the five stages ---------------------------------------------------------------------
 
@@ -416,7 +415,7 @@ class Trainer:
         name = f"{cfg.run_name}@step-{self.step}"
 
         def build(env_id: str, seed: int) -> Player:
-            return configured_player(cfg, client, self.encoder, seed, name=name, record=False)
+            return configured_player(cfg, client, self.encoder, seed, name=name)
 
         params = {
             "run": cfg.run_name,

@@ -1,12 +1,13 @@
 """Rollouts, the *generate* stage: the policy plays games through the arena's match loop.
 
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
-seeded by ``(seed, step)``: for each training game, ``episodes_per_game`` games, each with an
-env seed, an opponent drawn from the pool by weight (self-play included) and, against an
-opponent, a learner seat drawn uniformly. Then every game runs concurrently through
-:func:`strategic_arena.arena.match.play_match` -- the arena's one match loop -- with a
-:class:`PolicyPlayer` in each learner seat; the players' requests meet in one
-:class:`~strategic_arena.train.engine.EngineClient`, which batches them into engine calls.
+seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
+training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
+pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly.
+Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
+the arena's one match loop -- with a :class:`PolicyPlayer` in each learner seat; the players'
+requests meet in one :class:`~strategic_arena.train.engine.EngineClient`, which batches them
+into engine calls.
 
 A :class:`PolicyPlayer` renders the seat's prompt (:func:`strategic_arena.render_messages`,
 role stated in the system prompt), applies the tokenizer's chat template, generates, validates
@@ -35,17 +36,13 @@ from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.prompting import render_messages
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.validation import Style, validate
 
 SELF_PLAY = "self"
-
-
-def derive_seed(*parts: int) -> int:
-    """A 31-bit seed from integers (``numpy.random.SeedSequence``: stable everywhere)."""
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
 
 
 class PromptEncoder:
@@ -334,7 +331,7 @@ def plan_games(
     games: Sequence[str] | None = None,
 ) -> list[GamePlan]:
     """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
-    rng = np.random.default_rng([cfg.seed, step, 1])
+    rng = np.random.default_rng(derive_seed(cfg.seed, step, "plan"))
     plans: list[GamePlan] = []
     for env_id in games or cfg.games:
         seats = get_spec(env_id).num_players
@@ -399,7 +396,7 @@ class RolloutRunner:
 
         async def one(plan: GamePlan) -> Episode:
             async with limit:
-                policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, 2))
+                policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, "policy"))
                 spec = get_spec(plan.env_id)
                 players: list[Player] = []
                 for seat in range(spec.num_players):

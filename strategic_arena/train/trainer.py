@@ -39,6 +39,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.advantages import RAEBaselines, assign
 from strategic_arena.train.config import TrainConfig
@@ -72,7 +73,6 @@ from strategic_arena.train.rollout import (
     PromptEncoder,
     RolloutRunner,
     configured_player,
-    derive_seed,
     plan_games,
 )
 
@@ -191,7 +191,8 @@ class Trainer:
         engine = VLLMEngine(
             path,
             self.tokenizer,
-            seed=derive_seed(cfg.seed, self.info.rank, 7),
+            # vLLM seeds numpy's global generator with it, which takes 32 bits
+            seed=derive_seed(cfg.seed, "engine", self.info.rank) % 2**32,
             gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
             tensor_parallel_size=cfg.vllm_tensor_parallel_size,
             max_model_len=cfg.vllm_max_model_len or cfg.max_sequence_tokens,
@@ -207,7 +208,7 @@ class Trainer:
     def _opponent(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
         """The non-policy player of ``entry`` for one game."""
         cfg = self.cfg
-        seed = derive_seed(game_seed, seat, 3)
+        seed = derive_seed(game_seed, seat, "opponent")
         if entry.snapshot is not None:
             return self._frozen_player(entry.snapshot, entry.name, seed, None)
         config = entry.config
@@ -227,7 +228,7 @@ class Trainer:
                     config.base_url,
                     api_key_env=config.api_key_env,
                     sampling=sampling,
-                    seed=derive_seed(cfg.seed, 11),
+                    seed=derive_seed(cfg.seed, "endpoint", entry.name),
                 )
                 self._backends[entry.name] = backend
             return LLMPlayer(
@@ -324,7 +325,7 @@ class Trainer:
         cfg = self.cfg
         self.engine.sleep()
         turns = self.trainable_turns(episodes)
-        rng = np.random.default_rng([cfg.seed, step, 4])
+        rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
         use_learner = cfg.old_logprobs == "learner" or (
             cfg.old_logprobs == "auto" and not self.engine.logprobs_match_learner(self.sampling)
         )

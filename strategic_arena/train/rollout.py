@@ -174,9 +174,6 @@ class PolicyPlayer:
 
 # -- the opponent pool -------------------------------------------------------------------------
 
-PlayerFactory = Callable[[str, int, int], Player]
-"""Builds an opponent for one game: ``(env_id, seat, game_seed) -> Player``."""
-
 
 def configured_player(
     cfg: TrainConfig,

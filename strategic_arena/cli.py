@@ -32,6 +32,7 @@ from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.leaderboard import cli as leaderboard_commands
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train import cli as train_commands
 from strategic_arena.validation import STYLES, Style
 
@@ -49,7 +50,7 @@ def build_player(spec: str, seat: int, match_seed: int, env_id: str) -> Player:
         raise ValueError("the human player takes no parameters")
     import opponents
 
-    return opponents.make(spec, env_id, seed=match_seed * 1000 + seat)
+    return opponents.make(spec, env_id, seed=derive_seed(match_seed, "player", seat))
 
 
 def _parser() -> argparse.ArgumentParser:

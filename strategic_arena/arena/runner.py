@@ -9,7 +9,7 @@ A run is a list of :class:`GameTask` -- one per game -- built from entrants and 
 * **Paired deals.** Game ``i`` of an env has the same env seed in every seating and against every
   opponent, so seat swaps and opponents are compared on the same cards (duplicate format).
 * **Seeds from the run seed.** Env seeds and player seeds are derived from the run's seed and the
-  game's key with :class:`numpy.random.SeedSequence`: a rerun plays the same games.
+  game's key by :func:`strategic_arena.seeding.derive_seed`: a rerun plays the same games.
 * **Cooperative games** (Hanabi) are played in self-play (the player in every seat) and with each
   partner that can play them.
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import sys
 import time
 import urllib.parse
@@ -37,13 +36,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-
 from strategic_arena.arena.match import play_match
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style
 
@@ -159,14 +157,6 @@ def public_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port is not None else host
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def derive_seed(run_seed: int, *parts: object) -> int:
-    """A 63-bit seed from the run seed and any labels (stable across processes and Pythons)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    state = np.random.SeedSequence([run_seed & 0xFFFFFFFF, run_seed >> 32, *words])
-    return int(state.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def _seatings(first: Entrant, second: Entrant) -> list[tuple[Entrant, Entrant]]:

@@ -1,13 +1,14 @@
 """Rollouts, the *generate* stage: the policy plays games through the arena's match loop.
 
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
-seeded by ``(seed, step)``: for each training game, ``episodes_per_game`` games, each with an
-env seed, an opponent drawn from the pool by weight (self-play included) and, against an
-opponent, a learner seat drawn uniformly. Then every game runs concurrently through
-:func:`strategic_arena.arena.match.play_match` -- the arena's one match loop -- with the policy
-in each learner seat as the arena's one model player, :class:`strategic_arena.LLMPlayer`, over
-an :class:`EngineBackend`; the players' requests meet in one
-:class:`~strategic_arena.train.engine.EngineClient`, which batches them into engine calls.
+seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
+training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
+pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly.
+Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
+the arena's one match loop -- with the policy in each learner seat as the arena's one model
+player, :class:`strategic_arena.LLMPlayer`, over an :class:`EngineBackend`; the players'
+requests meet in one :class:`~strategic_arena.train.engine.EngineClient`, which batches them
+into engine calls.
 
 The player renders the seat's prompt (:func:`strategic_arena.render_messages`, role stated in
 the system prompt) and validates the answer (:func:`strategic_arena.validate`) as in the arena;
@@ -38,16 +39,12 @@ from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
 
 SELF_PLAY = "self"
-
-
-def derive_seed(*parts: int) -> int:
-    """A 31-bit seed from integers (``numpy.random.SeedSequence``: stable everywhere)."""
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
 
 
 class PromptEncoder:
@@ -323,7 +320,7 @@ def plan_games(
     games: Sequence[str] | None = None,
 ) -> list[GamePlan]:
     """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
-    rng = np.random.default_rng([cfg.seed, step, 1])
+    rng = np.random.default_rng(derive_seed(cfg.seed, step, "plan"))
     plans: list[GamePlan] = []
     for env_id in games or cfg.games:
         seats = get_spec(env_id).num_players
@@ -387,7 +384,7 @@ class RolloutRunner:
         async def one(plan: GamePlan) -> Episode:
             async with limit:
                 spec = get_spec(plan.env_id)
-                seed = derive_seed(self.cfg.seed, step, plan.index, 2)
+                seed = derive_seed(self.cfg.seed, step, plan.index, "policy")
                 # A game an endpoint opponent's server broke (incomplete) is no training data:
                 # it is played again from the start, a few times at most.
                 for _ in range(INCOMPLETE_REPLAYS + 1):

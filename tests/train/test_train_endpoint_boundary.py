@@ -56,7 +56,7 @@ def test_endpoint_opponents_send_nothing_hidden(
 ) -> None:
     (entry,) = trainer.pool.entries
     assert_hidden_cards_change_nothing(
-        recorder, env_id, lambda: trainer._opponent(entry, env_id, 1, 0)
+        recorder, env_id, lambda: trainer.opponents(entry, env_id, 1, 0)
     )
 
 

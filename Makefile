@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_connect_four_solver.py
 	$(BIN)/python benchmarks/bench_arena_overhead.py
 	$(BIN)/python benchmarks/bench_train_step.py
+	$(BIN)/python benchmarks/bench_faults.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -82,10 +82,10 @@ def main() -> None:
                 cpu0, wall0 = cpu_seconds(), time.perf_counter()
                 summary = run(store, "bench", tasks, seed=level, concurrency=level, progress=False)
                 wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
-                seats = {g["id"]: g["players"] for g in store.games()}
+                seats = {g.id: g.players for g in store.games()}
                 stats = store.move_stats()
                 moves = len(stats)
-                calls = sum(seats[m["game_id"]][m["seat"]] == "endpoint" for m in stats)
+                calls = sum(seats[m.game_id][m.seat] == "endpoint" for m in stats)
             assert summary.complete and not summary.failed
             print(
                 f"{level:>11} {summary.played:>6} {moves:>6} {moves / wall:>8.0f} "

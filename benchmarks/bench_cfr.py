@@ -104,10 +104,10 @@ def compile_times() -> dict[str, float]:
 
 def _clear_trees() -> None:
     """Forget the enumerated game trees, so that the next solver builds them again."""
-    from opponents import cfr
+    from opponents.cfr import tree
 
-    cfr._game_tree.cache_clear()
-    cfr._rank_infosets.cache_clear()
+    tree._game_tree.cache_clear()
+    tree.rank_infosets.cache_clear()
 
 
 def bench_ours(

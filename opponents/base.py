@@ -19,10 +19,10 @@ class SolverPlayer(abc.ABC):
     """Base of the built-in opponents.
 
     Subclasses set ``supported_envs`` (the env ids they can play) and implement
-    :meth:`choose`. A perfect-information solver may read ``state.state`` (a private copy of
-    the OpenSpiel state, typically only its ``history()``); an imperfect-information one must
-    read only what its seat may know (``state.information_state(seat)`` or
-    ``state.state.information_state_tensor(seat)``).
+    :meth:`choose`, reading the state only through what its seat may know: a
+    perfect-information solver ``state.history()``, an imperfect-information one
+    ``state.information_state(seat)``, ``state.observation(seat)`` or
+    ``state.information(seat)``. Served by ``strategic-arena serve``, that is all there is.
     """
 
     supported_envs: ClassVar[tuple[str, ...]] = ()
@@ -42,7 +42,7 @@ class SolverPlayer(abc.ABC):
     async def act(self, state: GameState, seat: int) -> Decision:
         """:meth:`choose`, wrapped as a :class:`Decision` with the action's canonical text."""
         action = int(self.choose(state, seat))
-        menu = state.spec.menu(state.state, seat)
+        menu = state.menu(seat)
         return Decision(action=action, text=menu[action])
 
 

@@ -59,8 +59,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-import pyspiel
-
 from opponents.base import SolverPlayer
 from strategic_arena.games.hanabi import (
     COLOR_LETTERS,
@@ -224,13 +222,9 @@ class HanabiBot(SolverPlayer):
         legal = state.legal_actions(seat)
         if not legal:
             raise ValueError(f"seat {seat} has no legal action")
-        obs = parse_observation(str(state.state.observation_string(seat)))
-        return _Decision(_Variant.of(spec), obs, _player_moves(state.state), legal).choose()
-
-
-def _player_moves(state: pyspiel.State) -> list[int]:
-    """The seats' moves so far, oldest first; chance entries (the deals) are skipped unread."""
-    return [int(item.action) for item in state.full_history() if int(item.player) >= 0]
+        obs = parse_observation(state.observation(seat))
+        moves = [action for _, action in state.public_moves()]
+        return _Decision(_Variant.of(spec), obs, moves, legal).choose()
 
 
 def _after_hint(

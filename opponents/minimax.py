@@ -206,7 +206,7 @@ class MinimaxPlayer(SolverPlayer):
 
     def choose(self, state: GameState, seat: int) -> int:
         """A random optimal move for ``seat``, which must be the player to move."""
-        history = [int(action) for action in state.state.history()]
+        history = state.history()
         if seat != len(history) % 2:
             raise ValueError(f"seat {seat} is not to move after {len(history)} moves")
         moves = ttt_optimal_moves(history)

@@ -15,7 +15,7 @@ client and the trainer import their heavy dependencies when first used.
 
 from __future__ import annotations
 
-from strategic_arena.actions import ERROR_KINDS, Action, ActionError, IllegalMovePolicy
+from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
 from strategic_arena.games import get_spec, list_envs
@@ -28,6 +28,7 @@ from strategic_arena.players import (
     RandomPlayer,
 )
 from strategic_arena.prompting import render_messages
+from strategic_arena.turn import IllegalMovePolicy, SeatInformation
 from strategic_arena.validation import STYLES, validate
 from strategic_arena.views import SeatView
 from strategic_arena.wrappers import TextActionWrapper, single_agent
@@ -49,6 +50,7 @@ __all__ = [
     "MoveRecord",
     "Player",
     "RandomPlayer",
+    "SeatInformation",
     "SeatView",
     "TextActionWrapper",
     "TextGameEnv",

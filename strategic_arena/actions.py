@@ -12,11 +12,15 @@ Errors are data, never exceptions: every way an answer can fail has a ``kind`` f
 * ``unknown_action`` -- the answer names no move of this game;
 * ``illegal_action`` -- the answer names a move that is not legal now;
 * ``timeout`` / ``endpoint`` -- no usable response from the model's server (set by players).
+
+The last two are *infrastructure* errors (:data:`INFRASTRUCTURE_ERROR_KINDS`): the backend has
+already retried the request, and what failed is the server or the network, not the model's
+answer. They are never subject to the illegal-move policy: the match stops at once and the game
+is stored as ``incomplete``, excluded from every score and replayed by the next run.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -48,6 +52,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 )
 
 
+#: Error kinds that are the server's or the network's, not the model's (see the module doc).
+INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout"})
+
+
 @dataclass(frozen=True)
 class Action:
     """A legal action read from a response: the OpenSpiel action id and its canonical text."""
@@ -69,31 +77,13 @@ class ActionError:
     detail: str
 
 
-_RETRY = re.compile(r"^retry:(\d+)$")
-
-
 @dataclass(frozen=True)
-class IllegalMovePolicy:
-    """What happens when a response is not a legal move.
+class Attempt:
+    """One answer of a decision: what came back and what was said about it."""
 
-    Attributes:
-        kind: ``forfeit`` (the offender loses at once, as in MARSHAL), ``retry`` (re-ask with
-            the error as feedback, then forfeit) or ``random`` (play a random legal action).
-        retries: for ``retry``: how many re-asks before forfeiting.
-    """
-
-    kind: Literal["forfeit", "retry", "random"]
-    retries: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> IllegalMovePolicy:
-        """``"forfeit"``, ``"random"`` or ``"retry:k"`` (k >= 0)."""
-        if text in ("forfeit", "random"):
-            return cls(text)  # type: ignore[arg-type]
-        match = _RETRY.match(text)
-        if match:
-            return cls("retry", int(match.group(1)))
-        raise ValueError(
-            f"unknown illegal-move policy {text!r}; use 'forfeit', 'random' or 'retry:K' "
-            "(e.g. retry:2)"
-        )
+    response: str
+    error: ActionError | None = None
+    feedback: str | None = None  # the message sent back to the model after it, if any
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    failures: tuple[str, ...] = ()  # failed requests before this answer

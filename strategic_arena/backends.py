@@ -4,7 +4,8 @@
 ``[arena]``) and retries what is worth retrying:
 
 1. HTTP 429: wait ``Retry-After`` when the server sends it, else back off;
-2. HTTP 5xx, timeouts, dropped connections, malformed JSON and replies without choices:
+2. HTTP 5xx, timeouts, dropped connections, malformed JSON, replies without choices and
+   replies with nothing at all (no content, no reasoning, not cut off by the length limit):
    exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
    full jitter from the backend's own seeded generator;
 3. any other 4xx: no retry (the request itself is wrong).
@@ -15,8 +16,10 @@ of the reply are written after its content in the Hermes text form
 
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
-it. The API key comes from an argument or an environment variable and is never stored in the
-result.
+it. These are infrastructure errors: the arena scores no game they stop (see
+:mod:`strategic_arena.arena.match`). A server that only ever sends empty replies is therefore
+reported as failing, not scored as a model that answers nothing. The API key comes from an
+argument or an environment variable and is never stored in the result.
 """
 
 from __future__ import annotations
@@ -62,6 +65,23 @@ class SamplingParams:
 
 
 @dataclass(frozen=True)
+class TokenTrace:
+    """The tokens of one answer, from backends that expose them (the trainer's engine, vLLM).
+
+    Attributes:
+        prompt_ids: the prompt's token ids, chat template applied.
+        response_ids: the generated token ids.
+        logprobs: the sampler's log-probability of each response token.
+        weight_version: the version of the weights that generated it, when known.
+    """
+
+    prompt_ids: tuple[int, ...]
+    response_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    weight_version: int | None = None
+
+
+@dataclass(frozen=True)
 class ChatResult:
     """One chat completion, or why there is none.
 
@@ -74,6 +94,7 @@ class ChatResult:
         attempts: requests sent.
         failures: one line per failed attempt (``"429: ..."``, ``"timeout"``...).
         error: ``None`` on success, else ``"timeout"`` or ``"endpoint"``.
+        trace: token ids and log-probs of the answer, from backends that return them.
     """
 
     content: str = ""
@@ -85,10 +106,11 @@ class ChatResult:
     attempts: int = 1
     failures: tuple[str, ...] = ()
     error: str | None = None
+    trace: TokenTrace | None = None
 
 
 class ChatBackend(Protocol):
-    """Anything that answers chat messages."""
+    """Anything that answers chat messages: an HTTP endpoint or the trainer's engine."""
 
     model: str
 
@@ -259,7 +281,7 @@ class OpenAIBackend:
             message = choice["message"]
             content = tool_calls_text(str(message.get("content") or ""), message.get("tool_calls"))
             usage = payload.get("usage") or {}
-            return {
+            result = {
                 "content": content,
                 "reasoning": message.get("reasoning_content") or message.get("reasoning"),
                 "finish_reason": choice.get("finish_reason"),
@@ -272,6 +294,10 @@ class OpenAIBackend:
             raise _Retry(
                 f"malformed response: {type(error).__name__} {_short(str(error))}"
             ) from None
+        nothing = not result["content"].strip() and not result["reasoning"]
+        if nothing and result["finish_reason"] != "length":
+            raise _Retry("empty content in the response")
+        return result
 
     def _scrub(self, text: str) -> str:
         """``text`` with the API key masked: servers echo keys in error messages (401s)."""

@@ -32,6 +32,7 @@ from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.leaderboard import cli as leaderboard_commands
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train import cli as train_commands
 from strategic_arena.validation import STYLES, Style
 
@@ -49,7 +50,7 @@ def build_player(spec: str, seat: int, match_seed: int, env_id: str) -> Player:
         raise ValueError("the human player takes no parameters")
     import opponents
 
-    return opponents.make(spec, env_id, seed=match_seed * 1000 + seat)
+    return opponents.make(spec, env_id, seed=derive_seed(match_seed, "player", seat))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,10 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="serve an opponent as an OpenAI-compatible chat endpoint",
         description="Serve a player as an OpenAI-compatible endpoint (/v1/models, "
-        "/v1/chat/completions). Requests carry the game in the extra body field "
-        "'strategic_arena': {env_id, history, seat, style}; the answer is the player's move in "
-        "that prompt style (a call of the play tool for style tools, or when the request "
-        "offers that tool).",
+        "/v1/chat/completions). Requests carry the seat's information (what that seat may "
+        "know: information state, observation, public moves, legal actions, and the history "
+        "only in perfect-information games) and the answer style in the X-Strategic-Arena-Game "
+        "header that the arena's model player sends, or in the extra body field "
+        "'strategic_arena'; the answer is the player's move in that prompt style (a call of "
+        "the play tool for style tools, or when the request offers that tool).",
     )
     serve.add_argument(
         "--player",

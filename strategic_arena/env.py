@@ -60,6 +60,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
       :class:`IllegalActionError` and leaves the state unchanged: masks make illegal ids a
       caller's bug. Turning a model's illegal *text* into a game outcome (forfeit, retry,
       random move) is the job of :class:`strategic_arena.wrappers.TextActionWrapper`.
+    * **Global state.** ``state()`` is PettingZoo's global view for centralized training: every
+      seat's observation tensor, concatenated in seat order (hidden cards included), in
+      ``state_space``. The pyspiel state itself is the attribute ``spiel_state``.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class-level convention
@@ -95,7 +98,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.action_spaces = {
             agent: spaces.Discrete(self._num_actions) for agent in self.possible_agents
         }
-        self.state: pyspiel.State = self.game.new_initial_state()
+        self.state_space = spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
+        self.spiel_state: pyspiel.State = self.game.new_initial_state()
         # Created at the first chance node: most perfect-information games never need one.
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
@@ -123,15 +127,21 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """The (cached) action space of ``agent``: ``Discrete(num_distinct_actions)``."""
         return self.action_spaces[agent]
 
+    def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """The global view: every seat's observation tensor, concatenated in seat order."""
+        return np.concatenate(
+            [self._tensor(self.spiel_state, player) for player in range(len(self.possible_agents))]
+        )
+
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; ``seed`` fixes every chance event of this and later games."""
         if seed is not None:
             self._rng, self._rng_seed = None, seed  # reseeded lazily by _resolve_chance
         self.seed = seed
         self.forfeited_by = None
-        self.state = self.game.new_initial_state()
+        self.spiel_state = self.game.new_initial_state()
         self._resolve_chance()
-        self._returns = list(self.state.returns())
+        self._returns = list(self.spiel_state.returns())
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -139,13 +149,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self._next_player()]
-        if self.state.is_terminal():  # degenerate games that end during the deal
+        if self.spiel_state.is_terminal():  # degenerate games that end during the deal
             self._finish()
 
     def observe(self, agent: str) -> Observation:
         """Tensor, action mask and text of ``agent`` (see the class docstring)."""
         player = self.agent_name_mapping[agent]
-        state = self.state
+        state = self.spiel_state
         if self.forfeited_by is not None:
             return self._forfeited_observation(player)
         memo = self._memo
@@ -186,12 +196,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise ValueError(f"{agent} is to move; None is only valid on a dead step")
         action = int(action)
         player = self.agent_name_mapping[agent]
-        if action not in self.state.legal_actions(player):
-            raise IllegalActionError(
-                f"action {action} is not legal for {agent}; legal: {self.state.legal_actions()}"
-            )
+        if action not in self.spiel_state.legal_actions(player):
+            legal = self.spiel_state.legal_actions()
+            raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
-        state = self.state
+        state = self.spiel_state
         state.apply_action(action)
         self._resolve_chance()
         if self._terminal_rewards and not state.is_terminal():
@@ -205,7 +214,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         for i, name in enumerate(self.possible_agents):
             self.rewards[name] = returns[i] - previous[i]
         self._returns = returns
-        if self.state.is_terminal():
+        if self.spiel_state.is_terminal():
             self._finish()
         else:
             self.agent_selection = self.possible_agents[self._next_player()]
@@ -215,7 +224,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
 
     def render(self) -> str | None:
         """The full state as OpenSpiel prints it (all hidden information shown)."""
-        text = str(self.state)
+        text = str(self.spiel_state)
         if self.render_mode == "human":
             print(text)
             return None
@@ -246,18 +255,18 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def legal_action_texts(self, agent: str) -> dict[int, str]:
         """The menu of ``agent``: legal action id -> canonical text (empty if not to move)."""
         player = self.agent_name_mapping[agent]
-        if self.terminations[agent] or self.state.current_player() != player:
+        if self.terminations[agent] or self.spiel_state.current_player() != player:
             return {}
-        return self.spec.menu(self.state, player)
+        return self.spec.menu(self.spiel_state, player)
 
     def history(self) -> tuple[str, ...]:
         """Public move-history lines of the current game, oldest first."""
-        return move_history(self.spec, self.state)
+        return move_history(self.spec, self.spiel_state)
 
     def seat_view(self, agent: str, *, history: bool = True) -> SeatView:
         """The :class:`SeatView` of ``agent``, ready for :func:`render_messages`."""
         player = self.agent_name_mapping[agent]
-        view = seat_view(self.spec, self.state, player, history=history)
+        view = seat_view(self.spec, self.spiel_state, player, history=history)
         if self.forfeited_by is None:
             return view
         return dataclasses.replace(
@@ -271,14 +280,14 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def _forfeited_observation(self, player: int) -> Observation:
         """After a forfeit OpenSpiel's state is not terminal: say the game is over ourselves."""
         return {
-            "observation": self._tensor(self.state, player),
+            "observation": self._tensor(self.spiel_state, player),
             "action_mask": np.zeros(self._num_actions, dtype=np.int8),
             "text": self._forfeit_text(player),
         }
 
     def _forfeit_text(self, player: int) -> str:
         """The seat's text of the position where the game ended by forfeit."""
-        position = self.spec.observation_text(self.state, player)
+        position = self.spec.observation_text(self.spiel_state, player)
         return f"{position}\nThe game is over: {self.forfeited_by} forfeited; no more moves."
 
     def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
@@ -309,7 +318,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
 
     def _resolve_chance(self) -> None:
         """Sample chance outcomes with the env's generator until a player is to act."""
-        state = self.state
+        state = self.spiel_state
         while state.is_chance_node():
             if self._rng is None:
                 self._rng = np.random.default_rng(self._rng_seed)
@@ -326,7 +335,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
 
     def _next_player(self) -> int:
         """Index of the player to move, or the next seat in order once the game is over."""
-        player = int(self.state.current_player())
+        player = int(self.spiel_state.current_player())
         if player >= 0:
             return player
         return 0

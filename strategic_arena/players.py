@@ -1,107 +1,47 @@
-"""The Player protocol and the built-in players: random, a human at the terminal, an LLM.
+"""The built-in players: random, a human at the terminal, and the one model player.
 
-Every participant of a game -- solver, bot, human, language model -- is a :class:`Player`: an
-object with a ``name`` and an ``async act(state, seat) -> Decision``. ``state`` is a
-:class:`GameState`, a private copy of the OpenSpiel state plus the game spec; a player of an
-imperfect-information game must read only what its seat may know (``state.view(seat)``,
-``state.information_state(seat)``).
+Every participant of a game -- solver, bot, human, language model -- is a
+:class:`~strategic_arena.turn.Player` (``name`` and ``async act(state, seat) -> Decision``,
+defined with :class:`GameState` and :class:`Decision` in :mod:`strategic_arena.turn` and
+re-exported here). :class:`LLMPlayer` is the one model player: prompts, validation, the
+illegal-move policy and the record of every attempt, over any :class:`ChatBackend` -- an
+OpenAI-compatible endpoint (:class:`~strategic_arena.backends.OpenAIBackend`) or the trainer's
+engine (:class:`strategic_arena.train.rollout.EngineBackend`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
-import pyspiel
 
-from strategic_arena.actions import Action, ActionError, ErrorKind, IllegalMovePolicy
+from strategic_arena.actions import Action, ActionError, Attempt, ErrorKind
 from strategic_arena.backends import ChatBackend
-from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.prompting import render_messages
 from strategic_arena.tools import play_tool, play_tool_choice
+from strategic_arena.turn import (
+    Decision,
+    GameState,
+    IllegalMovePolicy,
+    Player,
+    SeatInformation,
+    feedback,
+)
 from strategic_arena.validation import Style, ThinkingInHistory, history_text, validate
-from strategic_arena.views import SeatView, seat_view
 
-
-@dataclass(frozen=True)
-class GameState:
-    """What a player is handed at its turn: the game and a private copy of the state.
-
-    Attributes:
-        env_id: the game.
-        state: a copy of the OpenSpiel state (mutating it changes nothing in the match).
-        game_spec: the spec, when ``env_id`` alone does not determine it.
-    """
-
-    env_id: str
-    state: pyspiel.State
-    game_spec: GameSpec | None = None
-
-    @property
-    def spec(self) -> GameSpec:
-        """The game spec (``game_spec`` when given: ``openspiel/<name>`` games with parameters)."""
-        return self.game_spec if self.game_spec is not None else get_spec(self.env_id)
-
-    def legal_actions(self, seat: int) -> list[int]:
-        """Legal action ids of ``seat`` (empty when it is not to move)."""
-        return list(self.state.legal_actions(seat))
-
-    def view(self, seat: int, *, history: bool = True) -> SeatView:
-        """What ``seat`` sees, in words (for prompts)."""
-        return seat_view(self.spec, self.state, seat, history=history)
-
-    def information_state(self, seat: int) -> str:
-        """OpenSpiel's information-state string of ``seat``."""
-        return str(self.state.information_state_string(seat))
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A player's move and everything worth storing about how it was made.
-
-    Attributes:
-        action: the legal action id played, or ``None`` when the player produced no legal
-            move (``error`` says why; the match applies its illegal-move policy).
-        text: the raw response (a model's text) or the move's canonical text (a bot).
-        error: the last error, when the move was invalid or needed retries.
-        usage: token counts and similar numbers (``prompt_tokens``, ``completion_tokens``...).
-        prompt: the chat messages the player was shown, if any.
-        attempts: how many answers the player gave for this move (retries included).
-        latency_s: wall-clock seconds the decision took (0 for instant bots).
-        errors: every error along the way, for retry policies.
-        failures: every failed request along the way (``"429: ..."``, ``"timeout"``...),
-            including those the backend retried successfully.
-        reasoning: reasoning the server returned apart from the text (last answer), if any.
-        finish_reason: the server's finish reason of the last answer (``stop``, ``length``).
-    """
-
-    action: int | None
-    text: str = ""
-    error: ActionError | None = None
-    usage: Mapping[str, int] = field(default_factory=dict)
-    prompt: tuple[Mapping[str, str], ...] = ()
-    attempts: int = 1
-    latency_s: float = 0.0
-    errors: tuple[ActionError, ...] = ()
-    failures: tuple[str, ...] = ()
-    reasoning: str | None = None
-    finish_reason: str | None = None
-
-
-@runtime_checkable
-class Player(Protocol):
-    """Anything that can take a seat: ``name`` and ``async act(state, seat) -> Decision``."""
-
-    name: str
-
-    async def act(self, state: GameState, seat: int) -> Decision:
-        """Choose a move for ``seat`` in ``state``."""
-        ...
+__all__ = [
+    "GAME_HEADER",
+    "Decision",
+    "GameState",
+    "HumanPlayer",
+    "LLMPlayer",
+    "Player",
+    "RandomPlayer",
+    "game_header",
+]
 
 
 class RandomPlayer:
@@ -113,9 +53,9 @@ class RandomPlayer:
 
     async def act(self, state: GameState, seat: int) -> Decision:
         """A random legal action of ``seat``."""
-        legal = state.legal_actions(seat)
+        menu = state.menu(seat)
+        legal = sorted(menu)
         action = int(legal[int(self.rng.integers(len(legal)))])
-        menu = state.spec.menu(state.state, seat)
         return Decision(action=action, text=menu[action])
 
 
@@ -142,50 +82,67 @@ class HumanPlayer:
         self.write(f"\n{view.role}\n{view.text}")
         self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
         errors: list[ActionError] = []
+        tries: list[Attempt] = []
         while True:
             try:
                 line = await asyncio.to_thread(self.read_line, "Your move: ")
             except EOFError:
                 error = ActionError("no_action", "input ended")
-                return Decision(None, "", error, attempts=len(errors) + 1, errors=(*errors, error))
+                tries.append(Attempt("", error))
+                return Decision(
+                    None,
+                    "",
+                    error,
+                    attempts=len(tries),
+                    errors=(*errors, error),
+                    tries=tuple(tries),
+                )
             outcome = state.spec.grammar.parse(line, view.legal_actions)
             if isinstance(outcome, ActionError):
                 errors.append(outcome)
-                self.write(f"Not accepted ({outcome.kind}): {outcome.detail}")
+                said = f"Not accepted ({outcome.kind}): {outcome.detail}"
+                tries.append(Attempt(line, outcome, said))
+                self.write(said)
                 continue
+            tries.append(Attempt(line))
             return Decision(
                 outcome.id,
                 line,
                 errors[-1] if errors else None,
-                attempts=len(errors) + 1,
+                attempts=len(tries),
                 errors=tuple(errors),
+                tries=tuple(tries),
             )
 
 
-def is_interactive() -> bool:
-    """Whether standard input is a terminal (a HumanPlayer can be asked)."""
-    return sys.stdin.isatty()
-
-
-#: Header carrying the decision (env id, history, seat, style) to ``strategic-arena serve``;
-#: real model servers ignore unknown headers, so it is always sent.
+#: Header carrying the seat's information and the answer style, which ``strategic-arena
+#: serve`` needs to answer. It holds only what the seat may know (:class:`SeatInformation`:
+#: nothing the prompt does not already tell the model), so it goes to every endpoint; real
+#: model servers ignore it.
 GAME_HEADER = "X-Strategic-Arena-Game"
 
 
+def game_header(information: SeatInformation, style: Style) -> str:
+    """The :data:`GAME_HEADER` value: the seat's information and ``style``, as compact JSON."""
+    payload = {**information.payload(), "style": style}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
 class LLMPlayer:
-    """A language model behind a chat backend, playing through prompts and validation.
+    """The one model player: a language model behind a chat backend.
 
     Each decision renders the seat's prompt in ``style``, asks the backend, validates the reply
-    and applies the illegal-move ``policy``: ``forfeit`` (no action: the match forfeits the
-    seat, MARSHAL's protocol), ``retry:k`` (re-ask with the error as feedback, up to k times)
-    or ``random`` (a random legal action from the player's own seeded generator). A backend that
-    fails after its retries yields an ``endpoint`` or ``timeout`` error, handled the same way.
-    The returned :class:`Decision` keeps the prompt, the reply, every error, tokens and latency.
+    and applies the illegal-move ``policy`` (:meth:`IllegalMovePolicy.rule`): ``forfeit`` (no
+    action: the match forfeits the seat, MARSHAL's protocol), ``retry:k`` (re-ask with the error
+    as feedback, up to k times) or ``random`` (a random legal action from the player's own
+    seeded generator). A backend that fails after its own retries yields an ``endpoint`` or
+    ``timeout`` error that no policy touches: the match stops the game as incomplete. The
+    :class:`Decision` keeps the prompt, every attempt (:class:`Attempt`: reply, error, feedback
+    sent), tokens, latency and, from backends that return them, the token ids and log-probs
+    of the final answer (:attr:`Decision.trace`, the trainer's data).
 
-    With ``game_header`` (default) each request also carries the decision -- env, full OpenSpiel
-    history, seat, style -- in the :data:`GAME_HEADER` header, which ``strategic-arena serve``
-    needs. The history includes hidden information (the opponent's cards): the model never sees
-    headers, but a hosted API's operator could, so ``eval`` sends it only to arena servers.
+    Each request carries the seat's information in the :data:`GAME_HEADER` header, which
+    ``strategic-arena serve`` answers from; it reveals nothing the seat may not know.
 
     In the ``tools`` style each request offers the ``play(move)`` tool (legal moves as its enum)
     and forces its call. ``thinking_in_history`` says what a re-asked model sees of its earlier
@@ -202,51 +159,40 @@ class LLMPlayer:
         include_history: bool = False,
         strict: bool = True,
         seed: int | None = None,
-        game_header: bool = True,
         thinking_in_history: ThinkingInHistory = "keep",
     ) -> None:
         self.backend = backend
         self.thinking_in_history: ThinkingInHistory = thinking_in_history
-        self.game_header = game_header
         self.name = name or backend.model
         self.style: Style = style
-        self.policy = (
-            policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
-        )
+        self.policy = IllegalMovePolicy.of(policy)
         self.include_history = include_history
         self.strict = strict
         self.rng = np.random.default_rng(seed)
 
     async def act(self, state: GameState, seat: int) -> Decision:
-        """Ask the model until it answers a legal move or the policy gives up."""
+        """Ask the model until it answers a legal move or the policy says otherwise."""
         spec = state.spec
         view = state.view(seat, history=self.include_history)
         prompt = render_messages(spec, view, self.style, include_history=self.include_history)
-        game = {
-            "env_id": state.env_id,
-            "history": [int(a) for a in state.state.history()],
-            "seat": seat,
-            "style": self.style,
-        }
-        headers = {GAME_HEADER: json.dumps(game)} if self.game_header else {}
+        headers = {GAME_HEADER: game_header(state.information(seat), self.style)}
         offered: dict[str, Any] = (
             {"tools": [play_tool(view.legal_actions.values())], "tool_choice": play_tool_choice()}
             if self.style == "tools"
             else {}
         )
         conversation: list[Mapping[str, str]] = list(prompt)
+        tries: list[Attempt] = []
         errors: list[ActionError] = []
         prompt_tokens = completion_tokens = 0
         latency = 0.0
         failures: list[str] = []
-        content = ""
         while True:
             result = await self.backend.complete(conversation, headers=headers, **offered)
             prompt_tokens += result.prompt_tokens
             completion_tokens += result.completion_tokens
             latency += result.latency_s
             failures += result.failures
-            content = result.content
             outcome: Action | ActionError
             if result.error is not None:
                 kind: ErrorKind = "timeout" if result.error == "timeout" else "endpoint"
@@ -254,42 +200,59 @@ class LLMPlayer:
             else:
                 outcome = validate(
                     spec,
-                    content,
+                    result.content,
                     view.legal_actions,
                     self.style,
                     strict=self.strict,
                     finish_reason=result.finish_reason,
                     reasoning=result.reasoning,
                 )
-            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
-            common: dict[str, Any] = {
-                "text": content,
-                "usage": usage,
-                "prompt": tuple(prompt),
-                "attempts": len(errors) + 1,
-                "latency_s": latency,
-                "failures": tuple(failures),
-                "reasoning": result.reasoning,
-                "finish_reason": result.finish_reason,
-            }
+            error = outcome if isinstance(outcome, ActionError) else None
+            ruling = None if error is None else self.policy.rule(error, len(errors) + 1)
+            said = feedback(error) if error is not None and ruling == "retry" else None
+            tries.append(
+                Attempt(
+                    result.content,
+                    error,
+                    said,
+                    result.reasoning,
+                    result.finish_reason,
+                    result.failures,
+                )
+            )
+
             if isinstance(outcome, Action):
-                last = errors[-1] if errors else None
-                return Decision(outcome.id, error=last, errors=tuple(errors), **common)
+                action: int | None = outcome.id
+                break
             errors.append(outcome)
-            if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+            if ruling == "retry" and said is not None:
                 conversation += [
                     {
                         "role": "assistant",
-                        "content": history_text(content, self.style, self.thinking_in_history),
+                        "content": history_text(
+                            result.content, self.style, self.thinking_in_history
+                        ),
                     },
-                    {
-                        "role": "user",
-                        "content": f"Your answer was not accepted ({outcome.kind}): "
-                        f"{outcome.detail}. Answer again in the required format.",
-                    },
+                    {"role": "user", "content": said},
                 ]
                 continue
-            if self.policy.kind == "random" and view.legal_actions:
-                choice = int(self.rng.choice(list(view.legal_actions)))
-                return Decision(choice, error=outcome, errors=tuple(errors), **common)
-            return Decision(None, error=outcome, errors=tuple(errors), **common)
+            # random: a legal move from our generator; forfeit or stop (an infrastructure
+            # error, which the match sees by its kind): no move.
+            legal = list(view.legal_actions)
+            action = int(self.rng.choice(legal)) if ruling == "random" and legal else None
+            break
+        return Decision(
+            action,
+            text=result.content,
+            error=errors[-1] if errors else None,
+            usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+            prompt=tuple(prompt),
+            attempts=len(tries),
+            latency_s=latency,
+            errors=tuple(errors),
+            failures=tuple(failures),
+            reasoning=result.reasoning,
+            finish_reason=result.finish_reason,
+            tries=tuple(tries),
+            trace=result.trace,
+        )

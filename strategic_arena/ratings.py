@@ -56,7 +56,7 @@ import numpy as np
 import pyspiel
 
 from strategic_arena._extras import require
-from strategic_arena.arena.metrics import SELF, Summary, mean_ci, normalized_score
+from strategic_arena.arena.metrics import SELF, Summary, marshal_score, mean_ci
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
 
@@ -207,30 +207,30 @@ def outcomes(store: ResultsStore, run_names: Sequence[str] | None = None) -> lis
     duplicate matches (in game-key order when a deal was played more than twice). The order is
     by env, run name and game keys, so it does not depend on how or when games were stored.
     """
-    names = {run["id"]: run["name"] for run in store.runs()}
+    names = {run.id: run.name for run in store.runs()}
     wanted = None if run_names is None else {store.run_id(name) for name in run_names}
     kinds: dict[str, tuple[bool, bool]] = {}  # env id -> (cooperative, has chance)
     single: list[Outcome] = []
     deals: dict[tuple[str, str, int, tuple[str, ...]], list[Outcome]] = defaultdict(list)
-    for game in store.games():
-        if wanted is not None and game["run_id"] not in wanted:
+    for game in store.games():  # scored games only: incomplete ones rate nobody
+        if wanted is not None and game.run_id not in wanted:
             continue
-        env_id: str = game["env_id"]
+        env_id = game.env_id
         if env_id not in kinds:
             kinds[env_id] = (get_spec(env_id).cooperative, has_chance(env_id))
         cooperative, chance = kinds[env_id]
-        players = tuple(str(name) for name in game["players"])
+        players = game.players
         if cooperative or len(players) < 2 or len(set(players)) != len(players):
             continue
         outcome = Outcome(
             env_id=env_id,
-            run=names[game["run_id"]],
-            game_keys=(str(game["game_key"]),),
+            run=names[game.run_id],
+            game_keys=(game.game_key,),
             players=players,
-            returns=tuple(float(r) for r in game["returns"]),
+            returns=game.returns,
         )
         if chance and len(players) == 2:
-            deals[(env_id, outcome.run, int(game["seed"]), tuple(sorted(players)))].append(outcome)
+            deals[(env_id, outcome.run, game.seed, tuple(sorted(players)))].append(outcome)
         else:
             single.append(outcome)
     rated = single
@@ -368,7 +368,7 @@ class Score:
         games: games in the sample.
         mean: mean return.
         ci95: half-width of the 95% Student-t interval (``None`` below two games).
-        normalized: the mean as a normalized score in percent.
+        normalized: the mean as MARSHAL's normalized score in percent (the leaderboard's).
     """
 
     games: int
@@ -380,7 +380,7 @@ class Score:
     def of(cls, env_id: str, samples: Sequence[float]) -> Score:
         """The score of ``samples`` (returns) in ``env_id``."""
         mean, half = mean_ci(samples)
-        return cls(len(samples), mean, half, normalized_score(get_spec(env_id), mean))
+        return cls(len(samples), mean, half, marshal_score(get_spec(env_id), mean))
 
 
 @dataclass(frozen=True)

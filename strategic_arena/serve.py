@@ -5,17 +5,23 @@ it exactly as to a hosted LLM, and tests never mock the client.
 
 How a request becomes a move:
 
-1. The request carries the game in an extra body field (the OpenAI client's ``extra_body``)::
+1. The request carries the seat's information -- :class:`~strategic_arena.turn.SeatInformation`
+   as JSON, plus the answer ``style`` (default ``marshal``) -- in the ``X-Strategic-Arena-Game``
+   header, which :class:`~strategic_arena.players.LLMPlayer` sends to every endpoint (real model
+   servers ignore it), or in an extra body field (the OpenAI client's ``extra_body``)::
 
-       {"strategic_arena": {"env_id": "kuhn_poker-v0", "history": [2, 0, 1], "seat": 1,
-                            "style": "marshal"}}
+       {"strategic_arena": {"env_id": "kuhn_poker-v0", "seat": 1, "style": "marshal",
+                            "information_state": "1b", "observation": "...",
+                            "public_moves": [[0, 1]], "legal_actions": {"0": "pass", ...},
+                            "history": null}}
 
-   ``history`` is OpenSpiel's full action history, chance outcomes included, so the state is
-   rebuilt exactly; ``style`` picks the answer format (default ``marshal``). The same object
-   may come as JSON in the ``X-Strategic-Arena-Game`` header, which :class:`LLMPlayer` always
-   sends (real model servers ignore it).
-2. The server replays the history, checks that ``seat`` is to move, and asks its player (built
-   per game from the spec by :func:`opponents.make`, or the one player given) for a decision.
+   That is all the server learns: what the seat may know, never another seat's cards.
+2. The server rebuilds what its player needs from that alone. In a perfect-information game the
+   ``history`` (public there) is replayed into the full state, checked to have ``seat`` to move;
+   in an imperfect-information game the player gets a :class:`~strategic_arena.turn.GameState`
+   that holds only the seat's information (a Nash or CFR policy reads its information state,
+   the Hanabi bot its observation and the public moves). The player is built per game from the
+   spec by :func:`opponents.make`, or is the one player given.
 3. It answers in the requested style -- reasoning, then the move's canonical text -- as a
    ``chat.completion`` object with approximate token usage. When the style is ``tools`` or the
    request offers the ``play`` tool (``tools``), the move is a call of ``play`` in
@@ -41,9 +47,10 @@ from typing import Any
 
 import pyspiel
 
-from strategic_arena.games import get_spec
-from strategic_arena.players import GAME_HEADER, GameState, Player
+from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.players import GAME_HEADER
 from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL
+from strategic_arena.turn import GameState, Player, SeatInformation, judge
 from strategic_arena.validation import STYLES, Style, format_answer
 
 #: Name of the extra body field that carries the game.
@@ -63,11 +70,9 @@ class RequestError(ValueError):
 
 @dataclass(frozen=True)
 class GameRequest:
-    """The game part of a chat request: which decision the player is asked for."""
+    """The game part of a chat request: the seat's information and the answer style."""
 
-    env_id: str
-    history: tuple[int, ...]
-    seat: int
+    information: SeatInformation
     style: Style
 
     @classmethod
@@ -81,42 +86,62 @@ class GameRequest:
                 raise RequestError(f"the {GAME_HEADER} header is not JSON") from None
         if not isinstance(field, dict):
             raise RequestError(
-                f"the request needs a {GAME_FIELD!r} object with env_id, history and seat "
-                f"(send it with the OpenAI client's extra_body, or as the {GAME_HEADER} header)"
+                f"the request needs the seat's information: a {GAME_FIELD!r} object (the OpenAI "
+                f"client's extra_body) or the {GAME_HEADER} header, as LLMPlayer sends it"
             )
-        env_id, history, seat = field.get("env_id"), field.get("history"), field.get("seat")
         style = field.get("style", "marshal")
-        if not isinstance(env_id, str):
-            raise RequestError(f"{GAME_FIELD}.env_id must be a string")
-        if not isinstance(history, list) or not all(
-            isinstance(a, int) and not isinstance(a, bool) for a in history
-        ):
-            raise RequestError(f"{GAME_FIELD}.history must be a list of action ids")
-        if not isinstance(seat, int) or isinstance(seat, bool):
-            raise RequestError(f"{GAME_FIELD}.seat must be an integer")
         if style not in STYLES:
             raise RequestError(f"{GAME_FIELD}.style must be one of {', '.join(STYLES)}")
-        return cls(env_id, tuple(history), seat, style)
-
-    def state(self) -> pyspiel.State:
-        """The OpenSpiel state after ``history``, checked to be ``seat``'s decision."""
         try:
-            spec = get_spec(self.env_id)
+            information = SeatInformation.from_payload(field)
+        except ValueError as error:
+            raise RequestError(f"{GAME_FIELD}: {error}") from None
+        return cls(information, style)
+
+    def game_state(self) -> GameState:
+        """What the player is handed: the full state, or only the seat's information.
+
+        The full state where nothing is hidden (perfect information); otherwise a state that
+        holds the seat's information alone.
+        """
+        information = self.information
+        try:
+            spec = get_spec(information.env_id)
         except ValueError as error:
             raise RequestError(str(error)) from None
-        state = spec.game.new_initial_state()
-        for ply, action in enumerate(self.history):
-            legal = (
-                state.legal_actions()
-                if not state.is_chance_node()
-                else [outcome for outcome, _ in state.chance_outcomes()]
+        perfect = (
+            spec.game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        )
+        if perfect != (information.history is not None):
+            raise RequestError(
+                f"{information.env_id} has perfect information: send its history"
+                if perfect
+                else f"{information.env_id} hides information: send no history (it would "
+                "carry the other seats' cards), only the seat's information"
             )
-            if state.is_terminal() or action not in legal:
-                raise RequestError(f"history action {action} at ply {ply} is not legal")
-            state.apply_action(action)
-        if state.is_terminal() or state.is_chance_node() or state.current_player() != self.seat:
-            raise RequestError(f"seat {self.seat} is not to move after this history")
-        return state
+        if perfect:
+            return GameState(information.env_id, _replay(spec, information), spec)
+        if not information.legal_actions:
+            raise RequestError(f"seat {information.seat} has no legal action")
+        return GameState.from_information(information, spec)
+
+
+def _replay(spec: GameSpec, information: SeatInformation) -> pyspiel.State:
+    """The state after a perfect-information game's history, checked to be the seat's turn."""
+    state = spec.game.new_initial_state()
+    for ply, action in enumerate(information.history or ()):
+        legal = (
+            state.legal_actions()
+            if not state.is_chance_node()
+            else [outcome for outcome, _ in state.chance_outcomes()]
+        )
+        if state.is_terminal() or action not in legal:
+            raise RequestError(f"history action {action} at ply {ply} is not legal")
+        state.apply_action(action)
+    seat = information.seat
+    if state.is_terminal() or state.is_chance_node() or state.current_player() != seat:
+        raise RequestError(f"seat {seat} is not to move after this history")
+    return state
 
 
 class PlayerService:
@@ -141,18 +166,19 @@ class PlayerService:
     def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
         """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
         request = GameRequest.from_body(body, header)
-        state = request.state()
-        player = self.player(request.env_id)
+        state = request.game_state()
+        seat = request.information.seat
+        player = self.player(request.information.env_id)
         with self._lock:  # solvers keep per-player RNG state: one decision at a time
-            decision = asyncio.run(player.act(GameState(request.env_id, state), request.seat))
-        spec = get_spec(request.env_id)
-        menu = spec.menu(state, request.seat)
-        if decision.action is None or decision.action not in menu:
+            decision = asyncio.run(player.act(state, seat))
+        menu = state.menu(seat)
+        verdict = judge(decision, menu)
+        if verdict.action is None:
             raise RequestError(
-                f"the player returned no legal move ({decision.error})",
+                f"the player returned no legal move ({verdict.error})",
                 HTTPStatus.INTERNAL_SERVER_ERROR,
             )
-        action_text = menu[decision.action]
+        action_text = menu[verdict.action]
         reasoning = f"{player.name} plays {action_text} from this position."
         message: dict[str, Any] = {"role": "assistant"}
         if request.style == "tools" or _offers_play(body.get("tools")):

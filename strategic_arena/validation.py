@@ -123,11 +123,15 @@ def validate(
         found = _extract_tools(text, strict)
     if isinstance(found, ActionError):
         return found
-    require_reasoning = require_reasoning and style != "tools"
-    if require_reasoning and not has_outside_reasoning and not found.reasoning.strip():
-        return ActionError("missing_reasoning", _REASONING_HINT[style])
+    require_reasoning = require_reasoning and style != "tools"  # a forced call often has no text
+    no_reasoning = require_reasoning and not has_outside_reasoning and not found.reasoning.strip()
     if not found.answers:
+        # The kind names the answer, the part that matters; the detail names all that is missing.
+        if no_reasoning:
+            return ActionError("no_action", f"{_ANSWER_HINT[style]}, and no reasoning either")
         return ActionError("no_action", _ANSWER_HINT[style])
+    if no_reasoning:
+        return ActionError("missing_reasoning", _REASONING_HINT[style])
     if strict and len(found.answers) > 1:
         return ActionError(
             "multiple_actions", f"found {len(found.answers)} answers; give exactly one"
@@ -208,7 +212,7 @@ _REASONING_HINT: dict[Style, str] = {
     "json": 'give your reasoning in the "reasoning" field',
 }
 _ANSWER_HINT: dict[Style, str] = {
-    "marshal": "no <answer>...</answer> block found after the reasoning",
+    "marshal": "no <answer>...</answer> block found",
     "boxed": "no \\boxed{...} answer found",
     "json": 'no "action" field found',
     "tools": "no call of the play tool found; call play with your move",
@@ -230,7 +234,7 @@ def _extract_marshal(text: str, strict: bool, need_think: bool) -> _Extracted | 
     if not closes:
         if _THINK_OPEN.search(text) and not _ANSWER_OPEN.search(text):
             return ActionError("truncated", "the response ended inside <think>")
-        if need_think:
+        if need_think and _ANSWER_OPEN.search(text):
             return ActionError("missing_reasoning", _REASONING_HINT["marshal"])
         head, tail = "", text
     else:

@@ -15,9 +15,10 @@ import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from strategic_arena.actions import Action, ActionError
-from strategic_arena.actions import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.env import Observation, TextGameEnv, make
-from strategic_arena.players import GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState, Player, feedback, judge
+from strategic_arena.turn import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.validation import Style, validate
 
 
@@ -26,9 +27,10 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
 
     ``step(text)`` validates ``text`` against the legal actions of the agent to move, in the
     wrapper's prompt ``style``. A legal answer is played. Otherwise the illegal-move policy
-    applies: ``forfeit`` ends the game (``env.forfeit``); ``retry:k`` keeps the same agent to
-    move and puts ``feedback`` in its info (after ``k`` failed re-asks it forfeits); ``random``
-    plays a random legal action from the wrapper's generator (seeded by ``reset``).
+    applies (:meth:`IllegalMovePolicy.rule`, the model player's rule too): ``forfeit`` ends the
+    game (``env.forfeit``); ``retry:k`` keeps the same agent to move and puts ``feedback`` in
+    its info (after ``k`` failed re-asks it forfeits); ``random`` plays a random legal action
+    from the wrapper's generator (seeded by ``reset``).
 
     After every ``step``, ``infos[agent]`` of the agent that answered holds ``action``
     (:class:`Action` or ``None``), ``error`` (:class:`ActionError` or ``None``), ``errors``
@@ -47,9 +49,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         super().__init__(env)
         self.text_env = env
         self.style: Style = style
-        self.policy = (
-            policy if isinstance(policy, IllegalMovePolicy) else IllegalMovePolicy.parse(policy)
-        )
+        self.policy = IllegalMovePolicy.of(policy)
         self.strict = strict
         self._rng = np.random.default_rng()
         self._errors: list[ActionError] = []
@@ -91,17 +91,15 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             return
         self._errors.append(outcome)
         errors = list(self._errors)
-        if self.policy.kind == "retry" and len(errors) <= self.policy.retries:
+        # Text validation never yields an infrastructure error, so the ruling is never "stop".
+        ruling = self.policy.rule(outcome, len(errors))
+        if ruling == "retry":
             # The agent has seen its pending reward in last(); a re-ask must not repeat it.
             env._cumulative_rewards[agent] = 0.0
-            env.infos[agent] = {
-                **_info(None, outcome, errors),
-                "feedback": f"Your answer was not accepted ({outcome.kind}): {outcome.detail}. "
-                "Answer again.",
-            }
+            env.infos[agent] = {**_info(None, outcome, errors), "feedback": feedback(outcome)}
             return
         self._errors = []
-        if self.policy.kind == "random":
+        if ruling == "random":
             choice = int(self._rng.choice(list(menu)))
             env.step(choice)
             env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)
@@ -125,7 +123,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     then lets the opponent move until it is this seat's turn again or the game ends. The
     reward is what the seat earned since its previous step (its final return summed over the
     episode). An illegal action id forfeits the game (reward: the forfeit loss, ``terminated``)
-    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it.
+    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it. The
+    opponent's decisions go through :func:`strategic_arena.turn.judge` as in a match; one whose
+    endpoint failed after its retries raises ``RuntimeError`` (the episode cannot go on).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -133,7 +133,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     def __init__(
         self,
         env_id: str,
-        opponent: Player | None = None,
+        opponent: Player | str | None = None,
         seat: int = 0,
         render_mode: str | None = None,
     ) -> None:
@@ -145,7 +145,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self.env_id = env_id
         self.seat = seat
         self.agent = self.env.possible_agents[seat]
-        self.opponent: Player = opponent if opponent is not None else RandomPlayer(0)
+        self.opponent = _opponent(opponent, env_id)
         self.observation_space = self.env.observation_space(self.agent)
         self.action_space = self.env.action_space(self.agent)  # type: ignore[assignment]
         self.render_mode = render_mode
@@ -184,7 +184,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
 
     def render(self) -> str | None:  # type: ignore[override]
         """The full game state as text."""
-        return str(self.env.state)
+        return str(self.env.spiel_state)
 
     def close(self) -> None:
         """Close the private event loop."""
@@ -197,16 +197,45 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             opponent_agent = env.agent_selection
             seat = env.agent_name_mapping[opponent_agent]
             decision = self._loop.run_until_complete(
-                self.opponent.act(GameState(self.env_id, env.state.clone(), env.spec), seat)
+                self.opponent.act(GameState(self.env_id, env.spiel_state.clone(), env.spec), seat)
             )
-            if decision.action is None or decision.action not in env.legal_action_texts(
-                opponent_agent
-            ):
+            verdict = judge(decision, env.legal_action_texts(opponent_agent))
+            if verdict.outcome == "play":
+                env.step(verdict.action)
+            elif verdict.outcome == "forfeit":
                 env.forfeit(opponent_agent)
             else:
-                env.step(decision.action)
+                raise RuntimeError(f"the opponent's endpoint failed: {verdict.error}")
 
 
-def single_agent(env_id: str, opponent: Player | None = None, seat: int = 0) -> SingleAgentEnv:
-    """``env_id`` from the point of view of ``seat``, against ``opponent`` (random by default)."""
+def _opponent(opponent: Player | str | None, env_id: str) -> Player:
+    """The opponent as a :class:`Player`: given, built from a spec string, or random.
+
+    Raises:
+        ValueError: a spec that names no opponent, or one that cannot play ``env_id``.
+        TypeError: anything else that is not a player.
+    """
+    if opponent is None:
+        return RandomPlayer(0)
+    if isinstance(opponent, str):
+        import opponents  # lazily: the core does not import the solvers at import time
+
+        return opponents.make(opponent, env_id, seed=0)
+    if not isinstance(opponent, Player):
+        raise TypeError(
+            f"opponent must be a Player (a name and an async act) or an opponent spec such as "
+            f"'random' or 'mcts:simulations=100', not {type(opponent).__name__}"
+        )
+    return opponent
+
+
+def single_agent(
+    env_id: str, opponent: Player | str | None = None, seat: int = 0
+) -> SingleAgentEnv:
+    """``env_id`` from the point of view of ``seat``, against ``opponent``.
+
+    ``opponent`` is a :class:`Player`, an opponent spec as :func:`opponents.make` takes it
+    (``"random"``, ``"mcts:simulations=100"``; seeded with 0 unless the spec gives a seed), or
+    ``None`` for a random player.
+    """
     return SingleAgentEnv(env_id, opponent=opponent, seat=seat)

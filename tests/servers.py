@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import sys
 import threading
 import time
 from collections import Counter
@@ -18,18 +21,32 @@ from strategic_arena.serve import PlayerService
 #: validator turns into a ``truncated`` invalid answer.
 RANDOM_FAULTS = ("500", "429", "malformed", "empty", "truncated", "slow")
 
+#: The server's and network's faults only (no answer of the model is changed): what the fault
+#: benchmark injects, so that a run behind them must score exactly like a fault-free one.
+INFRASTRUCTURE_FAULTS = ("500", "429", "drop", "slow", "malformed", "empty", "blank")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A server that does not print the requests its clients cut off (a killed ``eval``)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError | ValueError):  # cut requests: resets, half a body
+            super().handle_error(request, client_address)
+
 
 class FaultServer:
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
-    ``Retry-After: 0``, ``malformed`` JSON, ``empty`` choices, ``truncated`` answers,
+    ``Retry-After: 0``, ``malformed`` JSON (cut in the middle), ``empty`` choices, ``blank``
+    content, ``drop`` (the connection closed without a reply), ``truncated`` answers,
     ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
-    content, ``wrong_tool``: a call of another tool than ``play``, or ``ok``); once it is
-    empty, each request gets a fault from :data:`RANDOM_FAULTS` with probability ``rate`` (seeded).
+    content, ``wrong_tool``: a call of another tool than ``play``, or ``ok``); once it is empty,
+    each request gets a fault from ``kinds`` (default :data:`RANDOM_FAULTS`) with probability
+    ``rate`` (seeded). ``service`` answers the requests (default: a ``random`` player).
     ``served`` counts what was served; ``seen_keys`` the Authorization headers received,
-    ``seen_game_headers`` the game headers, ``seen_bodies`` the request bodies; ``/v1/models``
-    reports ``owned_by``.
+    ``seen_game_headers`` the game headers, ``seen_bodies`` the request bodies.
     """
 
     def __init__(
@@ -38,10 +55,12 @@ class FaultServer:
         rate: float = 0.0,
         seed: int = 0,
         slow_s: float = 2.0,
-        owned_by: str = "strategic-arena",
+        kinds: tuple[str, ...] = RANDOM_FAULTS,
+        service: PlayerService | None = None,
     ) -> None:
         self.faults = list(faults or [])
         self.rate = rate
+        self.kinds = kinds
         self.slow_s = slow_s
         self.rng = np.random.default_rng(seed)
         self.served: Counter[str] = Counter()
@@ -49,7 +68,7 @@ class FaultServer:
         self.seen_game_headers: list[str | None] = []
         self.seen_bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        service = PlayerService("random", lambda env_id: RandomPlayer(0))
+        model = service or PlayerService("random", lambda env_id: RandomPlayer(0))
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,9 +76,7 @@ class FaultServer:
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
-                listing = service.models()
-                listing["data"][0]["owned_by"] = owned_by
-                self.reply(200, listing)
+                self.reply(200, model.models())
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -80,8 +97,12 @@ class FaultServer:
                 elif fault == "empty":
                     payload = {"id": "x", "object": "chat.completion", "created": 0}
                     self.reply(200, {**payload, "model": "random", "choices": []})
+                elif fault == "drop":  # the connection closes before any reply
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
                 else:
-                    answer = service.complete(body, self.headers.get(GAME_HEADER))
+                    answer = model.complete(body, self.headers.get(GAME_HEADER))
                     if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
                         answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
                     if fault == "wrong_tool":
@@ -92,6 +113,8 @@ class FaultServer:
                         choice = answer["choices"][0]
                         choice["finish_reason"] = "length"
                         choice["message"]["content"] = choice["message"]["content"][:12]
+                    if fault == "blank":  # a reply with nothing in it
+                        answer["choices"][0]["message"]["content"] = ""
                     self.reply(200, answer)
 
             def reply(
@@ -116,7 +139,7 @@ class FaultServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -127,7 +150,7 @@ class FaultServer:
             if self.faults:
                 fault = self.faults.pop(0)
             elif self.rng.random() < self.rate:
-                fault = str(self.rng.choice(RANDOM_FAULTS))
+                fault = str(self.rng.choice(self.kinds))
             else:
                 fault = "ok"
             self.served[fault] += 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer
+from strategic_arena.players import GAME_HEADER, LLMPlayer, RandomPlayer, game_header
 from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -48,13 +47,13 @@ def test_llm_player_plays_whole_games_against_a_served_solver() -> None:
             assert all(move.decision.prompt[0]["role"] == "system" for move in own)
 
 
-@pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow"])
+@pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow", "blank", "drop"])
 def test_retryable_faults_are_retried_and_recorded(faulty: FaultServer, fault: str) -> None:
     faulty.faults = [fault, fault]
     player = LLMPlayer(backend(faulty.base_url))
     env = sa.make("connect_four-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.error is None
     result_attempts = len(faulty.seen_keys)
     assert result_attempts == 3
@@ -65,7 +64,8 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
-    header = {GAME_HEADER: json.dumps({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0})}
+    information = sa.SeatInformation.of(env.spec, env.spiel_state, 0)
+    header = {GAME_HEADER: game_header(information, "marshal")}
     result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
     assert result.error is None and result.attempts == 5
     assert [f.split(":")[0] for f in result.failures] == [
@@ -76,14 +76,24 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     ]
 
 
-def test_giving_up_is_an_endpoint_error_and_a_forfeit(faulty: FaultServer) -> None:
-    faulty.faults = ["500"] * 10
-    player = LLMPlayer(backend(faulty.base_url, max_attempts=3))
+@pytest.mark.parametrize("policy", ["forfeit", "retry:2", "random"])
+def test_giving_up_is_an_infrastructure_error_that_stops_the_game(
+    faulty: FaultServer, policy: str
+) -> None:
+    # Not the model's doing: no policy applies (no re-ask, no random move, no forfeit).
+    faulty.faults = ["500"] * 3
+    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), policy=policy, seed=0)
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
-    assert record.status == "forfeit" and record.forfeited_by == 0
-    assert record.moves[0].error.kind == "endpoint"  # type: ignore[union-attr]
+    assert record.status == "incomplete" and record.forfeited_by is None
+    assert record.returns == (0.0, 0.0) and len(record.moves) == 1
+    failed = record.moves[0]
+    assert failed.action is None and failed.error is not None and failed.error.kind == "endpoint"
+    assert failed.decision.attempts == 1 and len(failed.decision.failures) == 3
+    assert record.infrastructure_error == f"endpoint: {failed.error.detail}"
+    assert sum(faulty.served.values()) == 3  # nothing asked after the backend gave up
     faulty.faults = ["slow"] * 3
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
+    assert record.status == "incomplete"
     assert record.moves[0].error.kind == "timeout"  # type: ignore[union-attr]
 
 
@@ -98,9 +108,15 @@ def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> 
     player = LLMPlayer(backend(faulty.base_url), policy="retry:1")
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
-    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
     assert decision.action is not None and decision.attempts == 2
     assert [error.kind for error in decision.errors] == ["truncated"]
+    # Every answer is kept, with the feedback the model got after the rejected one.
+    first, second = decision.tries
+    assert first.error is not None and first.error.kind == "truncated"
+    assert first.finish_reason == "length" and len(first.response) == 12
+    assert first.feedback is not None and "(truncated)" in first.feedback
+    assert second.error is None and second.feedback is None and second.response == decision.text
 
 
 def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
@@ -125,8 +141,8 @@ def test_separate_reasoning_is_kept_with_the_move(faulty: FaultServer, tmp_path:
     assert first.reasoning == "I think, so I am." and first.finish_reason == "stop"
     with ResultsStore(tmp_path / "r.sqlite") as store:
         store.add_game(store.run("r", 0, {}), "g", record)
-        stored = store.moves(store.games()[0]["id"])[0]
-    assert stored["reasoning"] == "I think, so I am." and stored["finish_reason"] == "stop"
+        stored = store.moves(store.games()[0].id)[0]
+    assert stored.reasoning == "I think, so I am." and stored.finish_reason == "stop"
 
 
 def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:
@@ -140,7 +156,7 @@ def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:
         model = LLMPlayer(backend(server.base_url, max_attempts=2), name="m")
         record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(0)], seed=0)
     decision = record.moves[0].decision
-    assert record.forfeited_by == 0 and decision.error is not None
+    assert record.status == "incomplete" and decision.error is not None
     assert decision.error.kind == "endpoint"
     assert len(decision.failures) == 2
     assert all(

@@ -47,7 +47,7 @@ def _random_game_in_lockstep(env: TextGameEnv, rng: np.random.Generator, seed: i
     steps = 0
 
     def sync_chance() -> None:
-        history = env.state.history()
+        history = env.spiel_state.history()
         while len(raw.history()) < len(history):
             outcome = history[len(raw.history())]
             assert raw.is_chance_node()
@@ -102,7 +102,7 @@ def test_same_seed_and_actions_replay_the_same_game(env_id: str) -> None:
                 env.step(None)
             else:
                 env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
-        return list(env.state.history()), texts, env.returns()
+        return list(env.spiel_state.history()), texts, env.returns()
 
     assert play(7) == play(7)
     if env_id not in ("tic_tac_toe-v0", "connect_four-v0"):  # chance games deal differently
@@ -115,7 +115,7 @@ def test_reset_without_seed_continues_the_generator() -> None:
     for env in (first, second):
         env.reset(seed=3)
         env.reset()
-        deals.append(env.state.history())
+        deals.append(env.spiel_state.history())
     assert deals[0] == deals[1]
 
 
@@ -123,12 +123,12 @@ def test_illegal_action_id_raises_and_changes_nothing() -> None:
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     env.step(4)
-    before = env.state.history()
+    before = env.spiel_state.history()
     with pytest.raises(sa.IllegalActionError):
         env.step(4)
     with pytest.raises(ValueError, match="only valid on a dead step"):
         env.step(None)
-    assert env.state.history() == before
+    assert env.spiel_state.history() == before
     assert env.agent_selection == "player_1"
 
 
@@ -182,7 +182,7 @@ def test_generic_adapter_uses_openspiel_text() -> None:
     env = sa.make("openspiel/breakthrough", rows=5, columns=5)
     env.reset(seed=0)
     menu = env.legal_action_texts("player_0")
-    state = env.state
+    state = env.spiel_state
     assert set(menu) == set(state.legal_actions())
     assert all(text.startswith(state.action_to_string(a)) for a, text in menu.items())
     assert env.observe("player_0")["text"] == state.observation_string(0)
@@ -192,7 +192,7 @@ def test_generic_adapter_uses_openspiel_text() -> None:
 def test_render_ansi_shows_the_full_state() -> None:
     env = sa.make("kuhn_poker-v0", render_mode="ansi")
     env.reset(seed=1)
-    assert env.render() == str(env.state)
+    assert env.render() == str(env.spiel_state)
 
 
 @pytest.mark.parametrize("env_id", ["kuhn_poker-v0", "leduc_holdem-v0"])
@@ -202,7 +202,7 @@ def test_poker_text_never_shows_the_opponent_card(env_id: str) -> None:
     game = env.spec.game
     for seed in range(200):
         env.reset(seed=seed)
-        state = env.state
+        state = env.spiel_state
         # Rebuild the same deal with the opponent's card swapped for every other possibility.
         history = state.history()
         own, other = history[0], history[1]
@@ -226,7 +226,7 @@ def test_hanabi_text_never_shows_own_cards() -> None:
     for seed in range(100):
         env.reset(seed=seed)
         hand_size = 3
-        deal = env.state.history()[: 2 * hand_size]
+        deal = env.spiel_state.history()[: 2 * hand_size]
         # OpenSpiel deals player 0's cards first, then player 1's.
         alt = game.new_initial_state()
         for i, card in enumerate(deal):
@@ -238,11 +238,11 @@ def test_hanabi_text_never_shows_own_cards() -> None:
             alt.apply_action(card)
         if alt.is_chance_node():
             continue
-        if alt.observation_string(0) != env.state.observation_string(0):
+        if alt.observation_string(0) != env.spiel_state.observation_string(0):
             continue  # the redeal changed what seat 0 may see (e.g. card counts): skip
         checked += 1
-        assert spec.observation_text(alt, 0) == spec.observation_text(env.state, 0)
-        assert spec.observation_text(alt, 1) != spec.observation_text(env.state, 1)
+        assert spec.observation_text(alt, 0) == spec.observation_text(env.spiel_state, 0)
+        assert spec.observation_text(alt, 1) != spec.observation_text(env.spiel_state, 1)
     assert checked > 20
 
 
@@ -288,7 +288,7 @@ def test_after_a_forfeit_every_view_says_the_game_is_over() -> None:
     for env_id in ("tic_tac_toe-v0", "kuhn_poker-v0"):
         env = sa.make(env_id)
         env.reset(seed=0)
-        env.step(env.state.legal_actions()[0])
+        env.step(env.spiel_state.legal_actions()[0])
         env.forfeit(env.agent_selection)
         for agent in env.possible_agents:
             observation = env.observe(agent)
@@ -297,3 +297,15 @@ def test_after_a_forfeit_every_view_says_the_game_is_over() -> None:
             assert env.legal_action_texts(agent) == {}
             view = env.seat_view(agent)
             assert view.terminal and view.legal_actions == {}
+
+
+def test_state_is_pettingzoos_global_view() -> None:
+    # ``env.state`` used to be the pyspiel state and shadowed AECEnv.state(); it is
+    # ``spiel_state`` now, and state() is every seat's observation tensor in seat order.
+    env = sa.make("kuhn_poker-v0")
+    env.reset(seed=4)
+    assert isinstance(env.spiel_state, pyspiel.State)
+    state = env.state()
+    assert state.shape == env.state_space.shape and state in env.state_space
+    both = np.concatenate([env.observe(agent)["observation"] for agent in env.possible_agents])
+    assert np.array_equal(state, both)  # both private cards: the global view

@@ -78,3 +78,20 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
         assert f"strategic_arena/prompts/{template}" in names, template
     for data in ("schema.json", "page.css", "page.js"):  # the leaderboard page and its schema
         assert f"strategic_arena/leaderboard/{data}" in names, data
+
+
+def test_license_metadata_is_an_spdx_string_without_deprecation_warnings() -> None:
+    # setuptools deprecates ``license = {text = ...}`` (removal announced for 2027-02); with
+    # warnings as errors, reading the configuration must still succeed.
+    code = (
+        "import warnings; warnings.simplefilter('error'); "
+        "from setuptools.config.pyprojecttoml import apply_configuration; "
+        "from setuptools.dist import Distribution; "
+        "d = apply_configuration(Distribution(), 'pyproject.toml'); "
+        "print(d.metadata.license_expression)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Apache-2.0"

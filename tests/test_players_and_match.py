@@ -52,7 +52,7 @@ def test_play_match_is_seeded_and_replays_exactly(env_id: str) -> None:
         assert env.legal_action_texts(env.agent_selection)[move.action] == move.action_text  # type: ignore[index]
         env.step(move.action)
     assert tuple(env.returns()) == first.returns
-    assert tuple(env.state.history()) == first.history
+    assert tuple(env.spiel_state.history()) == first.history
 
 
 def test_forfeit_on_invalid_move() -> None:
@@ -75,10 +75,12 @@ def test_human_player_reads_until_legal() -> None:
     human = HumanPlayer(read_line=lambda _prompt: next(lines), write=shown.append)
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
-    decision = asyncio.run(human.act(GameState("tic_tac_toe-v0", env.state.clone()), 0))
+    decision = asyncio.run(human.act(GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
     assert decision.action == 0 and decision.attempts == 3
     assert [e.kind for e in decision.errors] == ["unknown_action", "illegal_action"]
     assert any("Legal actions" in line for line in shown)
+    assert [attempt.response for attempt in decision.tries] == ["castle", "O(1,1)", "top left"]
+    assert decision.tries[0].feedback in shown and decision.tries[-1].error is None
 
 
 def test_cli_demo_prints_prompts_and_moves(capsys: pytest.CaptureFixture[str]) -> None:
@@ -161,7 +163,7 @@ def test_text_wrapper_retry_policy_then_forfeit() -> None:
         env.step("no tags at all")
         info = env.infos["player_0"]
         assert env.agent_selection == "player_0" and info["attempt"] == attempt
-        assert "feedback" in info and info["error"].kind == "missing_reasoning"
+        assert "feedback" in info and info["error"].kind == "no_action"
     env.step("still nothing")
     assert all(env.terminations.values()) and len(env.infos["player_0"]["errors"]) == 3
     env.reset(seed=0)
@@ -219,7 +221,7 @@ class Explorer:
 
     async def act(self, state: GameState, seat: int) -> Decision:
         legal = state.legal_actions(seat)
-        state.state.apply_action(legal[0])
+        state.spiel_state.apply_action(legal[0])
         return Decision(action=legal[0], text="")
 
 
@@ -233,3 +235,23 @@ def test_a_player_mutating_its_copy_changes_nothing() -> None:
 def test_cli_plays_generic_openspiel_games(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "openspiel/tic_tac_toe", "--no-prompts"]) == 0
     assert "=== game over" in capsys.readouterr().out
+
+
+def test_single_agent_takes_opponent_specs_like_opponents_make() -> None:
+    env = single_agent("tic_tac_toe-v0", opponent="random", seat=1)
+    observation, _ = env.reset(seed=3)
+    assert env.opponent.name == "random"
+    terminated = False
+    while not terminated:
+        legal = np.flatnonzero(observation["action_mask"])
+        observation, _, terminated, _, _ = env.step(int(legal[0]))
+    env.close()
+
+
+def test_single_agent_refuses_what_is_not_an_opponent_at_once() -> None:
+    with pytest.raises(ValueError, match="unknown opponent 'nonsense'"):
+        single_agent("tic_tac_toe-v0", opponent="nonsense")
+    with pytest.raises(ValueError, match="cannot play"):
+        single_agent("tic_tac_toe-v0", opponent="nash")
+    with pytest.raises(TypeError, match="opponent must be a Player"):
+        single_agent("tic_tac_toe-v0", opponent=42)  # type: ignore[arg-type]

@@ -66,13 +66,13 @@ def test_ratings_rebuild_identically_and_ignore_the_storage_order(
     with ResultsStore(ladder_db) as store:
         first = rating_tables(store)
         assert rating_tables(store) == first  # same store, same numbers, bit for bit
-        stored_keys = [game["game_key"] for game in store.games()]
+        stored_keys = [game.game_key for game in store.games()]
     # The same games stored in the opposite order (and under other row ids).
     with ResultsStore(tmp_path / "reversed.db") as other:
         other.run("unrelated", seed=1, settings={})  # shifts every id
         tasks = list(reversed(ladder_tasks()))
         assert run(other, "ladder", tasks, seed=0, concurrency=1, progress=False).complete
-        assert [game["game_key"] for game in other.games()] == list(reversed(stored_keys))
+        assert [game.game_key for game in other.games()] == list(reversed(stored_keys))
         assert rating_tables(other) == first
 
 
@@ -124,13 +124,13 @@ def test_poker_deals_played_in_both_seats_are_one_duplicate_match(tmp_path: Path
         store.add_game(run_id, "lone", lone)
         mirror = play_match_sync(env_id, [RandomPlayer(1, name="a"), RandomPlayer(2, name="a")], 5)
         store.add_game(run_id, "self", mirror)
-        games = {game["game_key"]: game for game in store.games()}
+        games = {game.game_key: game for game in store.games()}
         matches = outcomes(store)
     assert len(matches) == 5
     for deal in range(4):
         (paired,) = [m for m in matches if m.game_keys == (f"{deal}/a-b", f"{deal}/b-a")]
         assert paired.players == ("a", "b")
-        first, second = games[f"{deal}/a-b"]["returns"], games[f"{deal}/b-a"]["returns"]
+        first, second = games[f"{deal}/a-b"].returns, games[f"{deal}/b-a"].returns
         assert paired.returns == (first[0] + second[1], first[1] + second[0])
     assert [m.game_keys for m in matches if len(m.game_keys) == 1] == [("lone",)]
 

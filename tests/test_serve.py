@@ -28,6 +28,16 @@ def client(server: PlayerServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.base_url, api_key="not-needed", max_retries=0)
 
 
+def seat_field(env_id: str, history: list[int], **extra: object) -> dict[str, object]:
+    """The game field of a request: the seat to move's information after ``history``."""
+    spec = sa.get_spec(env_id)
+    state = spec.game.new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    seat = state.current_player()
+    return {**sa.SeatInformation.of(spec, state, seat).payload(), **extra}
+
+
 @pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "leduc_holdem-v0", "mini_hanabi-v0"])
 def test_served_player_answers_a_legal_move_in_the_style(
@@ -46,14 +56,7 @@ def test_served_player_answers_a_legal_move_in_the_style(
     reply = client(server).chat.completions.create(
         model=server.service.model,
         messages=sa.render_messages(env_id, view, style),  # type: ignore[arg-type]
-        extra_body={
-            GAME_FIELD: {
-                "env_id": env_id,
-                "history": list(env.state.history()),
-                "seat": view.seat,
-                "style": style,
-            }
-        },
+        extra_body={GAME_FIELD: seat_field(env_id, list(env.spiel_state.history()), style=style)},
         **offered,  # type: ignore[arg-type]
     )
     message = reply.choices[0].message
@@ -80,12 +83,16 @@ def test_models_lists_the_served_model(server: PlayerServer) -> None:
 @pytest.mark.parametrize(
     ("game", "message"),
     [
-        (None, "needs a 'strategic_arena' object"),
-        ({"env_id": "chess", "history": [], "seat": 0}, "unknown env id"),
-        ({"env_id": "tic_tac_toe-v0", "history": [4, 4], "seat": 0}, "not legal"),
-        ({"env_id": "tic_tac_toe-v0", "history": [4], "seat": 0}, "not to move"),
-        ({"env_id": "tic_tac_toe-v0", "history": [], "seat": 0, "style": "xml"}, "style"),
-        ({"env_id": "kuhn_poker-v0", "history": "01", "seat": 0}, "list of action ids"),
+        (None, "needs the seat's information"),
+        ({**seat_field("tic_tac_toe-v0", []), "env_id": "chess"}, "unknown env id"),
+        ({**seat_field("tic_tac_toe-v0", [4]), "history": [4, 4]}, "not legal"),
+        ({**seat_field("tic_tac_toe-v0", [4]), "seat": 0}, "not to move"),
+        (seat_field("tic_tac_toe-v0", [], style="xml"), "style"),
+        ({**seat_field("tic_tac_toe-v0", []), "history": "01"}, "list of action ids"),
+        ({**seat_field("kuhn_poker-v0", [0, 1]), "legal_actions": [0]}, "legal_actions"),
+        ({**seat_field("kuhn_poker-v0", [0, 1]), "seat": True}, "seat must be an integer"),
+        ({**seat_field("tic_tac_toe-v0", [4]), "history": None}, "perfect information"),
+        ({**seat_field("kuhn_poker-v0", [0, 1]), "history": [0, 1]}, "send no history"),
     ],
 )
 def test_bad_requests_get_clear_400s(server: PlayerServer, game: object, message: str) -> None:
@@ -114,7 +121,7 @@ def test_a_solver_spec_is_served_per_game() -> None:
         reply = client(running).chat.completions.create(
             model="minimax",
             messages=[{"role": "user", "content": "your move"}],
-            extra_body={GAME_FIELD: {"env_id": "tic_tac_toe-v0", "history": [0, 4, 8], "seat": 1}},
+            extra_body={GAME_FIELD: seat_field("tic_tac_toe-v0", [0, 4, 8])},
         )
         # O must not play a corner here: (0,1), (1,0), (1,2), (2,1) keep the draw.
         outcome = sa.validate(
@@ -125,7 +132,7 @@ def test_a_solver_spec_is_served_per_game() -> None:
             client(running).chat.completions.create(
                 model="minimax",
                 messages=[{"role": "user", "content": "x"}],
-                extra_body={GAME_FIELD: {"env_id": "kuhn_poker-v0", "history": [0, 1], "seat": 0}},
+                extra_body={GAME_FIELD: seat_field("kuhn_poker-v0", [0, 1])},
             )
 
 
@@ -134,14 +141,15 @@ def test_a_mapping_serves_one_solver_per_game() -> None:
         reply = client(running).chat.completions.create(
             model="suite",
             messages=[{"role": "user", "content": "your move"}],
-            extra_body={GAME_FIELD: {"env_id": "kuhn_poker-v0", "history": [2, 0], "seat": 0}},
+            extra_body={GAME_FIELD: seat_field("kuhn_poker-v0", [2, 0])},
         )
-        # Seat 0 holds the King (chance outcome 2): the equilibrium answers a legal move.
+        # Seat 0 holds the King (chance outcome 2): the equilibrium answers a legal move from
+        # its information state alone (the request never names seat 1's card).
         outcome = sa.validate("kuhn_poker-v0", reply.choices[0].message.content, [0, 1])
         assert isinstance(outcome, Action)
         with pytest.raises(openai.BadRequestError, match="plays kuhn_poker-v0, not tic_tac_toe"):
             client(running).chat.completions.create(
                 model="suite",
                 messages=[{"role": "user", "content": "x"}],
-                extra_body={GAME_FIELD: {"env_id": "tic_tac_toe-v0", "history": [], "seat": 0}},
+                extra_body={GAME_FIELD: seat_field("tic_tac_toe-v0", [])},
             )

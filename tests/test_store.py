@@ -48,9 +48,9 @@ def test_games_and_moves_round_trip(tmp_path: Path) -> None:
         assert not store.add_game(run, "g0", games[0])  # a replayed game is not stored twice
         assert store.completed_keys(run) == {f"g{i}" for i in range(5)}
         stored = store.games(run)
-        assert [g["returns"] for g in stored] == [list(g.returns) for g in games]
-        moves = store.moves(stored[0]["id"])
-        assert [m["action"] for m in moves] == [m.action for m in games[0].moves]
+        assert [g.returns for g in stored] == [g.returns for g in games]
+        moves = store.moves(stored[0].id)
+        assert [m.action for m in moves] == [m.action for m in games[0].moves]
     mode = sqlite3.connect(tmp_path / "results" / "arena.db").execute("PRAGMA journal_mode")
     assert mode.fetchone()[0] == "wal"
 
@@ -133,16 +133,16 @@ def test_kill_9_at_random_points_then_resume(tmp_path: Path) -> None:
     with ResultsStore(path) as store:
         run = store.run("killed", 7, {})
         games = store.games(run)
-        assert sorted(g["game_key"] for g in games) == sorted(f"g{s}" for s in range(total))
+        assert sorted(g.game_key for g in games) == sorted(f"g{s}" for s in range(total))
         db = store._db
         orphans = db.execute(
             "SELECT COUNT(*) FROM moves WHERE game_id NOT IN (SELECT id FROM games)"
         )
         assert orphans.fetchone()[0] == 0
         for game in games:
-            assert len(store.moves(game["id"])) == player_moves("leduc_holdem-v0", game["history"])
+            assert len(store.moves(game.id)) == player_moves("leduc_holdem-v0", list(game.history))
         fresh = play_match_sync("leduc_holdem-v0", [RandomPlayer(5), RandomPlayer(100005)], 5)
-        assert next(g for g in games if g["game_key"] == "g5")["history"] == list(fresh.history)
+        assert next(g for g in games if g.game_key == "g5").history == fresh.history
     assert pyspiel  # the replay above runs on OpenSpiel's rules
 
 
@@ -158,11 +158,11 @@ def test_a_version_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
     con.commit()
     con.close()
     with ResultsStore(path) as store:
-        moves = store.moves(store.games()[0]["id"])
-        assert moves and moves[0]["failures"] == [] and moves[0]["reasoning"] is None
+        moves = store.moves(store.games()[0].id)
+        assert moves and moves[0].failures == () and moves[0].reasoning is None
         assert store.completed_keys(store.run_id("old")) == {"g"}
     con = sqlite3.connect(path)
-    assert con.execute("SELECT value FROM meta").fetchone()[0] == "3"
+    assert con.execute("SELECT value FROM meta").fetchone()[0] == "4"
     con.close()
 
 
@@ -179,7 +179,7 @@ def test_a_name_stored_as_another_player_is_refused(tmp_path: Path) -> None:
         assert store.player("m", "llm", {"model": "m", "temperature": 0.6, "base_url": "x"}) == llm
         with pytest.raises(ValueError, match="--name"):
             store.player("m", "llm", {"model": "m", "temperature": 1.0, "base_url": "http://a"})
-        assert store.players()["random"]["kind"] == "random"
+        assert store.players()["random"].kind == "random"
 
 
 class _RacingConnection:
@@ -209,4 +209,4 @@ def test_two_processes_creating_one_run_at_once(tmp_path: Path) -> None:
     finally:
         store.close()
     with ResultsStore(db) as again:
-        assert [r["id"] for r in again.runs()] == [run_id]
+        assert [r.id for r in again.runs()] == [run_id]

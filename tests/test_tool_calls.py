@@ -53,14 +53,14 @@ def test_eval_with_tool_calls_against_a_served_solver(
         moves = [
             move
             for game in games
-            for move in store.moves(game["id"])
-            if game["players"][move["seat"]] == "served-solvers"
+            for move in store.moves(game.id)
+            if game.players[move.seat] == "served-solvers"
         ]
     assert moves
     for move in moves:  # every answer was a call of play, read back to the stored action
-        answer = read_tool_calls(move["response"])
+        answer = read_tool_calls(move.response)
         assert not isinstance(answer, sa.ActionError), move
-        assert answer.moves == (move["action_text"],) and move["finish_reason"] == "tool_calls"
+        assert answer.moves == (move.action_text,) and move.finish_reason == "tool_calls"
 
 
 def test_the_player_offers_play_with_the_legal_moves_and_retries_a_wrong_tool() -> None:
@@ -71,7 +71,7 @@ def test_the_player_offers_play_with_the_legal_moves_and_retries_a_wrong_tool() 
         env = sa.make("tic_tac_toe-v0")
         env.reset(seed=0)
         env.step(4)
-        state = GameState("tic_tac_toe-v0", env.state.clone())
+        state = GameState("tic_tac_toe-v0", env.spiel_state.clone())
         decision = asyncio.run(player.act(state, 1))
     finally:
         server.close()

@@ -79,7 +79,7 @@ def test_openspiel_action_strings_are_accepted(env_id: str) -> None:
             menu = env.legal_action_texts(agent)
             seat = env.agent_name_mapping[agent]
             for action in menu:
-                openspiel_text = env.state.action_to_string(seat, action)
+                openspiel_text = env.spiel_state.action_to_string(seat, action)
                 outcome = env.spec.grammar.parse(openspiel_text, menu)
                 assert outcome == Action(action, menu[action]), (openspiel_text, outcome)
             env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
@@ -98,6 +98,7 @@ TTT_MENU = {0: "X(0,0)", 4: "X(1,1)", 8: "X(2,2)"}
         ("<answer>X(1,1)</answer>", "missing_reasoning"),
         ("<think>   </think><answer>X(1,1)</answer>", "missing_reasoning"),
         ("<think>centre</think>", "no_action"),
+        ("X(1,1)", "no_action"),  # no tags at all: the answer is what is missing first
         ("<think>centre</think><answer> </answer>", "no_action"),
         ("<think>a</think><answer>X(1,1)</answer><answer>X(0,0)</answer>", "multiple_actions"),
         ("<think>a</think>I pick<answer>X(1,1)</answer>", "format"),
@@ -328,3 +329,10 @@ def test_lenient_json_reads_an_object_with_many_braces() -> None:
     assert validate("tic_tac_toe-v0", response, TTT_MENU, "json", strict=False) == Action(
         4, "X(1,1)"
     )
+
+
+def test_a_reply_without_tags_names_both_missing_parts() -> None:
+    outcome = validate("tic_tac_toe-v0", "I take the centre", TTT_MENU, "marshal")
+    assert isinstance(outcome, ActionError)
+    assert outcome.kind == "no_action"
+    assert "<answer>" in outcome.detail and "no reasoning" in outcome.detail

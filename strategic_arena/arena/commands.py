@@ -33,9 +33,31 @@ from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
 DEFAULT_DB = "results/arena.sqlite"
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default only when it says something.
+
+    Not ``None`` or a flag's ``False``, and not when the help text already states the default
+    in words (argparse would print both).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def _names(text: str) -> list[str]:
+    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
+    return names
+
+
 def add_parsers(sub: Any) -> None:
     """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
-    formatter = argparse.ArgumentDefaultsHelpFormatter
+    formatter = _HelpFormatter
     ev = sub.add_parser(
         "eval",
         help="evaluate a model endpoint against solvers, store every move, print the report",
@@ -122,9 +144,11 @@ def add_parsers(sub: Any) -> None:
     games.add_argument(
         "--envs",
         nargs="+",
+        type=_names,
         default=None,
         metavar="ENV",
-        help=f"games to play (default: all curated: {' '.join(CURATED)})",
+        help="games to play, separated by spaces or commas (default: all curated: "
+        f"{' '.join(CURATED)})",
     )
     games.add_argument(
         "--opponents",
@@ -147,6 +171,15 @@ def add_parsers(sub: Any) -> None:
     games.add_argument("--seed", type=int, default=0, help="run seed: deals and player seeds")
     run = ev.add_argument_group("run and store")
     run.add_argument("--concurrency", type=int, default=8, help="games in flight at once")
+    run.add_argument(
+        "--max-replays",
+        type=int,
+        default=3,
+        metavar="K",
+        help="a game stopped by a server failure (after --max-attempts) is stored as "
+        "incomplete, scored nowhere, and replayed by the next run of the same command, at most "
+        "K times",
+    )
     run.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
     run.add_argument(
         "--run-name",
@@ -252,7 +285,9 @@ def _eval(args: argparse.Namespace) -> int:
     from strategic_arena.backends import OpenAIBackend, SamplingParams
 
     protocol = PROTOCOLS[args.protocol] if args.protocol else None
-    env_ids = list(args.envs or (protocol.env_ids if protocol else CURATED))
+    # --envs a,b c: each argument is a list already (see _names).
+    chosen = [env_id for names in args.envs for env_id in names] if args.envs else None
+    env_ids = list(chosen or (protocol.env_ids if protocol else CURATED))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
     num_games = args.num_games
@@ -262,6 +297,8 @@ def _eval(args: argparse.Namespace) -> int:
         raise ValueError("--num-games must be at least 1")
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
+    if args.max_replays < 0:
+        raise ValueError("--max-replays must be at least 0")
     per_env: dict[str, list[str]] = {}
     for env_id in env_ids:
         if args.opponents is not None:
@@ -288,8 +325,6 @@ def _eval(args: argparse.Namespace) -> int:
     with _endpoint(args) as (base_url, model):
         models = _list_models(base_url, args.api_key_env)
         model = model or _only_model(models)
-        # The game header carries hidden information: only arena servers get it.
-        arena_server = any(m.get("owned_by") == "strategic-arena" for m in models)
         backend = OpenAIBackend(
             model,
             base_url,
@@ -306,7 +341,6 @@ def _eval(args: argparse.Namespace) -> int:
             policy=args.policy,
             include_history=args.history,
             strict=not args.lenient,
-            game_header=arena_server,
             thinking_in_history=args.thinking_in_history,
         )
         tasks: list[GameTask] = []
@@ -336,6 +370,7 @@ def _eval(args: argparse.Namespace) -> int:
                     concurrency=args.concurrency,
                     settings=settings,
                     progress=not args.quiet,
+                    max_replays=args.max_replays,
                 )
             except KeyboardInterrupt:
                 stored = len(store.completed_keys(store.run_id(run_name)))
@@ -347,7 +382,8 @@ def _eval(args: argparse.Namespace) -> int:
                 return 130
             print(
                 f"Run {run_name!r}: {summary.played} games played, {summary.resumed} resumed, "
-                f"{summary.games_with_errors} with invalid answers, in {summary.elapsed_s:.1f} s "
+                f"{summary.games_with_errors} with invalid answers, {summary.incomplete} "
+                f"stopped by server failures, in {summary.elapsed_s:.1f} s "
                 f"-> {args.db}",
                 file=sys.stderr,
             )
@@ -355,14 +391,26 @@ def _eval(args: argparse.Namespace) -> int:
                 print(f"  failed: {key}: {error}", file=sys.stderr)
             if not args.no_report:
                 _print_report(store, [run_name], as_json=args.json, all_players=False)
+    status = 0
     if summary.failed:
         print(
             f"strategic-arena: {len(summary.failed)} games failed and were not stored; rerun the "
             "same command to play them",
             file=sys.stderr,
         )
-        return 1
-    return 0
+        status = 1
+    unscored = summary.total - summary.resumed - summary.played - len(summary.failed)
+    if unscored:
+        replayable = unscored - summary.given_up
+        print(
+            f"strategic-arena: {unscored} games are incomplete: the model's server failed after "
+            f"--max-attempts requests. They are not scored; {replayable} will be replayed by "
+            f"the same command (--max-replays {args.max_replays}), {summary.given_up} are given "
+            "up",
+            file=sys.stderr,
+        )
+        status = 1
+    return status
 
 
 def _print_report(
@@ -392,6 +440,8 @@ def _report(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
+    from strategic_arena.arena.records import StoredMove
     from strategic_arena.arena.replay import replay_game
     from strategic_arena.arena.store import ResultsStore
     from strategic_arena.env import TextGameEnv
@@ -399,28 +449,50 @@ def _replay(args: argparse.Namespace) -> int:
     if not Path(args.db).exists():
         raise ValueError(f"no results store at {args.db}")
 
-    def show(move: dict[str, Any], env: TextGameEnv) -> None:
-        seat = move["seat"]
-        print(f"\n=== move {move['ply'] + 1}: seat {seat} ({players[seat]})")
+    def show(move: StoredMove, env: TextGameEnv) -> None:
+        seat = move.seat
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({game.players[seat]})")
         if args.prompts:
-            for message in move["prompt"]:
+            for message in move.prompt:
                 print(f"--- {message['role']} ---\n{message['content']}")
-            print(f"--- response ---\n{move['response']}")
-        for kind, detail in move["errors"]:
-            print(f"!!! invalid answer ({kind}): {detail}")
-        if move["action"] is None:
+            # Every answer of a retried decision, with the feedback the model got after it.
+            tries = move.tries or (Attempt(move.response, move.error),)
+            for number, attempt in enumerate(tries, 1):
+                label = f" (answer {number} of {len(tries)})" if len(tries) > 1 else ""
+                for failure in attempt.failures:
+                    print(f"... failed request: {failure}")
+                if attempt.reasoning:
+                    print(f"--- reasoning{label} ---\n{attempt.reasoning}")
+                print(f"--- response{label} ---\n{attempt.response}")
+                if attempt.feedback is not None:
+                    print(f"--- feedback (user) ---\n{attempt.feedback}")
+        for error in move.errors:
+            infrastructure = error.kind in INFRASTRUCTURE_ERROR_KINDS
+            what = "server failure, not scored" if infrastructure else "invalid answer"
+            print(f"!!! {what} ({error.kind}): {error.detail}")
+        if move.action is None and game.status == "incomplete":
+            print(f">>> seat {seat}'s server failed: the game stopped here (incomplete)")
+        elif move.action is None:
             print(f">>> seat {seat} forfeits")
         else:
-            print(f">>> seat {seat} plays {move['action_text']}")
+            print(f">>> seat {seat} plays {move.action_text}")
 
     with ResultsStore(args.db) as store:
         game = store.game(args.game)
-        players = game["players"]
-        print(f"Game {args.game}: {game['env_id']}, seed {game['seed']}, key {game['game_key']}")
+        print(
+            f"Game {args.game}: {game.env_id}, seed {game.seed}, key {game.game_key}, "
+            f"status {game.status}"
+        )
         replay = replay_game(store, args.game, on_move=show)
+    if not game.scored:
+        print(
+            f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves) up to "
+            f"the failure: {game.infrastructure_error}. Not scored; the next run replays it."
+        )
+        return 0
     returns = ", ".join(
         f"seat {seat} ({name}): {value:+g}"
-        for seat, (name, value) in enumerate(zip(players, replay.game["returns"], strict=True))
+        for seat, (name, value) in enumerate(zip(game.players, game.returns, strict=True))
     )
-    print(f"\n{replay.env.state}\n\nReplayed exactly ({len(replay.moves)} moves). {returns}")
+    print(f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves). {returns}")
     return 0

@@ -1,24 +1,27 @@
 """The one match loop: seats take turns through a :class:`TextGameEnv` until the game ends.
 
 The arena, the tests, the demo and the trainer's rollouts all play through :func:`play_match`;
-only the players differ. A player that returns no legal action forfeits (MARSHAL's protocol):
-the game ends with :meth:`GameSpec.forfeit_returns`. Players that want to re-ask (retry
-policies) do so inside their own ``act``.
+only the players differ. Each decision goes through :func:`strategic_arena.turn.judge`: a legal
+action is played; a decision without one forfeits the seat (MARSHAL's protocol: the game ends
+with :meth:`GameSpec.forfeit_returns`), unless its error is the infrastructure's (the endpoint
+failed after its retries), which stops the game as ``incomplete``: its returns mean nothing and
+it is excluded from every score. Players that re-ask (retry policies) do so inside their own
+``act``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from strategic_arena.actions import ActionError
 from strategic_arena.env import TextGameEnv, make
-from strategic_arena.players import Decision, GameState, Player
+from strategic_arena.turn import Decision, GameState, Player, judge
 
-MatchStatus = Literal["complete", "forfeit"]
+MatchStatus = Literal["complete", "forfeit", "incomplete"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,13 @@ class MatchRecord:
         players: player names by seat.
         moves: every decision, in order.
         returns: final returns by seat.
-        status: ``complete`` (the game ended by its rules) or ``forfeit``.
+        status: ``complete`` (the game ended by its rules), ``forfeit``, or ``incomplete``
+            (stopped by an infrastructure failure; its returns are all 0 and mean nothing).
         forfeited_by: seat that forfeited, if any.
         history: OpenSpiel's full action history (chance outcomes included).
         duration_s: wall-clock seconds.
+        infrastructure_error: the failure's detail, set iff ``status`` is ``incomplete`` (the
+            failed decision is the last move, with no action).
     """
 
     env_id: str
@@ -69,7 +75,7 @@ class MatchRecord:
     forfeited_by: int | None = None
     history: tuple[int, ...] = ()
     duration_s: float = 0.0
-    extra: Mapping[str, object] = field(default_factory=dict)
+    infrastructure_error: str | None = None
 
 
 MoveCallback = Callable[[MoveRecord, GameState], None]
@@ -102,46 +108,61 @@ async def play_match(
     env.reset(seed=seed)
     moves: list[MoveRecord] = []
     forfeited_by: int | None = None
+    infrastructure_error: str | None = None
     while not env.terminations[env.agent_selection]:
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
         # The player gets a private copy it may explore; legality is judged on the real state.
-        shown = GameState(env_id, env.state.clone(), env.spec) if on_move is not None else None
-        decision = await players[seat].act(GameState(env_id, env.state.clone(), env.spec), seat)
+        shown = (
+            GameState(env_id, env.spiel_state.clone(), env.spec) if on_move is not None else None
+        )
+        decision = await players[seat].act(
+            GameState(env_id, env.spiel_state.clone(), env.spec), seat
+        )
         menu = env.legal_action_texts(agent)
-        legal = decision.action is not None and decision.action in menu
-        error = decision.error
-        if not legal and error is None:
-            error = ActionError("illegal_action", f"player returned action {decision.action}")
-        action_text = menu[decision.action] if legal and decision.action is not None else ""
+        verdict = judge(decision, menu)
         record = MoveRecord(
             index=len(moves),
             seat=seat,
-            action=decision.action if legal else None,
-            action_text=action_text,
+            action=verdict.action,
+            action_text="" if verdict.action is None else menu[verdict.action],
             response=decision.text,
-            error=error if not legal else decision.error,
+            error=verdict.error,
             decision=decision,
         )
         moves.append(record)
         if on_move is not None and shown is not None:
             on_move(record, shown)
-        if legal:
-            env.step(decision.action)
+        if verdict.outcome == "play":
+            env.step(verdict.action)
+        elif verdict.outcome == "incomplete":
+            infrastructure_error = _detail(verdict.error)
+            break
         else:
             forfeited_by = seat
             env.forfeit(agent)
+    incomplete = infrastructure_error is not None
     return MatchRecord(
         env_id=env_id,
         seed=seed,
         players=tuple(player.name for player in players),
         moves=tuple(moves),
-        returns=tuple(env.returns()),
-        status="forfeit" if forfeited_by is not None else "complete",
+        returns=tuple(0.0 for _ in players) if incomplete else tuple(env.returns()),
+        status="incomplete"
+        if incomplete
+        else "forfeit"
+        if forfeited_by is not None
+        else "complete",
         forfeited_by=forfeited_by,
-        history=tuple(int(a) for a in env.state.history()),
+        history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
+        infrastructure_error=infrastructure_error,
     )
+
+
+def _detail(error: ActionError | None) -> str:
+    """``kind: detail`` of an infrastructure error."""
+    return "unknown" if error is None else f"{error.kind}: {error.detail}"
 
 
 def play_match_sync(

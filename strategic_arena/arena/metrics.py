@@ -13,16 +13,26 @@ both (``seat=None``). Definitions:
   ``t(0.975, n-1) * s / sqrt(n)`` (``None`` below two games).
 * **Win / draw / loss** (competitive games, not self-play): the player's return against the
   best other seat's return.
-* **Normalized score** (MARSHAL): ``100 * (mean - worst) / (optimum - worst)`` with the game's
-  fixed ``worst`` and ``optimum`` from its :class:`~strategic_arena.games.GameSpec`
-  (:func:`normalization` lists them: Tic-Tac-Toe and Connect Four -1/+1, Kuhn -2/+2, Leduc
-  -13/+13 chips, Hanabi 0 to the best reachable score, 4 for both curated variants). MARSHAL
-  divides by the worst *observed* score; a fixed worst keeps scores comparable across runs.
-* **Invalid answers.** Every answer counts, retries included: the invalid rate is invalid
-  answers over answers, broken down by error kind (``format``, ``illegal_action``, ``timeout``,
-  ...); ``forfeits`` counts games the player lost by an invalid final answer, and
-  ``failed_requests`` the requests that failed (5xx, 429, timeouts... and 4xx, which are
-  not retried).
+* **Normalized score**: ``100 * (mean - forfeit) / (optimum - forfeit)``, between two stated
+  references: 0 is the mean return of a player that forfeits every game (its first answer
+  invalid: ``-forfeit_stake``, -1 in every curated competitive game, 0 in Hanabi) and 100 the
+  game's ``optimum`` from its :class:`~strategic_arena.games.GameSpec` (+1 at Tic-Tac-Toe and
+  Connect Four, +2 at Kuhn, +13 chips at Leduc, Hanabi's best reachable score, 4 in both
+  curated variants). Below 0 means worse than forfeiting at once (Leduc chips lost beyond the
+  ante); :func:`normalization` lists the references.
+* **MARSHAL's normalized score** (``marshal_normalized``): ``100 * (mean - worst) / (optimum -
+  worst)`` with the game's fixed ``worst`` (-1, -2, -13 chips, 0). MARSHAL divides by the worst
+  *observed* score; a fixed worst keeps scores comparable across runs. Where the worst return is
+  below the forfeit's it puts a player that forfeits everything above zero (25% at Kuhn, 46% at
+  Leduc), hence the score above; elsewhere the two agree.
+* **Incomplete games** (a player's server failed after the backend's retries: see
+  :mod:`strategic_arena.arena.match`) are in no summary; :func:`infrastructure` counts them.
+* **Invalid answers** are the model's errors: every answer counts, retries included; the invalid
+  rate is invalid answers over answers, broken down by error kind (``format``,
+  ``illegal_action``, ``truncated``...); ``forfeits`` counts games the player lost by an invalid
+  final answer. Infrastructure failures are apart: ``failed_requests`` counts the requests that
+  failed and were retried (5xx, 429, timeouts...), ``infrastructure_errors`` the decisions that
+  still failed (only in games stored before incomplete games existed).
 * **Tokens and latency.** Percentiles (50/90/99) over the player's moves.
 """
 
@@ -36,11 +46,13 @@ from typing import Any
 
 import numpy as np
 
+from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
 from strategic_arena.games import CURATED, GameSpec, get_spec
 
 #: Version of the JSON report layout (bumped on incompatible changes).
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 
 #: The opponent name of a self-play summary.
 SELF = "self"
@@ -81,6 +93,7 @@ class Summary:
     draws: int | None
     losses: int | None
     normalized: float
+    marshal_normalized: float
     moves: int
     answers: int
     invalid_answers: int
@@ -88,6 +101,7 @@ class Summary:
     invalid_by_kind: dict[str, int]
     forfeits: int
     failed_requests: int
+    infrastructure_errors: int
     prompt_tokens: Percentiles
     completion_tokens: Percentiles
     latency_s: Percentiles
@@ -115,15 +129,30 @@ def mean_ci(samples: Sequence[float]) -> tuple[float, float | None]:
     return mean, half
 
 
+def forfeit_return(spec: GameSpec) -> float:
+    """The mean return of a player that forfeits every game (0% of the normalized score)."""
+    return 0.0 if spec.cooperative else -spec.forfeit_stake
+
+
 def normalized_score(spec: GameSpec, mean: float) -> float:
+    """The normalized score in percent: 0 = forfeiting every game, 100 = the game's optimum."""
+    forfeit = forfeit_return(spec)
+    return 100.0 * (mean - forfeit) / (spec.optimum - forfeit)
+
+
+def marshal_score(spec: GameSpec, mean: float) -> float:
     """MARSHAL's normalized score in percent, with the game's fixed worst and optimum."""
     return 100.0 * (mean - spec.worst) / (spec.optimum - spec.worst)
 
 
 def normalization(env_ids: Iterable[str]) -> dict[str, dict[str, float]]:
-    """The worst and optimum used for each env's normalized score."""
+    """The references of each env's scores: forfeit and optimum, and MARSHAL's worst."""
     return {
-        env_id: {"worst": get_spec(env_id).worst, "optimum": get_spec(env_id).optimum}
+        env_id: {
+            "forfeit": forfeit_return(get_spec(env_id)),
+            "optimum": get_spec(env_id).optimum,
+            "worst": get_spec(env_id).worst,
+        }
         for env_id in env_ids
     }
 
@@ -139,6 +168,7 @@ class _Bucket:
     invalid: Counter[str] = field(default_factory=Counter)
     forfeits: int = 0
     failed_requests: int = 0
+    infrastructure_errors: int = 0
     prompt_tokens: list[float] = field(default_factory=list)
     completion_tokens: list[float] = field(default_factory=list)
     latency: list[float] = field(default_factory=list)
@@ -149,48 +179,58 @@ def _env_order(env_id: str) -> tuple[int, str]:
     return (order.index(env_id) if env_id in order else len(order), env_id)
 
 
-def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[Summary]:
-    """Every summary over the games of ``run_names`` (all runs when ``None``)."""
+def _games(store: ResultsStore, run_ids: Sequence[int] | None, **kwargs: bool) -> list[StoredGame]:
+    """The games of ``run_ids`` (every run when ``None``)."""
+    if run_ids is None:
+        return store.games(**kwargs)
+    return [game for run_id in run_ids for game in store.games(run_id, **kwargs)]
+
+
+def _run_ids(store: ResultsStore, run_names: Sequence[str] | None) -> list[int] | None:
     # A run named twice (``report --run a --run a``) must not count its games twice.
-    run_ids = None if run_names is None else list(dict.fromkeys(map(store.run_id, run_names)))
-    games = (
-        store.games()
-        if run_ids is None
-        else [game for run_id in run_ids for game in store.games(run_id)]
-    )
-    moves_by_game: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    return None if run_names is None else list(dict.fromkeys(map(store.run_id, run_names)))
+
+
+def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[Summary]:
+    """Every summary over the scored games of ``run_names`` (all runs when ``None``)."""
+    run_ids = _run_ids(store, run_names)
+    games = _games(store, run_ids)
+    moves_by_game: dict[int, list[MoveStats]] = defaultdict(list)
     for move in store.move_stats(run_ids):
-        moves_by_game[move["game_id"]].append(move)
+        moves_by_game[move.game_id].append(move)
     buckets: dict[tuple[str, str, str, int | None], _Bucket] = defaultdict(_Bucket)
     for game in games:
-        spec = get_spec(game["env_id"])
-        players: list[str] = game["players"]
-        returns: list[float] = game["returns"]
-        moves = moves_by_game[game["id"]]
+        spec = get_spec(game.env_id)
+        players, returns = game.players, game.returns
+        moves = moves_by_game[game.id]
         for name in dict.fromkeys(players):
             seats = [seat for seat, who in enumerate(players) if who == name]
             others = [seat for seat, who in enumerate(players) if who != name]
             opponent = SELF if not others else ",".join(dict.fromkeys(players[s] for s in others))
             for seat in [None, *seats]:
                 mine = seats if seat is None else [seat]
-                bucket = buckets[(name, game["env_id"], opponent, seat)]
+                bucket = buckets[(name, game.env_id, opponent, seat)]
                 value = float(np.mean([returns[s] for s in mine]))
                 bucket.returns.append(value)
                 if others and not spec.cooperative:
                     best_other = max(returns[s] for s in others)
                     outcome = "win" if value > best_other else "loss"
                     bucket.outcomes["draw" if value == best_other else outcome] += 1
-                bucket.forfeits += int(game["forfeited_by"] in mine)
+                bucket.forfeits += int(game.forfeited_by in mine)
                 for move in moves:
-                    if move["seat"] not in mine:
+                    if move.seat not in mine:
                         continue
                     bucket.moves += 1
-                    bucket.answers += move["attempts"]
-                    bucket.invalid.update(move["errors"])
-                    bucket.failed_requests += len(move["failures"])
-                    bucket.prompt_tokens.append(move["prompt_tokens"])
-                    bucket.completion_tokens.append(move["completion_tokens"])
-                    bucket.latency.append(move["latency_s"])
+                    bucket.answers += move.attempts
+                    for kind in move.errors:
+                        if kind in INFRASTRUCTURE_ERROR_KINDS:
+                            bucket.infrastructure_errors += 1
+                        else:
+                            bucket.invalid[kind] += 1
+                    bucket.failed_requests += len(move.failures)
+                    bucket.prompt_tokens.append(move.prompt_tokens)
+                    bucket.completion_tokens.append(move.completion_tokens)
+                    bucket.latency.append(move.latency_s)
     summaries = []
     for (name, env_id, opponent, seat), bucket in buckets.items():
         mean, half = mean_ci(bucket.returns)
@@ -209,6 +249,7 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                 draws=bucket.outcomes["draw"] if competitive else None,
                 losses=bucket.outcomes["loss"] if competitive else None,
                 normalized=normalized_score(get_spec(env_id), mean),
+                marshal_normalized=marshal_score(get_spec(env_id), mean),
                 moves=bucket.moves,
                 answers=bucket.answers,
                 invalid_answers=invalid,
@@ -216,6 +257,7 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                 invalid_by_kind=dict(sorted(bucket.invalid.items())),
                 forfeits=bucket.forfeits,
                 failed_requests=bucket.failed_requests,
+                infrastructure_errors=bucket.infrastructure_errors,
                 prompt_tokens=Percentiles.of(bucket.prompt_tokens),
                 completion_tokens=Percentiles.of(bucket.completion_tokens),
                 latency_s=Percentiles.of(bucket.latency),
@@ -235,28 +277,96 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
     return summaries
 
 
+@dataclass(frozen=True)
+class InfrastructureSummary:
+    """The server and network failures of one player's endpoint: scored nowhere, shown apart.
+
+    Attributes:
+        player: whose server failed.
+        incomplete_games: games stopped by a failure of this player's server (each try counts).
+        unresolved: of their keys, those still without a scored game (the next run replays
+            them, up to its replay limit).
+        failed_requests: requests that failed, in every game (most succeeded on a retry).
+        errors: decisions that still failed after the retries, by kind (``endpoint``,
+            ``timeout``).
+        examples: up to three error details.
+    """
+
+    player: str
+    incomplete_games: int
+    unresolved: int
+    failed_requests: int
+    errors: dict[str, int]
+    examples: tuple[str, ...]
+
+
+def infrastructure(
+    store: ResultsStore, run_names: Sequence[str] | None = None
+) -> list[InfrastructureSummary]:
+    """Infrastructure failures per player over ``run_names`` (players with none left out)."""
+    run_ids = _run_ids(store, run_names)
+    games = {game.id: game for game in _games(store, run_ids, include_incomplete=True)}
+    scored = {(game.run_id, game.game_key) for game in games.values() if game.scored}
+    failed: Counter[str] = Counter()
+    last_move: dict[int, MoveStats] = {}
+    for move in store.move_stats(run_ids):
+        game = games.get(move.game_id)
+        if game is None:
+            continue
+        failed[game.players[move.seat]] += len(move.failures)
+        last_move[move.game_id] = move  # rows come in ply order
+    incomplete: Counter[str] = Counter()
+    errors: dict[str, Counter[str]] = defaultdict(Counter)
+    examples: dict[str, list[str]] = defaultdict(list)
+    unresolved: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    for game in games.values():
+        if game.scored or game.id not in last_move:
+            continue
+        player = game.players[last_move[game.id].seat]
+        incomplete[player] += 1
+        detail = game.infrastructure_error or "endpoint: unknown"
+        errors[player][detail.split(":", 1)[0]] += 1
+        if len(examples[player]) < 3:
+            examples[player].append(detail)
+        if (game.run_id, game.game_key) not in scored:
+            unresolved[player].add((game.run_id, game.game_key))
+    names = sorted(name for name in {*failed, *incomplete} if failed[name] or incomplete[name])
+    return [
+        InfrastructureSummary(
+            player=name,
+            incomplete_games=incomplete[name],
+            unresolved=len(unresolved[name]),
+            failed_requests=failed[name],
+            errors=dict(sorted(errors[name].items())),
+            examples=tuple(examples[name]),
+        )
+        for name in names
+    ]
+
+
 def candidates(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[str] | None:
     """The players a run evaluates (its ``candidates`` setting), or ``None`` if not recorded."""
     names: list[str] = []
     for run in store.runs():
-        if run_names is not None and run["name"] not in run_names:
+        if run_names is not None and run.name not in run_names:
             continue
-        names += run["settings"].get("candidates", [])
+        names += run.settings.get("candidates", [])
     return list(dict.fromkeys(names)) or None
 
 
 def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[str, Any]:
     """The whole report as JSON-ready data (what ``strategic-arena report --json`` prints)."""
     summaries = summarize(store, run_names)
-    runs = [run for run in store.runs() if run_names is None or run["name"] in run_names]
+    runs = [run for run in store.runs() if run_names is None or run.name in run_names]
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "store_schema_version": SCHEMA_VERSION,
-        "runs": runs,
+        "runs": [asdict(run) for run in runs],
         "candidates": candidates(store, run_names),
-        "players": store.players(),
+        "players": {name: asdict(p) for name, p in store.players().items()},
         "normalization": normalization(sorted({s.env_id for s in summaries}, key=_env_order)),
         "summaries": [summary.as_dict() for summary in summaries],
+        "infrastructure": [asdict(item) for item in infrastructure(store, run_names)],
     }
 
 
@@ -283,17 +393,22 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     names = ", ".join(run["name"] for run in data["runs"]) or "none"
     lines = [f"Runs: {names}"]
     if not rows:
-        lines.append("No games stored yet.")
+        lines.append("No scored games yet.")
+    # Columns as wide as the longest name: names are never cut.
+    shown = [s for env_rows in rows.values() for s in env_rows]
+    width = max([24, *(len(s["player"]) for s in shown)])
+    op_width = max([24, *(len(s["opponent"]) for s in shown)])
     header = (
-        f"{'player':<24} {'opponent':<24} {'games':>5}  {'mean return ± 95% CI':<22}"
-        f" {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} {'norm %':>6} {'invalid %':>9}"
-        f" {'tok p50':>7} {'lat p50/p90 s':>13}"
+        f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
+        f"{'mean return ± 95% CI':<22} {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} "
+        f"{'norm %':>6} {'MARSHAL %':>9} {'invalid %':>9} {'tok p50':>7} {'lat p50/p90 s':>13}"
     )
     for env_id, env_rows in rows.items():
         norm = data["normalization"][env_id]
         lines += [
             "",
-            f"== {env_id} (normalized: worst {norm['worst']:g}, optimum {norm['optimum']:g})",
+            f"== {env_id} (norm: 0 = forfeit every game ({norm['forfeit']:+g}), 100 = optimum "
+            f"({norm['optimum']:+g}); MARSHAL: 0 = worst ({norm['worst']:+g}))",
             header,
         ]
         for s in env_rows:
@@ -303,16 +418,33 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             opponent = "(self-play)" if s["opponent"] == SELF else s["opponent"]
             lat = s["latency_s"]
             lines.append(
-                f"{s['player'][:24]:<24} {opponent[:24]:<24} {s['games']:>5}  "
+                f"{s['player']:<{width}} {opponent:<{op_width}} {s['games']:>5}  "
                 f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means[0]:>7} "
                 f"{seat_means[1]:>7}  {wdl:<11} {s['normalized']:>6.1f} "
-                f"{100 * s['invalid_rate']:>9.1f} {s['completion_tokens']['p50']:>7.0f} "
-                f"{lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
+                f"{s['marshal_normalized']:>9.1f} {100 * s['invalid_rate']:>9.1f} "
+                f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
             )
-            if s["invalid_by_kind"] or s["failed_requests"]:
-                kinds = ", ".join(f"{k} {v}" for k, v in s["invalid_by_kind"].items()) or "none"
+            if s["invalid_by_kind"]:
+                kinds = ", ".join(f"{k} {v}" for k, v in s["invalid_by_kind"].items())
                 lines.append(
-                    f"{'':<26}invalid answers: {kinds}; forfeits {s['forfeits']}; "
-                    f"failed requests {s['failed_requests']}"
+                    f"{'':<2}invalid answers (the model's): {kinds}; forfeits {s['forfeits']}"
                 )
+    infra = [
+        item
+        for item in data.get("infrastructure", [])
+        if wanted is None or item["player"] in wanted
+    ]
+    if infra:
+        lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
+    for item in infra:
+        kinds = ", ".join(f"{k} {v}" for k, v in item["errors"].items())
+        stopped = item["incomplete_games"]
+        text = (
+            f"{item['player']}: {item['failed_requests']} failed requests; {stopped} "
+            f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
+        )
+        if item["incomplete_games"]:
+            text += f" ({kinds}; {item['unresolved']} still to replay: rerun the command)"
+        lines.append(text)
+        lines += [f"  e.g. {example}" for example in item["examples"]]
     return "\n".join(lines)

@@ -2,15 +2,17 @@
 
 The seed fixes every chance event (deals, draws) and the moves fix every decision, so the
 replayed game must reach the stored OpenSpiel history and returns; :func:`replay_game` checks
-both and says where a replay diverges (a changed game version, a corrupted store).
+both and says where a replay diverges (a changed game version, a corrupted store). An
+incomplete game (a server failed) replays up to its failed decision, and its returns, which
+mean nothing, are not checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 
@@ -23,12 +25,12 @@ class ReplayError(RuntimeError):
 class Replay:
     """A replayed game: the stored record, its moves and the env in its final state."""
 
-    game: dict[str, Any]
-    moves: list[dict[str, Any]]
+    game: StoredGame
+    moves: list[StoredMove]
     env: TextGameEnv
 
 
-MoveHook = Callable[[dict[str, Any], TextGameEnv], None]
+MoveHook = Callable[[StoredMove, TextGameEnv], None]
 
 
 def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = None) -> Replay:
@@ -41,30 +43,31 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
     """
     game = store.game(game_id)
     moves = store.moves(game_id)
-    env = make(game["env_id"])
-    env.reset(seed=game["seed"])
+    env = make(game.env_id)
+    env.reset(seed=game.seed)
     for move in moves:
         agent = env.agent_selection
         seat = env.agent_name_mapping[agent]
         if env.terminations[agent]:
-            raise ReplayError(f"move {move['ply']}: the game was already over")
-        if seat != move["seat"]:
-            raise ReplayError(f"move {move['ply']}: seat {seat} is to move, not {move['seat']}")
+            raise ReplayError(f"move {move.ply}: the game was already over")
+        if seat != move.seat:
+            raise ReplayError(f"move {move.ply}: seat {seat} is to move, not {move.seat}")
         if on_move is not None:
             on_move(move, env)
-        if move["action"] is None:
+        if move.action is None:
+            if game.status == "incomplete":  # the failed decision: the game stopped here
+                break
             env.forfeit(agent)
             continue
         legal = env.legal_action_texts(agent)
-        if move["action"] not in legal or legal[move["action"]] != move["action_text"]:
+        if move.action not in legal or legal[move.action] != move.action_text:
             raise ReplayError(
-                f"move {move['ply']}: action {move['action']} ({move['action_text']!r}) is not "
-                "legal here"
+                f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal here"
             )
-        env.step(move["action"])
-    history = [int(a) for a in env.state.history()]
-    if history != game["history"]:
-        raise ReplayError(f"history {history} differs from the stored {game['history']}")
-    if [float(r) for r in env.returns()] != [float(r) for r in game["returns"]]:
-        raise ReplayError(f"returns {env.returns()} differ from the stored {game['returns']}")
+        env.step(move.action)
+    history = tuple(int(a) for a in env.spiel_state.history())
+    if history != game.history:
+        raise ReplayError(f"history {list(history)} differs from the stored {list(game.history)}")
+    if game.scored and tuple(float(r) for r in env.returns()) != game.returns:
+        raise ReplayError(f"returns {env.returns()} differ from the stored {list(game.returns)}")
     return Replay(game, moves, env)

@@ -9,20 +9,25 @@ A run is a list of :class:`GameTask` -- one per game -- built from entrants and 
 * **Paired deals.** Game ``i`` of an env has the same env seed in every seating and against every
   opponent, so seat swaps and opponents are compared on the same cards (duplicate format).
 * **Seeds from the run seed.** Env seeds and player seeds are derived from the run's seed and the
-  game's key with :class:`numpy.random.SeedSequence`: a rerun plays the same games.
+  game's key by :func:`strategic_arena.seeding.derive_seed`: a rerun plays the same games.
 * **Cooperative games** (Hanabi) are played in self-play (the player in every seat) and with each
   partner that can play them.
 
 :func:`run` plays the tasks under an asyncio concurrency limit, writes each finished game with
 its moves in one transaction (:meth:`ResultsStore.add_game`) and skips games already stored
 under the run's name, so rerunning after a crash or ``kill -9`` completes only what is missing.
+
+A game that a player's server broke (an infrastructure error after the backend's retries: see
+:mod:`strategic_arena.arena.match`) is stored as ``incomplete`` and scored nowhere; the next
+call plays it again from the start (same seeds), as long as the key has fewer than
+``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
+that is down fails fast, and the user reruns when it is back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import sys
 import time
 import urllib.parse
@@ -31,14 +36,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-
-from strategic_arena.actions import IllegalMovePolicy
 from strategic_arena.arena.match import play_match
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
+from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style, ThinkingInHistory
 
 if TYPE_CHECKING:
@@ -100,15 +104,13 @@ class Entrant:
         policy: str = "forfeit",
         include_history: bool = False,
         strict: bool = True,
-        game_header: bool = True,
         thinking_in_history: ThinkingInHistory = "keep",
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored. ``game_header`` and
-        ``thinking_in_history``: see :class:`LLMPlayer` (only ``strategic-arena serve`` needs
-        the header; a non-default ``thinking_in_history`` is stored with the parameters).
+        key lives only inside ``backend`` and is never stored. ``thinking_in_history``: see
+        :class:`LLMPlayer` (a non-default value is stored with the parameters).
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -135,7 +137,6 @@ class Entrant:
                 include_history=include_history,
                 strict=strict,
                 seed=seed,
-                game_header=game_header,
                 thinking_in_history=thinking_in_history,
             )
 
@@ -161,14 +162,6 @@ def public_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port is not None else host
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def derive_seed(run_seed: int, *parts: object) -> int:
-    """A 63-bit seed from the run seed and any labels (stable across processes and Pythons)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    state = np.random.SeedSequence([run_seed & 0xFFFFFFFF, run_seed >> 32, *words])
-    return int(state.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def _seatings(first: Entrant, second: Entrant) -> list[tuple[Entrant, Entrant]]:
@@ -271,8 +264,11 @@ class RunSummary:
         run_id: the run's id in the store.
         total: games in the run.
         resumed: games found already stored (skipped).
-        played: games played and stored by this call.
+        played: games played, scored and stored by this call.
         games_with_errors: stored games in which some answer was invalid.
+        incomplete: games this call stored as incomplete (a server failed; a rerun replays
+            them).
+        given_up: games left incomplete for good (``1 + max_replays`` incomplete tries).
         failed: ``(key, error)`` of games that raised (not stored: a rerun retries them).
         elapsed_s: wall-clock seconds of this call.
     """
@@ -282,12 +278,14 @@ class RunSummary:
     resumed: int = 0
     played: int = 0
     games_with_errors: int = 0
+    incomplete: int = 0
+    given_up: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
 
     @property
     def complete(self) -> bool:
-        """Whether every game of the run is stored."""
+        """Whether every game of the run is stored and scored."""
         return self.resumed + self.played == self.total
 
 
@@ -313,13 +311,13 @@ class Progress:
         self.interval_s = 0.1 if self.tty else interval_s
         self.started = time.perf_counter()
         self._last = 0.0
-        self.done = self.errors = self.failed = 0
+        self.done = self.errors = self.failed = self.incomplete = 0
 
     def line(self) -> str:
         """The current status line."""
         elapsed = time.perf_counter() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = self.total - self.resumed - self.done - self.failed
+        left = self.total - self.resumed - self.done - self.failed - self.incomplete
         eta = f"{left / rate:.0f}s" if rate > 0 else "?"
         finished = self.resumed + self.done
         share = finished / self.total if self.total else 1.0
@@ -330,15 +328,25 @@ class Progress:
             f"{finished}/{self.total} games",
             f" ({self.resumed} resumed)" if self.resumed else "",
             f" | errors {self.errors}",
+            f" | incomplete {self.incomplete}" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
             f" | {rate:.1f} games/s | ETA {eta}",
         ]
         return "".join(parts)
 
-    def update(self, *, error: bool = False, failed: bool = False, final: bool = False) -> None:
+    def update(
+        self,
+        *,
+        error: bool = False,
+        failed: bool = False,
+        incomplete: bool = False,
+        final: bool = False,
+    ) -> None:
         """Count one game (or none, with ``final``) and redraw if due."""
         if failed:
             self.failed += 1
+        elif incomplete:
+            self.incomplete += 1
         elif not final:
             self.done += 1
             self.errors += int(error)
@@ -365,6 +373,7 @@ async def run_async(
     concurrency: int = 8,
     settings: Mapping[str, Any] | None = None,
     progress: Progress | bool = True,
+    max_replays: int = 3,
 ) -> RunSummary:
     """Play the tasks of run ``run_name`` that are not stored yet; see the module docstring.
 
@@ -376,18 +385,30 @@ async def run_async(
         concurrency: games in flight at once.
         settings: public settings stored with the run.
         progress: a :class:`Progress`, ``True`` for one on stderr, ``False`` for none.
+        max_replays: how many times a game left incomplete by a server failure is played
+            again by later calls before it is given up.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
+    if max_replays < 0:
+        raise ValueError("max_replays must be at least 0")
     keys = [task.key for task in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate game keys in the task list")
     started = time.perf_counter()
-    run_id = store.run(run_name, seed, dict(settings or {}))
-    register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
+    with store.transaction():  # a refused run or player leaves nothing behind
+        run_id = store.run(run_name, seed, dict(settings or {}))
+        register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
     stored = store.completed_keys(run_id)
-    pending = deque(task for task in tasks if task.key not in stored)
-    summary = RunSummary(run_id, total=len(tasks), resumed=len(tasks) - len(pending))
+    tries = store.incomplete_counts(run_id)
+    unscored = [task for task in tasks if task.key not in stored]
+    pending = deque(task for task in unscored if tries[task.key] <= max_replays)
+    summary = RunSummary(
+        run_id,
+        total=len(tasks),
+        resumed=len(tasks) - len(unscored),
+        given_up=len(unscored) - len(pending),
+    )
     bar = progress if isinstance(progress, Progress) else None
     if progress is True:
         bar = Progress(summary.total, summary.resumed, label=run_name)
@@ -414,6 +435,12 @@ async def run_async(
             record = dataclasses.replace(record, players=names)
             if not store.add_game(run_id, task.key, record):
                 summary.resumed += 1  # another process running this run stored it first
+                continue
+            if record.status == "incomplete":
+                summary.incomplete += 1
+                summary.given_up += int(tries[task.key] + 1 > max_replays)
+                if bar is not None:
+                    bar.update(incomplete=True)
                 continue
             had_error = any(move.decision.errors or move.error for move in record.moves)
             summary.played += 1

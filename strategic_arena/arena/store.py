@@ -6,14 +6,22 @@ Tables:
 * ``players`` -- name, kind and parameters (JSON) of each participant; never secrets: the
   caller passes only what may be published, and :func:`check_no_secrets` refuses values that
   look like API keys;
-* ``games`` -- one row per finished game of a run, keyed by ``(run_id, game_key)`` (unique): env
-  id, seed, players by seat, returns, status, forfeiting seat, OpenSpiel history, timestamps;
+* ``games`` -- one row per stored game of a run, keyed by ``(run_id, game_key)``: env id, seed,
+  players by seat, returns, status, forfeiting seat, OpenSpiel history, timestamps, and for an
+  ``incomplete`` game (a player's server failed) the error. A key has at most one *scored* game
+  (``complete`` or ``forfeit``; a partial unique index) and any number of incomplete ones, one
+  per failed try;
 * ``moves`` -- every decision of a game: seat, action, canonical text, prompt messages (JSON),
-  raw response, error kind and detail, tokens, latency, attempts.
+  raw response, error kind and detail, tokens, latency, attempts, and every answer of a retried
+  decision with the feedback sent after it (``tries``, JSON).
 
 A game and its moves are written in one transaction (:meth:`ResultsStore.add_game`), so the
-store holds a game completely or not at all; the unique key makes a re-run that plays a stored
-game again a no-op, which is what resuming relies on (:meth:`ResultsStore.completed_keys`).
+store holds a game completely or not at all; the unique key makes a re-run that plays a scored
+game again a no-op, which is what resuming relies on (:meth:`ResultsStore.completed_keys`), and
+the incomplete tries of a key say how often it was replayed
+(:meth:`ResultsStore.incomplete_counts`). Readers return the frozen records of
+:mod:`strategic_arena.arena.records`; only :meth:`ResultsStore.games` with
+``include_incomplete=True`` and :meth:`ResultsStore.game` return incomplete games.
 """
 
 from __future__ import annotations
@@ -22,13 +30,23 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from strategic_arena.actions import ActionError, Attempt, ErrorKind
 from strategic_arena.arena.match import MatchRecord
+from strategic_arena.arena.records import (
+    MoveStats,
+    StoredGame,
+    StoredMove,
+    StoredPlayer,
+    StoredRun,
+)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,7 +76,7 @@ CREATE TABLE IF NOT EXISTS games (
     history TEXT NOT NULL,
     duration_s REAL NOT NULL,
     finished REAL NOT NULL,
-    UNIQUE (run_id, game_key)
+    infrastructure_error TEXT
 );
 CREATE TABLE IF NOT EXISTS moves (
     id INTEGER PRIMARY KEY,
@@ -79,16 +97,30 @@ CREATE TABLE IF NOT EXISTS moves (
     completion_tokens INTEGER NOT NULL,
     latency_s REAL NOT NULL,
     attempts INTEGER NOT NULL,
+    tries TEXT NOT NULL DEFAULT '[]',
     UNIQUE (game_id, ply)
 );
-CREATE INDEX IF NOT EXISTS games_by_run ON games (run_id);
 """
+
+#: Indexes, created after a migration has rebuilt ``games``.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS games_by_run ON games (run_id);
+CREATE UNIQUE INDEX IF NOT EXISTS games_scored ON games (run_id, game_key)
+    WHERE status != 'incomplete';
+"""
+
+#: Columns of ``games`` in their stored order (the version-4 rebuild copies them).
+_GAME_COLUMNS = (
+    "id, run_id, game_key, env_id, seed, players, returns, status, forfeited_by, history, "
+    "duration_s, finished"
+)
 
 #: Columns of ``moves`` added after version 1 (added to older stores on open).
 _ADDED_MOVE_COLUMNS = {
     "failures": "TEXT NOT NULL DEFAULT '[]'",
     "reasoning": "TEXT",
     "finish_reason": "TEXT",
+    "tries": "TEXT NOT NULL DEFAULT '[]'",
 }
 
 #: Strings that look like API keys: OpenAI-style ``sk-...`` and bearer tokens.
@@ -123,6 +155,9 @@ class ResultsStore:
 
     def _migrate(self) -> None:
         """Bring an older store up to :data:`SCHEMA_VERSION`, keeping its data."""
+        if self._games_need_rebuild():
+            self._rebuild_games()
+        self._db.executescript(_INDEXES)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
         for column, definition in _ADDED_MOVE_COLUMNS.items():
             if column not in columns:
@@ -135,6 +170,52 @@ class ResultsStore:
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
         )
+
+    def _games_need_rebuild(self) -> bool:
+        """Whether ``games`` is older than version 4 (one row per key, no error column)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(games)")}
+        return "infrastructure_error" not in columns
+
+    def _rebuild_games(self) -> None:
+        """Version 4: recreate ``games`` without its table-wide unique key.
+
+        SQLite cannot drop a constraint in place; without it a key can hold incomplete tries
+        beside its scored game (the partial index ``games_scored`` keeps scored games unique).
+        """
+        db = self._db
+        db.execute("PRAGMA foreign_keys=OFF")  # moves reference games while the table is swapped
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._games_need_rebuild():  # another process may have done it meanwhile
+                    table = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS games") :]
+                    table = table[: table.index(");") + 2]
+                    db.execute(table.replace("IF NOT EXISTS games", "games_v4"))
+                    db.execute(
+                        f"INSERT INTO games_v4 ({_GAME_COLUMNS}) SELECT {_GAME_COLUMNS} FROM games"
+                    )
+                    db.execute("DROP TABLE games")
+                    db.execute("ALTER TABLE games_v4 RENAME TO games")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        finally:
+            db.execute("PRAGMA foreign_keys=ON")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything written inside is committed together, or not at all on an exception.
+
+        ``eval`` registers its run and players in one, so a refused run leaves nothing behind.
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database."""
@@ -190,23 +271,45 @@ class ResultsStore:
         return int(row[0])
 
     def completed_keys(self, run_id: int) -> set[str]:
-        """Keys of the games of ``run_id`` already stored (a resumed run skips them)."""
-        rows = self._db.execute("SELECT game_key FROM games WHERE run_id = ?", (run_id,))
+        """Keys of the scored games of ``run_id`` (a resumed run skips them)."""
+        rows = self._db.execute(
+            "SELECT game_key FROM games WHERE run_id = ? AND status != 'incomplete'", (run_id,)
+        )
         return {str(key) for (key,) in rows}
 
+    def incomplete_counts(self, run_id: int) -> Counter[str]:
+        """How many incomplete tries each key of ``run_id`` has stored (scored keys included)."""
+        rows = self._db.execute(
+            "SELECT game_key, COUNT(*) FROM games WHERE run_id = ? AND status = 'incomplete' "
+            "GROUP BY game_key",
+            (run_id,),
+        )
+        return Counter({str(key): int(count) for key, count in rows})
+
     def add_game(self, run_id: int, game_key: str, record: MatchRecord) -> bool:
-        """Store a finished game and all its moves in one transaction.
+        """Store a game and all its moves in one transaction.
+
+        A scored game (``complete`` or ``forfeit``) is stored once per key; an ``incomplete``
+        one is stored as one more try of its key, unless the key is already scored.
 
         Returns:
-            ``False`` when the game was already stored (nothing is written), else ``True``.
+            ``False`` when nothing was written (the key already has a scored game), else
+            ``True``.
         """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            scored = db.execute(
+                "SELECT 1 FROM games WHERE run_id = ? AND game_key = ? AND status != 'incomplete'",
+                (run_id, game_key),
+            ).fetchone()
+            if record.status == "incomplete" and scored:
+                db.execute("ROLLBACK")
+                return False
             cursor = db.execute(
                 "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
-                "status, forfeited_by, history, duration_s, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "status, forfeited_by, history, duration_s, finished, infrastructure_error) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     game_key,
@@ -219,6 +322,7 @@ class ResultsStore:
                     json.dumps(list(record.history)),
                     record.duration_s,
                     time.time(),
+                    record.infrastructure_error,
                 ),
             )
             if cursor.rowcount == 0:
@@ -228,8 +332,8 @@ class ResultsStore:
             db.executemany(
                 "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
                 "error_kind, error_detail, errors, failures, reasoning, finish_reason, "
-                "prompt_tokens, completion_tokens, latency_s, attempts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "prompt_tokens, completion_tokens, latency_s, attempts, tries) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         game_id,
@@ -249,6 +353,7 @@ class ResultsStore:
                         int(move.decision.usage.get("completion_tokens", 0)),
                         move.decision.latency_s,
                         move.decision.attempts,
+                        json.dumps([_encode_attempt(a) for a in move.decision.tries]),
                     )
                     for move in record.moves
                 ],
@@ -259,32 +364,28 @@ class ResultsStore:
             raise
         return True
 
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run: id, name, seed, settings and creation time, oldest first."""
+    def runs(self) -> list[StoredRun]:
+        """Every run, oldest first."""
         rows = self._db.execute("SELECT id, name, seed, settings, created FROM runs ORDER BY id")
-        return [
-            {"id": r[0], "name": r[1], "seed": r[2], "settings": json.loads(r[3]), "created": r[4]}
-            for r in rows
-        ]
+        return [StoredRun(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
     def run_id(self, name: str) -> int:
         """The id of run ``name``; ``KeyError`` naming the known runs if there is none."""
         row = self._db.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
         if row is None:
-            known = ", ".join(run["name"] for run in self.runs()) or "none"
+            known = ", ".join(run.name for run in self.runs()) or "none"
             raise KeyError(f"no run named {name!r} in {self.path} (runs: {known})")
         return int(row[0])
 
-    def players(self) -> dict[str, dict[str, Any]]:
-        """Registered players by name: kind and public parameters."""
+    def players(self) -> dict[str, StoredPlayer]:
+        """Registered players by name."""
         rows = self._db.execute("SELECT name, kind, params FROM players ORDER BY id")
-        return {r[0]: {"kind": r[1], "params": json.loads(r[2])} for r in rows}
+        return {r[0]: StoredPlayer(r[0], r[1], json.loads(r[2])) for r in rows}
 
-    def move_stats(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    def move_stats(self, run_ids: Iterable[int] | None = None) -> list[MoveStats]:
         """Per-move numbers for metrics, without prompts or responses.
 
-        Each row: game id, seat, every error kind along the way (retries included), every
-        failed request, answers given, tokens and latency.
+        Every game's moves, incomplete games included: their failed requests are reported apart.
         """
         query = (
             "SELECT m.game_id, m.seat, m.errors, m.failures, m.attempts, m.prompt_tokens, "
@@ -296,83 +397,121 @@ class ResultsStore:
             query += f" WHERE g.run_id IN ({', '.join('?' * len(params)) or 'NULL'})"
         rows = self._db.execute(query + " ORDER BY m.game_id, m.ply", params)
         return [
-            {
-                "game_id": r[0],
-                "seat": r[1],
-                "errors": [kind for kind, _ in json.loads(r[2])],
-                "failures": json.loads(r[3]),
-                "attempts": r[4],
-                "prompt_tokens": r[5],
-                "completion_tokens": r[6],
-                "latency_s": r[7],
-            }
+            MoveStats(
+                game_id=r[0],
+                seat=r[1],
+                errors=tuple(kind for kind, _ in json.loads(r[2])),
+                failures=tuple(json.loads(r[3])),
+                attempts=r[4],
+                prompt_tokens=r[5],
+                completion_tokens=r[6],
+                latency_s=r[7],
+            )
             for r in rows
         ]
 
-    def game(self, game_id: int) -> dict[str, Any]:
-        """One stored game (as in :meth:`games`); ``KeyError`` if there is none."""
+    def game(self, game_id: int) -> StoredGame:
+        """One stored game, whatever its status; ``KeyError`` if there is none."""
         for game in self._select_games(" WHERE id = ?", (game_id,)):
             return game
         raise KeyError(f"no game with id {game_id} in {self.path}")
 
-    def games(self, run_id: int | None = None) -> list[dict[str, Any]]:
-        """Stored games (of one run or all), decoded, oldest first."""
-        if run_id is None:
-            return self._select_games("", ())
-        return self._select_games(" WHERE run_id = ?", (run_id,))
+    def games(
+        self, run_id: int | None = None, *, include_incomplete: bool = False
+    ) -> list[StoredGame]:
+        """Stored games (of one run or all), oldest first.
 
-    def _select_games(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        query = "SELECT id, run_id, game_key, env_id, seed, players, returns, status, "
-        query += "forfeited_by, history, duration_s, finished FROM games"
+        Args:
+            run_id: only this run's games.
+            include_incomplete: also the incomplete games, which no score counts (left out by
+                default so that no caller scores them by mistake).
+        """
+        where = [] if include_incomplete else ["status != 'incomplete'"]
+        params: tuple[Any, ...] = ()
+        if run_id is not None:
+            where.append("run_id = ?")
+            params = (run_id,)
+        return self._select_games(" WHERE " + " AND ".join(where) if where else "", params)
+
+    def _select_games(self, where: str, params: tuple[Any, ...]) -> list[StoredGame]:
+        query = f"SELECT {_GAME_COLUMNS}, infrastructure_error FROM games"
         rows = self._db.execute(query + where + " ORDER BY id", params)
         return [
-            {
-                "id": row[0],
-                "run_id": row[1],
-                "game_key": row[2],
-                "env_id": row[3],
-                "seed": row[4],
-                "players": json.loads(row[5]),
-                "returns": json.loads(row[6]),
-                "status": row[7],
-                "forfeited_by": row[8],
-                "history": json.loads(row[9]),
-                "duration_s": row[10],
-                "finished": row[11],
-            }
+            StoredGame(
+                id=row[0],
+                run_id=row[1],
+                game_key=row[2],
+                env_id=row[3],
+                seed=row[4],
+                players=tuple(json.loads(row[5])),
+                returns=tuple(float(r) for r in json.loads(row[6])),
+                status=row[7],
+                forfeited_by=row[8],
+                history=tuple(json.loads(row[9])),
+                duration_s=row[10],
+                finished=row[11],
+                infrastructure_error=row[12],
+            )
             for row in rows
         ]
 
-    def moves(self, game_id: int) -> list[dict[str, Any]]:
+    def moves(self, game_id: int) -> list[StoredMove]:
         """The stored moves of one game, in order."""
         rows = self._db.execute(
             "SELECT ply, seat, action, action_text, prompt, response, error_kind, error_detail, "
             "errors, failures, reasoning, finish_reason, prompt_tokens, completion_tokens, "
-            "latency_s, attempts FROM moves "
-            "WHERE game_id = ? ORDER BY ply",
+            "latency_s, attempts, tries FROM moves WHERE game_id = ? ORDER BY ply",
             (game_id,),
         )
-        keys = (
-            "ply",
-            "seat",
-            "action",
-            "action_text",
-            "prompt",
-            "response",
-            "error_kind",
-            "error_detail",
-            "errors",
-            "failures",
-            "reasoning",
-            "finish_reason",
-            "prompt_tokens",
-            "completion_tokens",
-            "latency_s",
-            "attempts",
-        )
-        moves = [dict(zip(keys, row, strict=True)) for row in rows]
-        for move in moves:
-            move["prompt"] = json.loads(move["prompt"])
-            move["errors"] = json.loads(move["errors"])
-            move["failures"] = json.loads(move["failures"])
-        return moves
+        return [
+            StoredMove(
+                ply=r[0],
+                seat=r[1],
+                action=r[2],
+                action_text=r[3],
+                prompt=tuple(json.loads(r[4])),
+                response=r[5],
+                error=None if r[6] is None else _error(r[6], r[7] or ""),
+                errors=tuple(_error(kind, detail) for kind, detail in json.loads(r[8])),
+                failures=tuple(json.loads(r[9])),
+                reasoning=r[10],
+                finish_reason=r[11],
+                prompt_tokens=r[12],
+                completion_tokens=r[13],
+                latency_s=r[14],
+                attempts=r[15],
+                tries=tuple(_decode_attempt(a) for a in json.loads(r[16])),
+            )
+            for r in rows
+        ]
+
+
+def _error(kind: str, detail: str) -> ActionError:
+    """An :class:`ActionError` read back from the store."""
+    return ActionError(cast(ErrorKind, kind), detail)
+
+
+def _encode_attempt(attempt: Attempt) -> dict[str, Any]:
+    """One answer of a decision as JSON."""
+    error = attempt.error
+    return {
+        "response": attempt.response,
+        "error": None if error is None else [error.kind, error.detail],
+        "feedback": attempt.feedback,
+        "reasoning": attempt.reasoning,
+        "finish_reason": attempt.finish_reason,
+        "failures": list(attempt.failures),
+    }
+
+
+def _decode_attempt(data: Mapping[str, Any]) -> Attempt:
+    """The inverse of :func:`_encode_attempt`."""
+    error = data.get("error")
+    return Attempt(
+        response=str(data.get("response", "")),
+        error=None if error is None else _error(error[0], error[1]),
+        feedback=data.get("feedback"),
+        reasoning=data.get("reasoning"),
+        finish_reason=data.get("finish_reason"),
+        failures=tuple(data.get("failures", ())),
+    )

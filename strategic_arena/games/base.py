@@ -182,6 +182,9 @@ class GameSpec(abc.ABC):
     #: The seat's observation string determines its whole observation (perfect-information
     #: games with no hidden history), so envs may memoize observations by it.
     memoize_observations: bool = False
+    #: Every seat sees every move (not the chance outcomes): true of the curated games, where
+    #: only cards are hidden; a seat's information then lists the moves.
+    public_moves: bool = True
     grammar: ActionGrammar
 
     @functools.cached_property

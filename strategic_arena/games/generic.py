@@ -68,6 +68,7 @@ class GenericSpec(GameSpec):
         self._perfect_information = (
             game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION
         )
+        self.public_moves = self._perfect_information
         self.tensor_bounds = (-float("inf"), float("inf"))
         self.grammar = GenericGrammar(self.game)
 

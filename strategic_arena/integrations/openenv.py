@@ -72,12 +72,16 @@ class TextGameObservation(core.Observation):  # type: ignore[misc]
 
 
 class TextGameState(core.State):  # type: ignore[misc]
-    """The episode: game, seed, seat and the OpenSpiel history (chance outcomes included)."""
+    """The episode: game, seed, seat and what the model's seat may know.
+
+    ``information`` is the seat's :class:`~strategic_arena.turn.SeatInformation` as JSON (the
+    payload ``strategic-arena serve`` reads): never another seat's cards.
+    """
 
     env_id: str = ""
     seed: int = 0
     seat: int = 0
-    history: list[int] = Field(default_factory=list)
+    information: dict[str, Any] = Field(default_factory=dict)
     done: bool = False
 
 
@@ -188,7 +192,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
             env_id=session.env_id,
             seed=session.seed,
             seat=session.seat,
-            history=[int(a) for a in session.env.state.history()],
+            information=session.information().payload(),
             done=session.done,
         )
 

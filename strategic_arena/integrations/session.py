@@ -24,19 +24,19 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from strategic_arena.actions import Action, ActionError
-from strategic_arena.arena.runner import derive_seed
 from strategic_arena.env import make
-from strategic_arena.players import GameState, Player
+from strategic_arena.players import game_header
 from strategic_arena.prompting import Message, render_messages
+from strategic_arena.seeding import derive_seed
 from strategic_arena.tools import play_tool
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.rewards import RewardConfig, game_reward
+from strategic_arena.turn import GameState, Player, SeatInformation, judge
 from strategic_arena.validation import Style
 from strategic_arena.views import SeatView
 from strategic_arena.wrappers import TextActionWrapper
@@ -173,20 +173,17 @@ class GameSession:
             return []
         return [play_tool(self.view().legal_actions.values())]
 
-    def game_header(self) -> str:
-        """The decision as ``strategic-arena serve`` reads it (its game header, as JSON).
+    def information(self) -> SeatInformation:
+        """What the model's seat may know now (:class:`~strategic_arena.turn.SeatInformation`)."""
+        return SeatInformation.of(self.spec, self.env.spiel_state, self.seat)
 
-        Holds the full history, hidden chance outcomes included: send it to arena servers
-        (served solvers) only.
+    def game_header(self) -> str:
+        """The decision as ``strategic-arena serve`` reads it: its game header, as JSON.
+
+        The seat's information and the style only, as :class:`~strategic_arena.LLMPlayer` sends
+        it: nothing the model's seat may not know (no other seat's cards).
         """
-        return json.dumps(
-            {
-                "env_id": self.env_id,
-                "history": [int(a) for a in self.env.state.history()],
-                "seat": self.seat,
-                "style": self.style,
-            }
-        )
+        return game_header(self.information(), self.style)
 
     async def astep(
         self, response: str, *, reasoning: str | None = None, finish_reason: str | None = None
@@ -296,9 +293,12 @@ class GameSession:
             agent = env.agent_selection
             seat = env.agent_name_mapping[agent]
             decision = await self._players[seat].act(
-                GameState(self.env_id, env.state.clone(), env.spec), seat
+                GameState(self.env_id, env.spiel_state.clone(), env.spec), seat
             )
-            if decision.action is None or decision.action not in env.legal_action_texts(agent):
+            verdict = judge(decision, env.legal_action_texts(agent))
+            if verdict.outcome == "incomplete":  # an opponent's server failed: no game to score
+                raise RuntimeError(f"the opponent of seat {seat} failed: {verdict.error}")
+            if verdict.action is None:
                 env.forfeit(agent)
             else:
-                env.step(decision.action)
+                env.step(verdict.action)

@@ -20,7 +20,8 @@ with the forfeit loss and ``invalid_penalty`` (-10): reward -11 in the two-playe
 
 For a served solver (``strategic-arena serve``) as the model, forward the decision with
 ``--header-from-state "X-Strategic-Arena-Game: strategic_arena_game"``: the state keeps the
-serve header of the current decision (it holds hidden information: arena servers only).
+serve header of the current decision, the model's seat information only
+(:class:`~strategic_arena.turn.SeatInformation`: nothing the seat may not know).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena._extras import require
-from strategic_arena.arena.runner import derive_seed
 from strategic_arena.integrations.session import GameSession
+from strategic_arena.seeding import derive_seed
 from strategic_arena.tools import tool_calls_text
 from strategic_arena.train.rewards import RewardConfig
 from strategic_arena.validation import Style, ThinkingInHistory, history_text

@@ -11,7 +11,8 @@ Contents, per env:
 * **competitive envs**: a row per player, ranked by TrueSkill's conservative score
   (:mod:`strategic_arena.ratings`), with its games, W/D/L, mean return against each opponent
   (95% CI), normalized score over all its games there (MARSHAL's score with the env's fixed
-  worst and optimum) and invalid-answer rate;
+  worst and optimum, :func:`~strategic_arena.arena.metrics.marshal_score`; the arena report
+  also shows the forfeit-referenced score) and invalid-answer rate;
 * **cooperative envs** (Hanabi): ranked by mean self-play score, then by mean score with the
   partner bot (:func:`strategic_arena.ratings.cooperative_standings`), not by TrueSkill;
 
@@ -32,7 +33,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from strategic_arena.arena.metrics import SELF, Summary, mean_ci, normalized_score, summarize
+from strategic_arena.arena.metrics import SELF, Summary, marshal_score, mean_ci, summarize
+from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
@@ -132,7 +134,7 @@ def _versus(row: Summary) -> dict[str, Any]:
         "games": row.games,
         "mean": _number(row.mean_return),
         "ci95": _number(row.ci95),
-        "normalized": _number(row.normalized),
+        "normalized": _number(row.marshal_normalized),
         "wins": row.wins,
         "draws": row.draws,
         "losses": row.losses,
@@ -175,7 +177,7 @@ def _competitive(
         for player, by_opp in rows.items()
     }
     normalized = {
-        player: normalized_score(spec, mean_ci(values)[0])
+        player: marshal_score(spec, mean_ci(values)[0])
         for player, values in pooled.items()
         if values
     }
@@ -300,47 +302,43 @@ def _overall(
 
 
 def _samples(
-    store: ResultsStore, games: Sequence[dict[str, Any]], run_names: dict[int, str], limit: int
+    store: ResultsStore, games: Sequence[StoredGame], run_names: dict[int, str], limit: int
 ) -> list[dict[str, Any]]:
     """Up to ``limit`` invalid final answers per player and env, in canonical game order."""
-    by_id = {game["id"]: game for game in games}
+    by_id = {game.id: game for game in games}
     flagged: dict[int, set[int]] = defaultdict(set)  # game id -> seats with an invalid answer
-    for move in store.move_stats(sorted({game["run_id"] for game in games})):
-        if move["errors"] and move["game_id"] in by_id:
-            flagged[move["game_id"]].add(move["seat"])
+    for stats in store.move_stats(sorted({game.run_id for game in games})):
+        if stats.errors and stats.game_id in by_id:
+            flagged[stats.game_id].add(stats.seat)
     for game in games:  # a forfeit by a player that records no errors (a bot's illegal move)
-        if game["forfeited_by"] is not None:
-            flagged[game["id"]].add(game["forfeited_by"])
-    order = sorted(
-        flagged, key=lambda gid: (run_names[by_id[gid]["run_id"]], by_id[gid]["game_key"])
-    )
+        if game.forfeited_by is not None:
+            flagged[game.id].add(game.forfeited_by)
+    order = sorted(flagged, key=lambda gid: (run_names[by_id[gid].run_id], by_id[gid].game_key))
     taken: dict[tuple[str, str], int] = defaultdict(int)
-    samples = []
+    samples: list[dict[str, Any]] = []
     for game_id in order:
         game = by_id[game_id]
         wanted = {
-            seat
-            for seat in flagged[game_id]
-            if taken[(game["players"][seat], game["env_id"])] < limit
+            seat for seat in flagged[game_id] if taken[(game.players[seat], game.env_id)] < limit
         }
         if not wanted:
             continue
         for move in store.moves(game_id):
-            player = game["players"][move["seat"]]
-            key = (player, game["env_id"])
-            if move["seat"] not in wanted or move["error_kind"] is None or taken[key] >= limit:
+            player = game.players[move.seat]
+            key = (player, game.env_id)
+            if move.seat not in wanted or move.error is None or taken[key] >= limit:
                 continue
             taken[key] += 1
-            response: str = move["response"]
+            response = move.response
             samples.append(
                 {
                     "player": player,
-                    "env_id": game["env_id"],
-                    "run": run_names[game["run_id"]],
-                    "game_key": game["game_key"],
-                    "ply": move["ply"],
-                    "error_kind": move["error_kind"],
-                    "error_detail": move["error_detail"] or "",
+                    "env_id": game.env_id,
+                    "run": run_names[game.run_id],
+                    "game_key": game.game_key,
+                    "ply": move.ply,
+                    "error_kind": move.error.kind,
+                    "error_detail": move.error.detail,
                     "response": response[:RESPONSE_LIMIT],
                     "truncated": len(response) > RESPONSE_LIMIT,
                 }
@@ -349,7 +347,7 @@ def _samples(
     return samples
 
 
-def games_digest(games: Sequence[dict[str, Any]], run_names: dict[int, str]) -> str:
+def games_digest(games: Sequence[StoredGame], run_names: dict[int, str]) -> str:
     """A SHA-256 over the games' content (run, key, env, seed, seats, returns, status, history).
 
     Independent of row ids, timings and storage order: two stores holding the same games have
@@ -358,14 +356,14 @@ def games_digest(games: Sequence[dict[str, Any]], run_names: dict[int, str]) -> 
     lines = sorted(
         json.dumps(
             [
-                run_names[g["run_id"]],
-                g["game_key"],
-                g["env_id"],
-                g["seed"],
-                g["players"],
-                g["returns"],
-                g["status"],
-                g["history"],
+                run_names[g.run_id],
+                g.game_key,
+                g.env_id,
+                g.seed,
+                list(g.players),
+                list(g.returns),
+                g.status,
+                list(g.history),
             ],
             separators=(",", ":"),
         )
@@ -400,17 +398,17 @@ def build(
     from strategic_arena import __version__
 
     settings = settings or TrueSkillSettings()
-    runs = [run for run in store.runs() if run_names is None or run["name"] in run_names]
+    runs = [run for run in store.runs() if run_names is None or run.name in run_names]
     if run_names is not None:
         for name in run_names:
             store.run_id(name)  # a KeyError naming the known runs
-    run_ids = {run["id"]: run["name"] for run in runs}
+    run_ids = {run.id: run.name for run in runs}
     games = [game for run_id in run_ids for game in store.games(run_id)]
-    summaries = summarize(store, [run["name"] for run in runs])
-    tables = rating_tables(store, [run["name"] for run in runs], settings)
+    summaries = summarize(store, [run.name for run in runs])
+    tables = rating_tables(store, [run.name for run in runs], settings)
     registered = store.players()
-    present = {name for game in games for name in game["players"]}
-    kinds = {name: str(registered.get(name, {}).get("kind", "")) for name in present}
+    present = {name for game in games for name in game.players}
+    kinds = {name: registered[name].kind if name in registered else "" for name in present}
     reference = _reference_kinds()
     rows: dict[str, dict[str, dict[str, Summary]]] = defaultdict(lambda: defaultdict(dict))
     for summary in summaries:
@@ -429,8 +427,7 @@ def build(
             "database": source,
             "store_schema_version": STORE_SCHEMA_VERSION,
             "runs": [
-                {"name": run["name"], "seed": run["seed"], "settings": run["settings"]}
-                for run in runs
+                {"name": run.name, "seed": run.seed, "settings": run.settings} for run in runs
             ],
             "games": len(games),
             "games_digest": games_digest(games, run_ids),
@@ -448,7 +445,10 @@ def build(
             ),
         },
         "players": {
-            name: {"kind": kinds[name], "params": registered.get(name, {}).get("params", {})}
+            name: {
+                "kind": kinds[name],
+                "params": dict(registered[name].params) if name in registered else {},
+            }
             for name in sorted(present)
         },
         "envs": envs,

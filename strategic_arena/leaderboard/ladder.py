@@ -129,11 +129,11 @@ def play(
     }
     wanted = settings(seed, envs, counts, specs, command)
     for existing in store.runs():
-        if existing["name"] != run_name:
+        if existing.name != run_name:
             continue
         ours = {key: value for key, value in wanted.items() if key != "command"}
-        theirs = {key: value for key, value in existing["settings"].items() if key != "command"}
-        if ours != theirs or existing["seed"] != seed:
+        theirs = {key: value for key, value in existing.settings.items() if key != "command"}
+        if ours != theirs or existing.seed != seed:
             raise ValueError(
                 f"{store.path} already holds run {run_name!r} with other settings; "
                 "use another --db (or delete it) to play a different ladder"

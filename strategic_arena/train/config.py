@@ -435,10 +435,6 @@ def _build(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
         raise ValueError(f"{where or cls.__name__}: {error}") from None
 
 
-def _is_optional(kind: Any) -> bool:
-    return _is_union(kind) and type(None) in get_args(kind)
-
-
 def _is_union(kind: Any) -> bool:
     origin = get_origin(kind)
     return origin is Union or origin is types.UnionType

@@ -1,18 +1,23 @@
 """Rollouts, the *generate* stage: the policy plays games through the arena's match loop.
 
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
-seeded by ``(seed, step)``: for each training game, ``episodes_per_game`` games, each with an
-env seed, an opponent drawn from the pool by weight (self-play included) and, against an
-opponent, a learner seat drawn uniformly. Then every game runs concurrently through
-:func:`strategic_arena.arena.match.play_match` -- the arena's one match loop -- with a
-:class:`PolicyPlayer` in each learner seat; the players' requests meet in one
-:class:`~strategic_arena.train.engine.EngineClient`, which batches them into engine calls.
+seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
+training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
+pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly.
+Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
+the arena's one match loop -- with the policy in each learner seat as the arena's one model
+player, :class:`strategic_arena.LLMPlayer`, over an :class:`EngineBackend`; the players'
+requests meet in one :class:`~strategic_arena.train.engine.EngineClient`, which batches them
+into engine calls.
 
-A :class:`PolicyPlayer` renders the seat's prompt (:func:`strategic_arena.render_messages`,
-role stated in the system prompt), applies the tokenizer's chat template, generates, validates
-the answer (:func:`strategic_arena.validate`) and records a
-:class:`~strategic_arena.train.episode.Turn` with the prompt tokens, response tokens and the
-engine's log-probs. An invalid answer forfeits the game (MARSHAL's protocol).
+The player renders the seat's prompt (:func:`strategic_arena.render_messages`, role stated in
+the system prompt) and validates the answer (:func:`strategic_arena.validate`) as in the arena;
+the :class:`EngineBackend` applies the tokenizer's chat template, generates, and returns the
+prompt tokens, response tokens and the engine's log-probs with the answer
+(:class:`~strategic_arena.backends.TokenTrace`, kept in the decision). Each learner decision of
+a finished game becomes a :class:`~strategic_arena.train.episode.Turn`. An invalid answer
+forfeits the game (MARSHAL's protocol); a game stopped by an endpoint opponent's failure
+(incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`).
 
 The :class:`OpponentPool` holds the configured opponents -- solvers and bots
 (:func:`opponents.make`), frozen checkpoints (``checkpoint:PATH``), OpenAI-compatible endpoints
@@ -29,24 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from strategic_arena.actions import Action, ActionError
 from strategic_arena.arena.match import MatchRecord, play_match
+from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
-from strategic_arena.players import Decision, GameState, Player
-from strategic_arena.prompting import render_messages
-from strategic_arena.tools import play_tool
+from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
-from strategic_arena.validation import Style, validate
 
 SELF_PLAY = "self"
-
-
-def derive_seed(*parts: int) -> int:
-    """A 31-bit seed from integers (``numpy.random.SeedSequence``: stable everywhere)."""
-    return int(np.random.SeedSequence([int(p) & 0xFFFFFFFF for p in parts]).generate_state(1)[0])
 
 
 class PromptEncoder:
@@ -97,17 +95,22 @@ class PromptEncoder:
         return str(self.tokenizer.decode(list(token_ids), skip_special_tokens=True))
 
 
-class PolicyPlayer:
-    """The policy in a seat: prompt -> engine -> validated move, each decision recorded.
+class EngineBackend:
+    """The trainer's engine as a chat backend of :class:`~strategic_arena.LLMPlayer`.
+
+    Messages go through the chat template to token ids, the engine client generates, and the
+    answer comes back as a :class:`~strategic_arena.backends.ChatResult` whose ``trace`` holds
+    the prompt ids, response ids and log-probs. Each request gets its own sampling seed,
+    derived from ``seed`` and the request's number, so a game's answers are a function of the
+    seeds alone. One backend serves one game (its request counter is the game's).
 
     Args:
         client: the engine client shared by the step's games.
         encoder: chat template and decoding.
-        cfg: prompt style, strictness, history, token budgets.
-        seed: this game's sampling seed (each turn derives its own from it).
-        name: the player's name in match records.
-        record: whether decisions become :class:`Turn` objects (``False`` for frozen
-            opponents, whose moves are not training data).
+        max_new_tokens: response budget.
+        max_sequence_tokens: prompt + response budget (the response gets what is left).
+        seed: this game's sampling seed.
+        model: the name the backend reports.
     """
 
     def __init__(
@@ -115,109 +118,100 @@ class PolicyPlayer:
         client: EngineClient,
         encoder: PromptEncoder,
         *,
-        style: Style,
-        strict: bool,
-        include_history: bool,
         max_new_tokens: int,
         max_sequence_tokens: int,
         seed: int,
-        name: str = "policy",
-        record: bool = True,
+        model: str = "policy",
     ) -> None:
         self.client = client
         self.encoder = encoder
-        self.style: Style = style
-        self.strict = strict
-        self.include_history = include_history
         self.max_new_tokens = max_new_tokens
         self.max_sequence_tokens = max_sequence_tokens
         self.seed = seed
-        self.name = name
-        self.record = record
-        self.turns: list[Turn] = []
-        self.decisions = 0
+        self.model = model
+        self.requests = 0
 
-    async def act(self, state: GameState, seat: int) -> Decision:
-        """Generate the seat's answer and validate it (an invalid answer plays nothing)."""
-        spec = state.spec
-        view = state.view(seat, history=self.include_history)
-        messages = render_messages(spec, view, self.style, include_history=self.include_history)
-        tools = [play_tool(view.legal_actions.values())] if self.style == "tools" else None
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+    ) -> ChatResult:
+        """Generate the answer to ``messages``.
+
+        ``headers`` are for HTTP backends (unused). ``tools`` go to the chat template, as a
+        tool-calling server shows them; ``tool_choice`` cannot be enforced on raw generation,
+        so a model that answers without a call gets the validator's ``no_action``.
+        """
         prompt_ids = self.encoder.encode(messages, tools)
         budget = min(self.max_new_tokens, self.max_sequence_tokens - len(prompt_ids))
         request = GenerationRequest(
-            prompt_ids, derive_seed(self.seed, self.decisions), max_new_tokens=max(0, budget)
+            prompt_ids, derive_seed(self.seed, self.requests), max_new_tokens=max(0, budget)
         )
-        self.decisions += 1
+        self.requests += 1
         generation = await self.client.generate(request)
-        text = self.encoder.decode(generation.token_ids)
-        outcome: Action | ActionError = validate(
-            spec,
-            text,
-            view.legal_actions,
-            self.style,
-            strict=self.strict,
+        return ChatResult(
+            content=self.encoder.decode(generation.token_ids),
             finish_reason=generation.finish_reason,
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=len(generation.token_ids),
+            trace=TokenTrace(
+                tuple(prompt_ids), tuple(generation.token_ids), tuple(generation.logprobs)
+            ),
         )
-        error = outcome if isinstance(outcome, ActionError) else None
-        if self.record:
-            self.turns.append(
-                Turn(
-                    env_id=state.env_id,
-                    seat=seat,
-                    role=spec.player_name(seat),
-                    prompt_ids=prompt_ids,
-                    response_ids=list(generation.token_ids),
-                    logprobs=list(generation.logprobs),
-                    text=text,
-                    error_kind=None if error is None else error.kind,
-                )
-            )
-        return Decision(
-            action=outcome.id if isinstance(outcome, Action) else None,
-            text=text,
-            error=error,
-            usage={
-                "prompt_tokens": len(prompt_ids),
-                "completion_tokens": len(generation.token_ids),
-            },
-            prompt=tuple(messages),
-            errors=() if error is None else (error,),
-            finish_reason=generation.finish_reason,
-        )
-
-
-# -- the opponent pool -------------------------------------------------------------------------
-
-PlayerFactory = Callable[[str, int, int], Player]
-"""Builds an opponent for one game: ``(env_id, seat, game_seed) -> Player``."""
 
 
 def configured_player(
-    cfg: TrainConfig,
-    client: EngineClient,
-    encoder: PromptEncoder,
-    seed: int,
-    *,
-    name: str = "policy",
-    record: bool = True,
-) -> PolicyPlayer:
-    """A :class:`PolicyPlayer` with the prompt and length settings of ``cfg``.
+    cfg: TrainConfig, client: EngineClient, encoder: PromptEncoder, seed: int, *, name: str
+) -> LLMPlayer:
+    """The policy (or a frozen model) as the one model player, with the settings of ``cfg``.
 
-    Training rollouts record turns (``record=True``); frozen snapshots and evaluations do not.
+    Invalid answers forfeit (MARSHAL's protocol); ``seed`` is the game's sampling seed.
     """
-    return PolicyPlayer(
+    backend = EngineBackend(
         client,
         encoder,
-        style=cfg.style,
-        strict=cfg.strict,
-        include_history=cfg.include_history,
         max_new_tokens=cfg.max_new_tokens,
         max_sequence_tokens=cfg.max_sequence_tokens,
         seed=seed,
-        name=name,
-        record=record,
+        model=name,
     )
+    return LLMPlayer(
+        backend,
+        name=name,
+        style=cfg.style,
+        policy="forfeit",
+        include_history=cfg.include_history,
+        strict=cfg.strict,
+        seed=seed,
+    )
+
+
+def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameSpec) -> list[Turn]:
+    """The :class:`Turn` of every learner decision of ``record`` that carries a token trace."""
+    turns = []
+    for move in record.moves:
+        trace = move.decision.trace
+        if move.seat not in learner_seats or trace is None:
+            continue
+        turns.append(
+            Turn(
+                env_id=record.env_id,
+                seat=move.seat,
+                role=spec.player_name(move.seat),
+                prompt_ids=list(trace.prompt_ids),
+                response_ids=list(trace.response_ids),
+                logprobs=list(trace.logprobs),
+                text=move.response,
+                error_kind=None if move.error is None else move.error.kind,
+            )
+        )
+    return turns
+
+
+# -- the opponent pool -------------------------------------------------------------------------
 
 
 @dataclass
@@ -346,7 +340,7 @@ def plan_games(
     games: Sequence[str] | None = None,
 ) -> list[GamePlan]:
     """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
-    rng = np.random.default_rng([cfg.seed, step, 1])
+    rng = np.random.default_rng(derive_seed(cfg.seed, step, "plan"))
     plans: list[GamePlan] = []
     for env_id in games or cfg.games:
         seats = get_spec(env_id).num_players
@@ -361,10 +355,8 @@ def plan_games(
     return plans
 
 
-def episode_from_record(
-    record: MatchRecord, plan: GamePlan, turns: list[Turn], spec: GameSpec
-) -> Episode:
-    """The :class:`Episode` of a finished game."""
+def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> Episode:
+    """The :class:`Episode` of a finished game (complete or forfeited)."""
     return Episode(
         env_id=record.env_id,
         seed=record.seed,
@@ -373,9 +365,13 @@ def episode_from_record(
         returns=tuple(float(r) for r in record.returns),
         status=record.status,
         forfeited_by=record.forfeited_by,
-        turns=turns,
+        turns=learner_turns(record, plan.learner_seats, spec),
         num_seats=spec.num_players,
     )
+
+
+#: Times a game stopped by a server failure (an endpoint opponent's) is played again.
+INCOMPLETE_REPLAYS = 2
 
 
 class RolloutRunner:
@@ -400,10 +396,6 @@ class RolloutRunner:
         self.encoder = encoder
         self.opponent_factory = opponent_factory
 
-    def policy_player(self, seed: int, *, name: str = "policy") -> PolicyPlayer:
-        """A recording policy player for one game."""
-        return configured_player(self.cfg, self.client, self.encoder, seed, name=name)
-
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
         """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
         limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
@@ -411,21 +403,32 @@ class RolloutRunner:
 
         async def one(plan: GamePlan) -> Episode:
             async with limit:
-                policy = self.policy_player(derive_seed(self.cfg.seed, step, plan.index, 2))
                 spec = get_spec(plan.env_id)
-                players: list[Player] = []
-                for seat in range(spec.num_players):
-                    if seat in plan.learner_seats:
-                        players.append(policy)
-                    else:
-                        assert plan.opponent is not None
-                        players.append(
-                            self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
-                        )
-                free = envs.setdefault(plan.env_id, [])
-                env = free.pop() if free else make(plan.env_id)
-                record = await play_match(plan.env_id, players, plan.seed, env=env)
-                free.append(env)
-                return episode_from_record(record, plan, policy.turns, spec)
+                seed = derive_seed(self.cfg.seed, step, plan.index, "policy")
+                # A game an endpoint opponent's server broke (incomplete) is no training data:
+                # it is played again from the start, a few times at most.
+                for _ in range(INCOMPLETE_REPLAYS + 1):
+                    policy = configured_player(
+                        self.cfg, self.client, self.encoder, seed, name="policy"
+                    )
+                    players: list[Player] = []
+                    for seat in range(spec.num_players):
+                        if seat in plan.learner_seats:
+                            players.append(policy)
+                        else:
+                            assert plan.opponent is not None
+                            players.append(
+                                self.opponent_factory(plan.opponent, plan.env_id, seat, plan.seed)
+                            )
+                    free = envs.setdefault(plan.env_id, [])
+                    env = free.pop() if free else make(plan.env_id)
+                    record = await play_match(plan.env_id, players, plan.seed, env=env)
+                    free.append(env)
+                    if record.status != "incomplete":
+                        return episode_from_record(record, plan, spec)
+                raise RuntimeError(
+                    f"{plan.env_id}: a player's server failed in {INCOMPLETE_REPLAYS + 1} tries "
+                    f"of the same game ({record.infrastructure_error})"
+                )
 
         return list(await asyncio.gather(*(one(plan) for plan in plans)))

@@ -12,15 +12,18 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
 
-Then metrics go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every
-``eval_every`` steps through the arena runner into a SQLite results store, and checkpoints are
-written every ``checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has
-changed yet) and saves; during the later stages (and always under ``torchrun``, where the ranks
-must agree) the step is finished first; a second Ctrl-C stops at once without saving.
+Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
+go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
+steps through the arena runner into a SQLite results store
+(:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
+``checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
+and saves; during the later stages (and always under ``torchrun``, where the ranks must agree)
+the step is finished first; a second Ctrl-C stops at once without saving.
 
-Randomness: everything random in step ``s`` derives from ``(seed, s)`` -- game seeds, seats,
-opponents, each turn's sampling seed, minibatch order -- so a resumed run repeats exactly what
-an uninterrupted one would have done.
+Randomness: everything random in step ``s`` derives from ``(seed, s)`` by
+:func:`strategic_arena.seeding.derive_seed` -- game seeds, seats, opponents, each turn's
+sampling seed, minibatch order -- so a resumed run repeats exactly what an uninterrupted one
+would have done.
 """
 
 from __future__ import annotations
@@ -37,8 +40,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
-from strategic_arena.backends import OpenAIBackend, SamplingParams
-from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.advantages import RAEBaselines, assign
 from strategic_arena.train.config import TrainConfig
@@ -52,27 +54,24 @@ from strategic_arena.train.dist import (
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.evaluation import evaluate_policy
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
     load_policy,
     load_reference,
-    load_saved_tokenizer,
     load_tokenizer,
     resolve_device,
     resolve_dtype,
     save_full_model,
     save_policy,
 )
+from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     OpponentPool,
-    PolicyPlayer,
-    PoolEntry,
     PromptEncoder,
     RolloutRunner,
-    configured_player,
-    derive_seed,
     plan_games,
 )
 
@@ -139,13 +138,12 @@ class Trainer:
         self.metrics = MetricsLogger(
             self.output_dir, tensorboard=cfg.tensorboard, enabled=self.info.main
         )
-        self._frozen: dict[str, tuple[EngineClient, PromptEncoder]] = {}
-        self._backends: dict[str, OpenAIBackend] = {}
+        self.opponents = OpponentPlayers(cfg, self.tokenizer, self.device)
         self._stop_requested = False
         self._stage = "idle"
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
-        self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self._opponent)
+        self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         if resume_from is not None:
             self._load(resume_from)
         if not self.engine_shares_weights:
@@ -191,7 +189,8 @@ class Trainer:
         engine = VLLMEngine(
             path,
             self.tokenizer,
-            seed=derive_seed(cfg.seed, self.info.rank, 7),
+            # vLLM seeds numpy's global generator with it, which takes 32 bits
+            seed=derive_seed(cfg.seed, "engine", self.info.rank) % 2**32,
             gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
             tensor_parallel_size=cfg.vllm_tensor_parallel_size,
             max_model_len=cfg.vllm_max_model_len or cfg.max_sequence_tokens,
@@ -203,83 +202,6 @@ class Trainer:
             distributed=self.info.distributed,
         )
         return engine, False
-
-    def _opponent(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
-        """The non-policy player of ``entry`` for one game."""
-        cfg = self.cfg
-        seed = derive_seed(game_seed, seat, 3)
-        if entry.snapshot is not None:
-            return self._frozen_player(entry.snapshot, entry.name, seed, None)
-        config = entry.config
-        assert config is not None
-        if config.base_url is not None:
-            backend = self._backends.get(entry.name)
-            if backend is None:
-                sampling = SamplingParams(
-                    temperature=cfg.temperature
-                    if config.temperature is None
-                    else config.temperature,
-                    top_p=cfg.top_p,
-                    max_tokens=cfg.max_new_tokens,
-                )
-                backend = OpenAIBackend(
-                    config.spec,
-                    config.base_url,
-                    api_key_env=config.api_key_env,
-                    sampling=sampling,
-                    seed=derive_seed(cfg.seed, 11),
-                )
-                self._backends[entry.name] = backend
-            return LLMPlayer(
-                backend,
-                name=entry.name,
-                style=cfg.style,
-                policy="forfeit",
-                include_history=cfg.include_history,
-                strict=cfg.strict,
-                seed=seed,
-            )
-        if config.spec.startswith("checkpoint:"):
-            path = config.spec.removeprefix("checkpoint:")
-            return self._frozen_player(path, entry.name, seed, config.temperature)
-        import opponents
-
-        return opponents.make(config.spec, env_id, seed=seed)
-
-    def _frozen_player(
-        self, path: str, name: str, seed: int, temperature: float | None
-    ) -> PolicyPlayer:
-        """A non-recording policy player over a frozen model (loaded once, then cached)."""
-        cfg = self.cfg
-        if path not in self._frozen:
-            transformers = require("transformers", "frozen opponents")
-            tokenizer = (
-                load_saved_tokenizer(path, tiny=cfg.model == "tiny")
-                if (Path(path) / "tokenizer_config.json").exists()
-                else self.tokenizer
-            )
-            tokenizer.padding_side = "left"
-            model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
-            model.eval()
-            model.requires_grad_(False)
-            sampling = Sampling(
-                cfg.temperature if temperature is None else temperature,
-                cfg.top_p,
-                cfg.top_k,
-                cfg.max_new_tokens,
-            )
-            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
-            encoder = PromptEncoder(
-                tokenizer,
-                response_prefix=cfg.response_prefix,
-                chat_template_kwargs=cfg.chat_template_kwargs,
-            )
-            self._frozen[path] = (
-                EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size),
-                encoder,
-            )
-        client, encoder = self._frozen[path]
-        return configured_player(cfg, client, encoder, seed, name=name, record=False)
 
     # -- the five stages ---------------------------------------------------------------------
 
@@ -324,7 +246,7 @@ class Trainer:
         cfg = self.cfg
         self.engine.sleep()
         turns = self.trainable_turns(episodes)
-        rng = np.random.default_rng([cfg.seed, step, 4])
+        rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
         use_learner = cfg.old_logprobs == "learner" or (
             cfg.old_logprobs == "auto" and not self.engine.logprobs_match_learner(self.sampling)
         )
@@ -399,61 +321,8 @@ class Trainer:
             return {}
         metrics: dict[str, float] = {}
         if self.info.main:
-            metrics = asyncio.run(self._evaluate())
+            metrics = asyncio.run(evaluate_policy(cfg, self.engine, self.encoder, self.step))
         barrier(self.info)
-        return metrics
-
-    async def _evaluate(self) -> dict[str, float]:
-        from strategic_arena.arena import runner
-        from strategic_arena.arena.metrics import summarize
-        from strategic_arena.arena.store import ResultsStore
-
-        cfg = self.cfg
-        self.engine.wake_up()
-        temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-        sampling = Sampling(temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens)
-        client = EngineClient(self.engine, sampling, max_batch_size=cfg.max_batch_size)
-        name = f"{cfg.run_name}@step-{self.step}"
-
-        def build(env_id: str, seed: int) -> Player:
-            return configured_player(cfg, client, self.encoder, seed, name=name, record=False)
-
-        params = {
-            "run": cfg.run_name,
-            "step": self.step,
-            "model": cfg.model,
-            "temperature": temperature,
-        }
-        policy = runner.Entrant(name, "policy", params, build)
-        tasks: list[runner.GameTask] = []
-        for env_id, specs in cfg.eval_opponents.items():
-            rivals = [runner.Entrant.opponent(spec) for spec in specs]
-            tasks += runner.versus([policy], rivals, [env_id], cfg.eval_games, cfg.seed)
-        run_name = f"{cfg.run_name}/eval/step-{self.step:06d}"
-        db = Path(cfg.eval_db) if cfg.eval_db else self.output_dir / "eval.db"
-        with ResultsStore(db) as store:
-            await runner.run_async(
-                store,
-                run_name,
-                tasks,
-                seed=cfg.seed,
-                concurrency=cfg.max_concurrent_episodes,
-                settings={"run": cfg.run_name, "step": self.step, "style": cfg.style},
-                progress=False,
-            )
-            summaries = summarize(store, [run_name])
-        metrics: dict[str, float] = {}
-        for summary in summaries:
-            if summary.player != name:
-                continue
-            key = f"eval/{summary.env_id}/{summary.opponent}"
-            if summary.seat is not None:
-                key += f"/seat{summary.seat}"
-            metrics[f"{key}/mean_return"] = summary.mean_return
-            metrics[f"{key}/normalized_score"] = summary.normalized
-            metrics[f"{key}/invalid_rate"] = summary.invalid_rate
-            if summary.wins is not None and summary.games:
-                metrics[f"{key}/win_rate"] = summary.wins / summary.games
         return metrics
 
     # -- checkpoints ---------------------------------------------------------------------------
@@ -538,9 +407,7 @@ class Trainer:
         self.pool.add_snapshot(
             str(path), self.step, self.cfg.snapshot_weight, self.cfg.max_snapshots
         )
-        kept = {entry.snapshot for entry in self.pool.snapshots}
-        for stale in [p for p in self._frozen if p not in kept and "snapshots" in p]:
-            del self._frozen[stale]
+        self.opponents.drop_snapshots(entry.snapshot for entry in self.pool.snapshots)
 
     # -- the loop ------------------------------------------------------------------------------
 

@@ -42,12 +42,11 @@ def play_episode(
         observations.append(result.observation)
         while not result.done:
             state = client.state()
-            game = {"env_id": state.env_id, "history": state.history, "seat": state.seat}
             style = "tools" if result.observation.tools else "marshal"
             reply = asyncio.run(
                 backend.complete(
                     result.observation.messages,
-                    headers={GAME_HEADER: json.dumps({**game, "style": style})},
+                    headers={GAME_HEADER: json.dumps({**state.information, "style": style})},
                     tools=result.observation.tools or None,
                 )
             )

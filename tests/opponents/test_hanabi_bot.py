@@ -6,7 +6,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pyspiel
 import pytest
 
 import opponents
@@ -85,7 +84,7 @@ class Audit:
         assert record.action in state.legal_actions(record.seat)
         spec = state.spec
         assert isinstance(spec, HanabiSpec)
-        obs = parse_observation(state.state.observation_string(record.seat))
+        obs = parse_observation(state.spiel_state.observation_string(record.seat))
         if obs.info == spec.max_information_tokens and record.action < spec.hand_size:
             self.discards_at_full_tokens += 1
 
@@ -118,41 +117,6 @@ def test_legal_beside_a_random_partner(env_id: str) -> None:
 # -- reading only its seat -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PublicEntry:
-    player: int
-    action: int
-
-
-class SeatOnlyState:
-    """A stand-in for the pyspiel state that answers only what ``seat`` may know.
-
-    Chance entries of the history come back with a garbage action; anything else the bot might
-    read (the other seat's observation, ``history()``, ``information_state_string``...) raises.
-    """
-
-    def __init__(self, state: pyspiel.State, seat: int) -> None:
-        self._state = state
-        self._seat = seat
-
-    def observation_string(self, player: int) -> str:
-        assert player == self._seat, "read another seat's observation"
-        return str(self._state.observation_string(player))
-
-    def legal_actions(self, player: int) -> list[int]:
-        assert player == self._seat
-        return list(self._state.legal_actions(player))
-
-    def full_history(self) -> list[PublicEntry]:
-        return [
-            PublicEntry(int(item.player), int(item.action) if int(item.player) >= 0 else -12345)
-            for item in self._state.full_history()
-        ]
-
-    def __getattr__(self, name: str) -> object:
-        raise AssertionError(f"the bot read state.{name}")
-
-
 @pytest.mark.parametrize("env_id", VARIANTS)
 def test_reads_only_what_its_seat_sees(env_id: str) -> None:
     bot = HanabiBot(env_id)
@@ -160,8 +124,9 @@ def test_reads_only_what_its_seat_sees(env_id: str) -> None:
 
     def compare(record: MoveRecord, state: GameState) -> None:
         nonlocal checked
-        seat_only = SeatOnlyState(state.state, record.seat)
-        masked = GameState(env_id, seat_only, state.spec)  # type: ignore[arg-type]
+        # A state holding only the seat's information: all there is behind ``serve``.
+        masked = GameState.from_information(state.information(record.seat), state.spec)
+        assert masked.spiel_state is None
         assert bot.choose(masked, record.seat) == record.action
         checked += 1
 
@@ -177,10 +142,10 @@ def test_same_observation_same_action() -> None:
     for moves in ([], [action(MINI, "rank", 2), hint_ones]):
         first = dealt(MINI, [["R1", "R1", "Y1"], partner], moves)
         second = dealt(MINI, [["Y1", "Y1", "R1"], partner], moves)
-        seat = first.state.current_player()
+        seat = first.spiel_state.current_player()
         assert seat == 0
-        assert first.state.observation_string(0) == second.state.observation_string(0)
-        assert first.state.history() != second.state.history()
+        assert first.spiel_state.observation_string(0) == second.spiel_state.observation_string(0)
+        assert first.spiel_state.history() != second.spiel_state.history()
         bot = HanabiBot(MINI)
         assert bot.choose(first, 0) == bot.choose(second, 0)
 
@@ -198,7 +163,7 @@ def test_plays_a_card_known_playable_from_negative_knowledge() -> None:
         [["R1", "Y1", "Y1"], ["R2", "Y2", "R1"]],
         [hint_twos, action(MINI, "rank", 1), hint_twos],
     )
-    knowledge = parse_observation(state.state.observation_string(1)).hands[0]
+    knowledge = parse_observation(state.spiel_state.observation_string(1)).hands[0]
     assert knowledge[2].ranks == (1,) and knowledge[2].hinted_rank is None
     assert state.legal_actions(1) == [0, 1, 2, 3, 4, 5]  # no token left: no hint
     chosen, rule = HanabiBot(MINI).decide(state, 1)
@@ -223,8 +188,8 @@ def test_hints_a_playable_card_without_misleading() -> None:
     chosen, rule = HanabiBot(SIMPLE).decide(state, 0)
     assert rule == "play hint"
     assert chosen == action(SIMPLE, "rank", 1)
-    state.state.apply_action(chosen)
-    knowledge = parse_observation(state.state.observation_string(1)).hands[0]
+    state.spiel_state.apply_action(chosen)
+    knowledge = parse_observation(state.spiel_state.observation_string(1)).hands[0]
     assert [view.ranks for view in knowledge] == [(2,), (2,), (1,), (1,), (1,)]
 
 
@@ -232,7 +197,7 @@ def test_counts_cards_it_cannot_see() -> None:
     # Seat 0 sees both 2s of Mini Hanabi in its partner's hand: its own cards are all 1s, all
     # playable, though no hint said so. It has a sure play, so it hints its partner first.
     state = dealt(MINI, [["Y1", "Y1", "R1"], ["R2", "Y2", "R1"]])
-    knowledge = parse_observation(state.state.observation_string(0)).hands[0]
+    knowledge = parse_observation(state.spiel_state.observation_string(0)).hands[0]
     assert all(view.ranks == (1, 2) for view in knowledge)
     chosen, rule = HanabiBot(MINI).decide(state, 0)
     assert rule == "play hint before playing"

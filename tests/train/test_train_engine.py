@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.arena.match import play_match  # noqa: E402
-from strategic_arena.players import RandomPlayer  # noqa: E402
+from strategic_arena.games import get_spec  # noqa: E402
+from strategic_arena.players import LLMPlayer, RandomPlayer  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engine import (  # noqa: E402
     EngineClient,
@@ -22,7 +23,7 @@ from strategic_arena.train.engine import (  # noqa: E402
     filter_logits,
 )
 from strategic_arena.train.learner import Learner, collate, sequence_logprobs  # noqa: E402
-from strategic_arena.train.rollout import PolicyPlayer, PromptEncoder  # noqa: E402
+from strategic_arena.train.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
 from strategic_arena.train.tiny import build_tiny  # noqa: E402
 
 torch.set_num_threads(1)
@@ -156,25 +157,27 @@ def test_client_batches_concurrent_requests() -> None:
     assert sum(engine.batches) == 16 and max(engine.batches) == 5 and len(engine.batches) == 4
 
 
-def test_policy_player_records_turns_through_the_match_loop(tiny: tuple[Any, Any]) -> None:
+def test_the_model_player_over_the_engine_records_turns_through_the_match_loop(
+    tiny: tuple[Any, Any],
+) -> None:
     model, tokenizer = tiny
     engine = TransformersEngine(model, tokenizer)
     client = EngineClient(engine, Sampling(1.0, max_new_tokens=6))
     encoder = PromptEncoder(tokenizer)
-    policy = PolicyPlayer(
-        client,
-        encoder,
-        style="boxed",
-        strict=True,
-        include_history=False,
-        max_new_tokens=6,
-        max_sequence_tokens=10_000,
-        seed=0,
-    )
+    backend = EngineBackend(client, encoder, max_new_tokens=6, max_sequence_tokens=10_000, seed=0)
+    policy = LLMPlayer(backend, name="policy", style="boxed", seed=0)
     record = asyncio.run(play_match("kuhn_poker-v0", [policy, RandomPlayer(0)], seed=4))
-    assert len(policy.turns) == sum(1 for move in record.moves if move.seat == 0) >= 1
-    turn = policy.turns[0]
-    assert turn.seat == 0 and turn.role == "Player 0" and turn.env_id == "kuhn_poker-v0"
+    spec = get_spec(record.env_id)
+    turns = learner_turns(record, [0], spec)
+    assert len(turns) == sum(1 for move in record.moves if move.seat == 0) >= 1
+    turn = turns[0]
+    assert turn.seat == 0 and turn.role == spec.player_name(0) == "Player 0"
+    assert turn.env_id == "kuhn_poker-v0"
     assert tokenizer.decode(turn.prompt_ids).endswith("<|im_start|>assistant\n")
     assert turn.text == record.moves[0].response and turn.error_kind is not None  # random model
     assert len(turn.logprobs) == len(turn.response_ids) <= 6
+    # The decision keeps the same tokens the turn was built from, and the one attempt.
+    decision = record.moves[0].decision
+    assert decision.trace is not None and list(decision.trace.response_ids) == turn.response_ids
+    assert len(decision.tries) == 1 and decision.tries[0].response == turn.text
+    assert decision.usage["prompt_tokens"] == len(turn.prompt_ids)

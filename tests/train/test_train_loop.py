@@ -22,11 +22,19 @@ Overrides = Callable[..., list[str]]
 
 def test_the_policy_learns_to_answer_and_its_reward_rises(tiny_overrides: Overrides) -> None:
     """Kuhn Poker against a random opponent: the mean turn reward climbs from invalid answers
-    (-11 each) towards the game's own rewards within 30 steps, with a fixed seed."""
+    (-11 each) towards the game's own rewards within 30 steps, with a fixed seed.
+
+    How fast this tiny model learns at lr 1e-2 depends on the random stream: with seeds 0-6,
+    five runs gained 5 to 6.5 here, seed 0 gained 2.3 and seed 1 did not improve.
+    """
     cfg = load_config(
         None,
         tiny_overrides(
-            "steps=30", "episodes_per_game=32", "opponents=[random]", "self_play_weight=0"
+            "steps=30",
+            "episodes_per_game=32",
+            "opponents=[random]",
+            "self_play_weight=0",
+            "seed=2",
         ),
     )
     trainer = Trainer(cfg)
@@ -209,3 +217,46 @@ def test_the_cli_trains_the_shipped_tiny_config(tmp_path: Path) -> None:
     assert status == 0
     assert [r["step"] for r in read_metrics(tmp_path / "cli" / "metrics.jsonl")] == [1, 2]
     assert (tmp_path / "cli" / "checkpoints" / "step-000002" / "trainer.pt").is_file()
+
+
+def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: Overrides) -> None:
+    from strategic_arena.actions import ActionError
+    from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+
+    class DownOnce:
+        """An endpoint opponent whose server fails for its first decision, then recovers."""
+
+        failures = 0
+
+        def __init__(self, seed: int) -> None:
+            self.name, self.random = "endpoint", RandomPlayer(seed)
+
+        async def act(self, state: GameState, seat: int) -> Decision:
+            if DownOnce.failures == 0:
+                DownOnce.failures += 1
+                error = ActionError("endpoint", "500: injected")
+                return Decision(None, "", error, errors=(error,))
+            return await self.random.act(state, seat)
+
+    cfg = load_config(
+        None,
+        tiny_overrides("episodes_per_game=2", "opponents=[random]", "self_play_weight=0"),
+    )
+    trainer = Trainer(cfg)
+
+    def factory(entry: object, env_id: str, seat: int, seed: int) -> Player:
+        return DownOnce(seed)
+
+    trainer.rollouts.opponent_factory = factory
+    episodes = trainer.generate(0)
+    assert DownOnce.failures == 1 and len(episodes) == 2
+    assert all(e.status in ("complete", "forfeit") for e in episodes)
+
+    class DownForGood(DownOnce):
+        async def act(self, state: GameState, seat: int) -> Decision:
+            error = ActionError("endpoint", "500: injected")
+            return Decision(None, "", error, errors=(error,))
+
+    trainer.rollouts.opponent_factory = lambda entry, env_id, seat, seed: DownForGood(seed)
+    with pytest.raises(RuntimeError, match="server failed in 3 tries"):
+        trainer.generate(1)

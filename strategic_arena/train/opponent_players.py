@@ -1,0 +1,122 @@
+"""The players of the opponent pool's entries: solvers and bots, endpoints, frozen models.
+
+:class:`OpponentPlayers` is the rollouts' opponent factory: for a pool entry, an env and a seat
+it builds the non-policy player of one game, seeded from the game's seed. Solvers and bots come
+from :func:`opponents.make`; an OpenAI-compatible endpoint is an :class:`LLMPlayer` over one
+backend per entry (kept for the run); a frozen checkpoint or a snapshot of the policy is the
+same model player over its own transformers engine, loaded once and cached
+until the pool drops the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from strategic_arena._extras import require
+from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.seeding import derive_seed
+from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.models import load_saved_tokenizer
+from strategic_arena.train.rollout import PoolEntry, PromptEncoder, configured_player
+
+
+class OpponentPlayers:
+    """Builds the non-policy player of a pool entry for one game (see the module docstring).
+
+    Args:
+        cfg: the run's config (sampling and prompt settings).
+        tokenizer: the policy's tokenizer, used by frozen models saved without their own.
+        device: the torch device frozen models run on.
+    """
+
+    def __init__(self, cfg: TrainConfig, tokenizer: Any, device: Any) -> None:
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.device = device
+        self._frozen: dict[str, tuple[EngineClient, PromptEncoder]] = {}
+        self._backends: dict[str, OpenAIBackend] = {}
+
+    def __call__(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
+        """The player of ``entry`` in ``seat`` of the game seeded with ``game_seed``."""
+        cfg = self.cfg
+        seed = derive_seed(game_seed, seat, "opponent")
+        if entry.snapshot is not None:
+            return self.frozen(entry.snapshot, entry.name, seed, None)
+        config = entry.config
+        assert config is not None
+        if config.base_url is not None:
+            backend = self._backends.get(entry.name)
+            if backend is None:
+                sampling = SamplingParams(
+                    temperature=cfg.temperature
+                    if config.temperature is None
+                    else config.temperature,
+                    top_p=cfg.top_p,
+                    max_tokens=cfg.max_new_tokens,
+                )
+                backend = OpenAIBackend(
+                    config.spec,
+                    config.base_url,
+                    api_key_env=config.api_key_env,
+                    sampling=sampling,
+                    seed=derive_seed(cfg.seed, "endpoint", entry.name),
+                )
+                self._backends[entry.name] = backend
+            return LLMPlayer(
+                backend,
+                name=entry.name,
+                style=cfg.style,
+                policy="forfeit",
+                include_history=cfg.include_history,
+                strict=cfg.strict,
+                seed=seed,
+            )
+        if config.spec.startswith("checkpoint:"):
+            path = config.spec.removeprefix("checkpoint:")
+            return self.frozen(path, entry.name, seed, config.temperature)
+        import opponents
+
+        return opponents.make(config.spec, env_id, seed=seed)
+
+    def frozen(self, path: str, name: str, seed: int, temperature: float | None) -> LLMPlayer:
+        """A non-recording policy player over the model saved at ``path`` (loaded once)."""
+        cfg = self.cfg
+        if path not in self._frozen:
+            transformers = require("transformers", "frozen opponents")
+            tokenizer = (
+                load_saved_tokenizer(path, tiny=cfg.model == "tiny")
+                if (Path(path) / "tokenizer_config.json").exists()
+                else self.tokenizer
+            )
+            tokenizer.padding_side = "left"
+            model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
+            model.eval()
+            model.requires_grad_(False)
+            sampling = Sampling(
+                cfg.temperature if temperature is None else temperature,
+                cfg.top_p,
+                cfg.top_k,
+                cfg.max_new_tokens,
+            )
+            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
+            encoder = PromptEncoder(
+                tokenizer,
+                response_prefix=cfg.response_prefix,
+                chat_template_kwargs=cfg.chat_template_kwargs,
+            )
+            self._frozen[path] = (
+                EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size),
+                encoder,
+            )
+        client, encoder = self._frozen[path]
+        return configured_player(cfg, client, encoder, seed, name=name)
+
+    def drop_snapshots(self, kept: Iterable[str | None]) -> None:
+        """Forget the cached models of policy snapshots not in ``kept`` (left the pool)."""
+        keep = set(kept)
+        for stale in [path for path in self._frozen if path not in keep and "snapshots" in path]:
+            del self._frozen[stale]

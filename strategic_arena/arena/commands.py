@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.defaults import (
@@ -29,30 +29,21 @@ from strategic_arena.arena.replay import ReplayError
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.validation import STYLES
 
+if TYPE_CHECKING:
+    from strategic_arena.arena.runner import Entrant
+
 #: Where results go when ``--db`` is not given (relative to the working directory).
 DEFAULT_DB = "results/arena.sqlite"
 
 
-def add_parsers(sub: Any) -> None:
-    """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
-    formatter = argparse.ArgumentDefaultsHelpFormatter
-    ev = sub.add_parser(
-        "eval",
-        help="evaluate a model endpoint against solvers, store every move, print the report",
-        formatter_class=formatter,
-        description="Play a model behind an OpenAI-compatible endpoint against solvers on "
-        "each game, both seats, store every game and move in SQLite, then print the report. "
-        "Rerunning the same command resumes: only missing games are played. Without "
-        "--base-url, the built-in solver suite is served on a local port and evaluated as the "
-        "model (the README's main command).",
-    )
-    endpoint = ev.add_argument_group("model endpoint")
+def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
+    """The model endpoint, sampling and prompt options (``eval`` and ``grade`` share them)."""
+    endpoint = command.add_argument_group("model endpoint")
     endpoint.add_argument(
         "--base-url",
         default=None,
         metavar="URL",
-        help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: serve the "
-        f"built-in solver suite locally as the model {SOLVER_SUITE_NAME!r})",
+        help=base_url_help,
     )
     endpoint.add_argument(
         "--model",
@@ -77,7 +68,7 @@ def add_parsers(sub: Any) -> None:
         default=6,
         help="requests per answer on 429/5xx/timeouts/dropped connections (backoff + jitter)",
     )
-    sampling = ev.add_argument_group("sampling (unset: the server's default)")
+    sampling = command.add_argument_group("sampling (unset: the server's default)")
     sampling.add_argument("--temperature", type=float, default=None)
     sampling.add_argument("--top-p", type=float, default=None)
     sampling.add_argument("--max-tokens", type=int, default=None)
@@ -86,7 +77,7 @@ def add_parsers(sub: Any) -> None:
     sampling.add_argument(
         "--sampling-seed", type=int, default=None, help="the request's seed field"
     )
-    prompts = ev.add_argument_group("prompts and answers")
+    prompts = command.add_argument_group("prompts and answers")
     prompts.add_argument("--style", choices=STYLES, default="marshal", help="response format")
     prompts.add_argument(
         "--history", action="store_true", help="include the move history in prompts"
@@ -98,6 +89,26 @@ def add_parsers(sub: Any) -> None:
     )
     prompts.add_argument(
         "--lenient", action="store_true", help="accept answers that break the strict layout"
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
+    formatter = argparse.ArgumentDefaultsHelpFormatter
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate a model endpoint against solvers, store every move, print the report",
+        formatter_class=formatter,
+        description="Play a model behind an OpenAI-compatible endpoint against solvers on "
+        "each game, both seats, store every game and move in SQLite, then print the report. "
+        "Rerunning the same command resumes: only missing games are played. Without "
+        "--base-url, the built-in solver suite is served on a local port and evaluated as the "
+        "model (the README's main command).",
+    )
+    add_model_options(
+        ev,
+        "OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: serve the "
+        f"built-in solver suite locally as the model {SOLVER_SUITE_NAME!r})",
     )
     games = ev.add_argument_group("games")
     games.add_argument(
@@ -234,10 +245,53 @@ def _only_model(models: Sequence[dict[str, Any]]) -> str:
     return str(models[0]["id"])
 
 
+def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) -> Entrant:
+    """The model at ``base_url`` as an arena entrant, from :func:`add_model_options`' options.
+
+    ``model`` ``None``: the only model the endpoint lists.
+    """
+    from strategic_arena.arena.runner import Entrant
+    from strategic_arena.backends import OpenAIBackend, SamplingParams
+
+    extra: dict[str, Any] = {}
+    if args.top_k is not None:
+        extra["top_k"] = args.top_k
+    if args.min_p is not None:
+        extra["min_p"] = args.min_p
+    sampling = SamplingParams(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        seed=args.sampling_seed,
+        extra_body=extra,
+    )
+    models = _list_models(base_url, args.api_key_env)
+    model = model or _only_model(models)
+    # The game header carries hidden information: only arena servers get it.
+    arena_server = any(m.get("owned_by") == "strategic-arena" for m in models)
+    backend = OpenAIBackend(
+        model,
+        base_url,
+        api_key_env=args.api_key_env,
+        sampling=sampling,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        seed=args.seed,
+    )
+    return Entrant.llm(
+        backend,
+        name=args.name,
+        style=args.style,
+        policy=args.policy,
+        include_history=args.history,
+        strict=not args.lenient,
+        game_header=arena_server,
+    )
+
+
 def _eval(args: argparse.Namespace) -> int:
     from strategic_arena.arena.runner import Entrant, GameTask, run, versus
     from strategic_arena.arena.store import ResultsStore
-    from strategic_arena.backends import OpenAIBackend, SamplingParams
 
     protocol = PROTOCOLS[args.protocol] if args.protocol else None
     env_ids = list(args.envs or (protocol.env_ids if protocol else CURATED))
@@ -261,41 +315,8 @@ def _eval(args: argparse.Namespace) -> int:
     opponent_entrants = {
         spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs
     }
-    extra: dict[str, Any] = {}
-    if args.top_k is not None:
-        extra["top_k"] = args.top_k
-    if args.min_p is not None:
-        extra["min_p"] = args.min_p
-    sampling = SamplingParams(
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_tokens=args.max_tokens,
-        seed=args.sampling_seed,
-        extra_body=extra,
-    )
     with _endpoint(args) as (base_url, model):
-        models = _list_models(base_url, args.api_key_env)
-        model = model or _only_model(models)
-        # The game header carries hidden information: only arena servers get it.
-        arena_server = any(m.get("owned_by") == "strategic-arena" for m in models)
-        backend = OpenAIBackend(
-            model,
-            base_url,
-            api_key_env=args.api_key_env,
-            sampling=sampling,
-            timeout_s=args.timeout,
-            max_attempts=args.max_attempts,
-            seed=args.seed,
-        )
-        candidate = Entrant.llm(
-            backend,
-            name=args.name,
-            style=args.style,
-            policy=args.policy,
-            include_history=args.history,
-            strict=not args.lenient,
-            game_header=arena_server,
-        )
+        candidate = model_entrant(args, base_url, model)
         tasks: list[GameTask] = []
         for env_id in env_ids:
             rivals = [opponent_entrants[spec] for spec in per_env[env_id]]

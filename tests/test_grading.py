@@ -71,7 +71,7 @@ def test_forced_blunder_is_counted(tmp_path: Path) -> None:
     o_row = _rows(db)[("o", "all")]
     assert o_row["blunders"]["count"] >= 1  # type: ignore[index]
     with GradeTables(db) as tables:
-        first = [g for g in tables.move_grades() if g.player == "o"][0]
+        first = next(g for g in tables.move_grades() if g.player == "o")
     assert (first.before, first.after, first.category) == (0, -1, "graded")
 
 
@@ -139,10 +139,8 @@ def test_served_solver_gets_exploitability_over_http(
     db = tmp_path / "arena.sqlite"
     ResultsStore(db).close()
     with PlayerServer("random") as server:
-        code = main(
-            ["grade", "--db", str(db), "--base-url", server.base_url, "--name", "served"]
-            + ["--envs", "kuhn_poker-v0", "--samples", "4", "--quiet", "--json"]
-        )
+        args = ["grade", "--db", str(db), "--base-url", server.base_url, "--name", "served"]
+        code = main([*args, "--envs", "kuhn_poker-v0", "--samples", "4", "--quiet", "--json"])
     assert code == 0
     with GradeTables(db) as tables:
         (row,) = tables.strategy_grades()

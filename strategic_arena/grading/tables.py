@@ -132,8 +132,17 @@ class GradeTables:
                 "INSERT OR REPLACE INTO move_grades (game_id, ply, seat, player, opponent, "
                 "env_id, category, value_before, value_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (g.game_id, g.ply, g.seat, g.player, g.opponent, g.env_id, g.category)
-                    + (g.before, g.after)
+                    (
+                        g.game_id,
+                        g.ply,
+                        g.seat,
+                        g.player,
+                        g.opponent,
+                        g.env_id,
+                        g.category,
+                        g.before,
+                        g.after,
+                    )  # fmt: skip
                     for g in grades
                 ],
             )

@@ -142,7 +142,7 @@ class GradeTables:
                         g.category,
                         g.before,
                         g.after,
-                    )  # fmt: skip
+                    )
                     for g in grades
                 ],
             )

@@ -378,11 +378,17 @@ def _print_report(
 ) -> None:
     from strategic_arena.arena import metrics
 
+    from strategic_arena.grading.cli import stored_grades
+    from strategic_arena.grading.summary import render_text
+
     data = metrics.report(store, run_names)
+    grades = stored_grades(store, run_names)
     if as_json:
-        print(json.dumps(data, indent=2, sort_keys=True))
+        print(json.dumps({**data, "grades": grades}, indent=2, sort_keys=True))
     else:
         print(metrics.render_text(data, all_players=all_players))
+        if grades["moves"] or grades["strategies"]:
+            print("\n" + render_text(grades["moves"], grades["strategies"]))
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -266,3 +266,20 @@ def report_data(tables: GradeTables, games: Sequence[dict[str, Any]]) -> dict[st
         row for row in tables.strategy_grades() if (row["player"], row["env_id"]) in players
     ]
     return {"moves": move_summary(grades), "strategies": strategies}
+
+
+def stored_grades(store: Any, run_names: Sequence[str] | None) -> dict[str, Any]:
+    """:func:`report_data` of the games of ``run_names`` (all when ``None``) in ``store``.
+
+    Reads only: a store never graded has no grades (and gets no grading tables).
+    """
+    import sqlite3
+
+    with sqlite3.connect(store.path) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    if "strategy_grades" not in tables:
+        return {"moves": [], "strategies": []}
+    run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
+    games = [g for g in store.games() if run_ids is None or g["run_id"] in run_ids]
+    with GradeTables(store.path) as grades:
+        return report_data(grades, games)

@@ -377,7 +377,6 @@ def _print_report(
     store: Any, run_names: Sequence[str] | None, *, as_json: bool, all_players: bool
 ) -> None:
     from strategic_arena.arena import metrics
-
     from strategic_arena.grading.cli import stored_grades
     from strategic_arena.grading.summary import render_text
 

@@ -9,8 +9,9 @@ Tables (created on first use; the arena's own tables are only read):
   graded again only when a larger budget could settle its ``unknown`` moves);
 * ``c4_scores`` -- the Connect Four solver's exact score of each position met (history as the
   key), or ``NULL`` with the node budget it exceeded: ladders repeat positions across games;
-* ``strategy_samples`` -- the answers of a player queried at an information state: the action
-  played (``NULL`` for an invalid answer), keyed by ``(player, env_id, info_state, sample)``;
+* ``strategy_samples`` -- the answers of a player queried at an information state, one row per
+  ``(player, env_id, info_state)``: a JSON list indexed by sample number, each entry ``null``
+  (not asked yet) or ``[action, error kind]`` (action ``null`` for an invalid answer);
 * ``strategy_grades`` -- the exploitability measured from those samples, per player and game.
 
 Every write is idempotent (``INSERT OR REPLACE`` on the keys), so an interrupted ``grade``
@@ -53,10 +54,8 @@ CREATE TABLE IF NOT EXISTS strategy_samples (
     player TEXT NOT NULL,
     env_id TEXT NOT NULL,
     info_state TEXT NOT NULL,
-    sample INTEGER NOT NULL,
-    action INTEGER,
-    error_kind TEXT,
-    PRIMARY KEY (player, env_id, info_state, sample)
+    answers TEXT NOT NULL,
+    PRIMARY KEY (player, env_id, info_state)
 );
 CREATE TABLE IF NOT EXISTS strategy_grades (
     player TEXT NOT NULL,
@@ -186,14 +185,21 @@ class GradeTables:
 
     # -- strategies --------------------------------------------------------------------------
 
-    def strategy_samples(self, player: str, env_id: str) -> dict[tuple[str, int], int | None]:
-        """(info state, sample number) -> action (``None``: invalid) of ``player`` in ``env_id``."""
+    def _answers(self, player: str, env_id: str) -> dict[str, list[Any]]:
         rows = self._db.execute(
-            "SELECT info_state, sample, action FROM strategy_samples "
-            "WHERE player = ? AND env_id = ?",
+            "SELECT info_state, answers FROM strategy_samples WHERE player = ? AND env_id = ?",
             (player, env_id),
         )
-        return {(str(s), int(k)): (None if a is None else int(a)) for s, k, a in rows}
+        return {str(state): json.loads(answers) for state, answers in rows}
+
+    def strategy_samples(self, player: str, env_id: str) -> dict[tuple[str, int], int | None]:
+        """(info state, sample number) -> action (``None``: invalid) of ``player`` in ``env_id``."""
+        return {
+            (state, sample): None if answer[0] is None else int(answer[0])
+            for state, answers in self._answers(player, env_id).items()
+            for sample, answer in enumerate(answers)
+            if answer is not None
+        }
 
     def add_strategy_samples(
         self,
@@ -202,11 +208,26 @@ class GradeTables:
         samples: Sequence[tuple[str, int, int | None, str | None]],
     ) -> None:
         """Store answers as ``(info state, sample number, action or None, error kind)``."""
-        self._db.executemany(
-            "INSERT OR REPLACE INTO strategy_samples (player, env_id, info_state, sample, "
-            "action, error_kind) VALUES (?, ?, ?, ?, ?, ?)",
-            [(player, env_id, *sample) for sample in samples],
-        )
+        if not samples:
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            stored = self._answers(player, env_id)
+            changed: dict[str, list[Any]] = {}
+            for state, sample, action, kind in samples:
+                answers = changed.setdefault(state, stored.get(state, []))
+                answers.extend([None] * (sample + 1 - len(answers)))
+                answers[sample] = [action, kind]
+            db.executemany(
+                "INSERT OR REPLACE INTO strategy_samples (player, env_id, info_state, answers) "
+                "VALUES (?, ?, ?, ?)",
+                [(player, env_id, state, json.dumps(a)) for state, a in changed.items()],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def set_strategy_grade(self, player: str, env_id: str, grade: Mapping[str, Any]) -> None:
         """Store (or replace) the measured grade of ``player``'s strategy in ``env_id``."""

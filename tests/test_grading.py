@@ -158,3 +158,28 @@ def test_grade_rejects_bad_input(tmp_path: Path) -> None:
     assert main(["grade", "--db", str(tmp_path / "a.sqlite"), "--samples", "0"]) == 2
     with GradeTables(tmp_path / "a.sqlite") as tables:
         assert report_data(tables, []) == {"moves": [], "strategies": []}
+
+
+def test_strategy_queries_resume_and_grades_are_idempotent(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
+    asked: list[int] = []
+
+    def build(seed: int) -> Player:
+        asked.append(seed)
+        return RandomPlayer(seed)
+
+    with GradeTables(db) as tables:
+        first = measure_strategy(
+            tables, "r", "kuhn_poker-v0", build, samples=3, policy="random", seed=1
+        )
+        assert len(asked) == 12 * 3
+        again = measure_strategy(
+            tables, "r", "kuhn_poker-v0", build, samples=3, policy="random", seed=1
+        )
+        assert len(asked) == 12 * 3 and again == first  # nothing asked twice
+        measure_strategy(tables, "r", "kuhn_poker-v0", build, samples=5, policy="random", seed=1)
+        assert len(asked) == 12 * 5  # only the new sample numbers
+    with ResultsStore(db) as store, GradeTables(db) as tables:
+        assert grade_moves(store, tables, store.games(), 1000) == 1
+        assert grade_moves(store, tables, store.games(), 1000) == 0  # already graded

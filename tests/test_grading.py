@@ -138,7 +138,7 @@ def test_served_solver_gets_exploitability_over_http(
 ) -> None:
     db = tmp_path / "arena.sqlite"
     ResultsStore(db).close()
-    with PlayerServer("random") as server:
+    with PlayerServer("nash") as server:
         args = ["grade", "--db", str(db), "--base-url", server.base_url, "--name", "served"]
         code = main([*args, "--envs", "kuhn_poker-v0", "--samples", "4", "--quiet", "--json"])
     assert code == 0
@@ -147,7 +147,9 @@ def test_served_solver_gets_exploitability_over_http(
         exploiter = opponents.make(f"best_response:of=served,db={db}", "kuhn_poker-v0", seed=0)
     assert row["player"] == "served" and row["samples"] == 4
     low, high = row["ci95"]
-    assert 0.0 < low <= high and row["exploitability"] > 0.1  # random play is exploitable
+    # Four answers per information set of the equilibrium: near 0, far below uniform random
+    # play's 0.458, with an interval from the resampled answers.
+    assert 0.0 <= low <= high and row["exploitability"] < 0.25 and high > low
     assert exploiter.name.startswith("best_response")
     assert '"strategies"' in capsys.readouterr().out
 

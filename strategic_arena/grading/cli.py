@@ -92,8 +92,10 @@ def grade_main(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    from strategic_arena._extras import require
     from strategic_arena.arena.store import ResultsStore
 
+    require("numba", "grading (the solvers)")
     if args.samples < 1 or args.concurrency < 1 or args.max_nodes < 1:
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
     if not Path(args.db).exists():

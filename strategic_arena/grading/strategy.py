@@ -113,13 +113,16 @@ def count_matrix(
     samples: Mapping[tuple[str, int], int | None],
     k: int,
     policy: str,
-) -> tuple[openspiel_policy.TabularPolicy, npt.NDArray[np.int64], FloatArray]:
-    """The answers' counts as a 3-d array ``[info set row, sample, action]`` of 0/1 weights.
+) -> tuple[openspiel_policy.TabularPolicy, FloatArray]:
+    """The answers as a 3-d array ``[info set row, sample, action]`` of weights.
 
     Returns:
-        The policy's empty ``TabularPolicy`` (rows as OpenSpiel numbers them), the legal
-        action mask per row, and the one-hot (or spread, for an invalid answer) weights of
-        each of the ``k`` samples per row.
+        The game's ``TabularPolicy`` (its rows numbered as OpenSpiel does) and the one-hot
+        weights of each of the ``k`` answers per row (an invalid answer spread as the run's
+        illegal-move policy plays it).
+
+    Raises:
+        ValueError: an information set lacks one of the ``k`` answers.
     """
     rule = IllegalMovePolicy.parse(policy)
     tabular = openspiel_policy.TabularPolicy(get_spec(env_id).game)
@@ -138,7 +141,7 @@ def count_matrix(
                 weights[row, sample, legal] = 1.0 / len(legal)
             else:
                 weights[row, sample, legal[0]] = 1.0
-    return tabular, mask, weights
+    return tabular, weights
 
 
 def grade_strategy(
@@ -167,7 +170,7 @@ def grade_strategy(
     from opponents import cfr
     from opponents.equilibrium import equilibrium_policy
 
-    tabular, _, weights = count_matrix(env_id, samples, k, policy)
+    tabular, weights = count_matrix(env_id, samples, k, policy)
     measured = _with(tabular, weights.mean(axis=1))
     game = get_spec(env_id).game
     # best_response(..., p) is player p's best value against the policy in the other seat.
@@ -214,5 +217,5 @@ def measured_policy(
     env_id: str, samples: Mapping[tuple[str, int], int | None], k: int, policy: str
 ) -> openspiel_policy.TabularPolicy:
     """The behavioural policy of the samples (as :func:`grade_strategy` measures it)."""
-    tabular, _, weights = count_matrix(env_id, samples, k, policy)
+    tabular, weights = count_matrix(env_id, samples, k, policy)
     return _with(tabular, weights.mean(axis=1))

@@ -130,7 +130,10 @@ def render_text(moves: Sequence[dict[str, Any]], strategies: Sequence[dict[str, 
     if strategies:
         if lines:
             lines.append("")
-        lines.append("Poker strategies (exploitability in chips per hand; bootstrap 95% interval)")
+        lines.append(
+            "Poker strategies (exploitability of the measured policy, chips per hand; "
+            "bias-corrected bootstrap 95% interval)"
+        )
         lines.append(
             f"  {'game':<16} {'player':<44} {'K':>4} {'exploitability':>26} "
             f"{'BR vs seat 0':>12} {'BR vs seat 1':>12} {'distance':>8} {'invalid':>7}"

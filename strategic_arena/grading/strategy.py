@@ -163,9 +163,9 @@ def grade_strategy(
     Returns:
         ``exploitability`` (OpenSpiel's, chips per hand), ``ci95`` (its basic bootstrap
         95% interval, :func:`_basic_interval`), ``best_response`` (chips per hand a best
-        response earns against the player in seat 0 and in seat 1), ``distance`` (the mean total-variation
-        distance from the shipped equilibrium over information sets), ``invalid`` (share of
-        invalid answers), ``samples`` (K) and ``info_sets``.
+        response earns against the player in seat 0 and in seat 1), ``distance`` (the mean
+        total-variation distance from the shipped equilibrium over information sets),
+        ``invalid`` (share of invalid answers), ``samples`` (K) and ``info_sets``.
     """
     from opponents import cfr
     from opponents.equilibrium import equilibrium_policy

@@ -185,3 +185,60 @@ def test_strategy_queries_resume_and_grades_are_idempotent(tmp_path: Path) -> No
     with ResultsStore(db) as store, GradeTables(db) as tables:
         assert grade_moves(store, tables, store.games(), 1000) == 1
         assert grade_moves(store, tables, store.games(), 1000) == 0  # already graded
+
+
+def test_exploiter_earns_the_best_response_value(tmp_path: Path) -> None:
+    from open_spiel.python.algorithms.expected_game_score import policy_value
+
+    from opponents.exploiter import best_response_policy
+    from strategic_arena.grading.strategy import measured_policy
+
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        grade = measure_strategy(
+            tables,
+            "better",
+            "kuhn_poker-v0",
+            lambda seed: Scripted([1], "better"),
+            samples=2,
+            policy="forfeit",
+            seed=0,
+        )
+        samples = tables.strategy_samples("better", "kuhn_poker-v0")
+    game = get_spec("kuhn_poker-v0").game
+    measured = measured_policy("kuhn_poker-v0", samples, 2, "forfeit")
+    exploiter = best_response_policy("kuhn_poker-v0", measured)
+    # The exploiter in seat 1 against the player in seat 0, and the other way round.
+    against_first = policy_value(game.new_initial_state(), [measured, exploiter])[1]
+    against_second = policy_value(game.new_initial_state(), [exploiter, measured])[0]
+    assert [against_first, against_second] == pytest.approx(grade["best_response"])
+    # Against a player who always bets or calls: holding the jack (dealt to seat 1) facing
+    # its bet, fold.
+    jack_facing_bet = exploiter.action_probabilities(_kuhn_state(game, [1, 0, 1]))
+    assert jack_facing_bet == {0: 1.0, 1: 0.0}
+
+
+def _kuhn_state(game: object, actions: Sequence[int]) -> object:
+    state = game.new_initial_state()  # type: ignore[attr-defined]
+    for action in actions:
+        state.apply_action(action)
+    return state
+
+
+def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    db = tmp_path / "arena.sqlite"
+    _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["grades"] == {"moves": [], "strategies": []}
+    assert main(["grade", "--db", str(db), "--no-strategies", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "--all-players"]) == 0
+    text = capsys.readouterr().out
+    assert "Move grades" in text and "minimax" in text
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    moves = json.loads(capsys.readouterr().out)["grades"]["moves"]
+    best = next(r for r in moves if r["player"] == "minimax" and r["opponent"] == "all")
+    assert best["optimal"]["share"] == 1.0

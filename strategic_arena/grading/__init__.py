@@ -10,3 +10,7 @@
 
 The definitions (with formulas) are in ``docs/grading.md``.
 """
+
+#: The poker envs whose strategies are measured (here so the CLI lists them without importing
+#: OpenSpiel's Python algorithms).
+POKER_ENVS = ("kuhn_poker-v0", "leduc_holdem-v0")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena.grading import POKER_ENVS
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
     GRADED_ENVS,
@@ -23,7 +24,6 @@ from strategic_arena.grading.moves import (
     PositionValues,
     grade_game,
 )
-from strategic_arena.grading.strategy import POKER_ENVS, grade_strategy, info_sets, query
 from strategic_arena.grading.summary import move_summary, render_text
 from strategic_arena.grading.tables import GradeTables
 from strategic_arena.players import Player
@@ -225,6 +225,7 @@ def measure_strategy(
     sample)`` is built with a seed derived from ``seed``, the player, game, info set and sample.
     """
     from strategic_arena.arena.runner import Progress
+    from strategic_arena.grading.strategy import grade_strategy, info_sets, query
 
     stored = tables.strategy_samples(name, env_id)
     sets = info_sets(env_id)

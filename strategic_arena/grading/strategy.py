@@ -28,10 +28,10 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 
 from strategic_arena.actions import IllegalMovePolicy
 from strategic_arena.games import get_spec
+from strategic_arena.grading import POKER_ENVS
 from strategic_arena.players import GameState, Player
 
 FloatArray = npt.NDArray[np.float64]
-POKER_ENVS = ("kuhn_poker-v0", "leduc_holdem-v0")
 #: Bootstrap resamples of the exploitability interval.
 BOOTSTRAP = 200
 

@@ -4,7 +4,7 @@ The player (any :class:`~strategic_arena.players.Player`: a model through ``LLMP
 the arena's prompts, or a built-in opponent) is asked ``K`` times at one state of each
 information set of Kuhn poker (12) or Leduc Hold'em (936, as OpenSpiel counts them). The
 answers' frequencies are its behavioural policy, an OpenSpiel ``TabularPolicy``; OpenSpiel's
-``exploitability`` (NashConv / 2) of that policy is the grade, with a percentile bootstrap
+``exploitability`` (NashConv / 2) of that policy is the grade, with a basic bootstrap
 interval over the K answers of each information set.
 
 An invalid answer (no legal move after the run's retries) counts as the run's illegal-move
@@ -210,7 +210,8 @@ def _basic_interval(estimate: float, replicates: list[float]) -> list[float]:
     ``[2 e - q97.5, 2 e - q2.5]``: resampling the answers adds sampling noise, and noise makes
     a strategy more exploitable, so the replicates sit above the estimate by about as much as
     the estimate sits above the strategy's true exploitability; reflecting them corrects that
-    first-order bias (the percentile interval would not even contain the estimate).
+    first-order bias. The interval is for the strategy's own exploitability, so with few
+    answers it may lie below the estimate; a plain percentile interval lies above it.
     """
     low, high = np.percentile(replicates, [2.5, 97.5])
     return [max(0.0, float(2 * estimate - high)), max(0.0, float(2 * estimate - low))]

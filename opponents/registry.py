@@ -98,6 +98,13 @@ KINDS: dict[str, OpponentKind] = {
             "a CFR+ (or DCFR) policy solved on the fly with the given iterations",
         ),
         OpponentKind(
+            "best_response",
+            POKER,
+            {"of": str, "db": str, "seed": int},
+            "opponents.exploiter:best_response_player",
+            "the exact best response to player OF's strategy measured by 'grade' in DB",
+        ),
+        OpponentKind(
             "hanabi_bot",
             HANABI,
             {"seed": int},

@@ -12,6 +12,7 @@ Subcommands:
 * ``eval`` -- evaluate a model endpoint against solvers (stored, resumable), then report;
 * ``report`` -- recompute the metrics of a results store;
 * ``replay`` -- replay a stored game exactly;
+* ``grade`` -- grade stored moves against exact solvers and measure poker exploitability;
 * ``publish`` -- write the leaderboards of a results store (markdown, JSON, HTML);
 * ``ladder`` -- play the baseline ladder of solvers and publish it;
 * ``train`` -- self-play RL training from a YAML config (:mod:`strategic_arena.train.cli`).
@@ -29,6 +30,7 @@ from strategic_arena.arena import commands as arena_commands
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
+from strategic_arena.grading import cli as grading_commands
 from strategic_arena.leaderboard import cli as leaderboard_commands
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompting import render_messages
@@ -171,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_play_options(demo, "kuhn_poker-v0")
     arena_commands.add_parsers(sub)
+    grading_commands.add_parser(sub)
     leaderboard_commands.add_parsers(sub)
     train_commands.add_parsers(sub)
     return parser
@@ -188,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("eval", "report", "replay"):
         return arena_commands.dispatch(args)
+    if args.command == "grade":
+        return grading_commands.grade_main(args)
     if args.command in ("publish", "ladder"):
         return leaderboard_commands.dispatch(args)
     if args.command in train_commands.COMMANDS:

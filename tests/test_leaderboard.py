@@ -59,6 +59,10 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with ResultsStore(path) as store:
         tasks = round_robin(entrants, envs, 8, seed=5)
         assert run(store, "mixed", tasks, seed=5, concurrency=1, progress=False).complete
+    # Grades: every Tic-Tac-Toe move, and the built-in players' Kuhn strategies (the model,
+    # with no endpoint given, is skipped).
+    argv = ["grade", "--db", str(path), "--envs", "kuhn_poker-v0", "--samples", "5", "--quiet"]
+    assert main(argv) == 0
     return path
 
 
@@ -89,7 +93,12 @@ def validate(data: dict[str, Any]) -> None:
 def test_json_validates_against_its_schema(published: Path) -> None:
     data = load(published)
     validate(data)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
+    grades = data["grades"]
+    pooled = {row["player"]: row for row in grades["moves"] if row["opponent"] == "all"}
+    assert pooled[EVIL_NAME]["invalid"] == pooled[EVIL_NAME]["moves"] > 0  # never graded
+    assert pooled[EVIL_NAME]["graded"] == 0 and pooled["random"]["graded"] > 0
+    assert {row["player"] for row in grades["strategies"]} == {"nash", "random"}
     assert json.loads((published / "leaderboard.schema.json").read_text()) == schema()
     envs = {env["env_id"]: env for env in data["envs"]}
     assert list(envs) == ["tic_tac_toe-v0", "kuhn_poker-v0", "mini_hanabi-v0"]
@@ -111,7 +120,7 @@ def test_schema_rejects_a_malformed_leaderboard(published: Path) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
     data = load(published)
-    data["schema_version"] = 2
+    data["schema_version"] = 1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
 
@@ -234,6 +243,23 @@ def test_the_committed_baseline_ladder_is_valid_and_ordered() -> None:
         assert envs[env_id]["rows"][-1]["player"] == "random"
     for env_id in ("mini_hanabi-v0", "simple_hanabi-v0"):
         assert envs[env_id]["rows"][0]["player"] == "hanabi_bot"
+    # Grades: the solvers play perfectly, random poorly; CFR+ after 10 and 100 iterations
+    # separate by exploitability in Leduc Hold'em where their returns did not.
+    moves = {
+        (row["env_id"], row["player"]): row
+        for row in data["grades"]["moves"]
+        if row["opponent"] == "all"
+    }
+    for key in (("tic_tac_toe-v0", "minimax"), ("connect_four-v0", solver)):
+        assert moves[key]["optimal"]["share"] == 1.0 and moves[key]["graded"] > 100
+    for env_id in ("tic_tac_toe-v0", "connect_four-v0"):
+        worst = min((row for row in moves.values() if row["env_id"] == env_id),
+                    key=lambda row: row["accuracy"]["mean"])  # fmt: skip
+        assert worst["player"] == "random"
+    strategies = {(row["env_id"], row["player"]): row for row in data["grades"]["strategies"]}
+    ten = strategies[("leduc_holdem-v0", "cfr:iterations=10")]
+    hundred = strategies[("leduc_holdem-v0", "cfr:iterations=100")]
+    assert hundred["ci95"][1] < ten["ci95"][0]
     page = (COMMITTED / "index.html").read_text()
     markdown = (COMMITTED / "LEADERBOARD.md").read_text()
     assert data["source"]["games_digest"] in page and data["source"]["games_digest"] in markdown
@@ -276,6 +302,7 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
         "Tic-Tac-Toe",
         "Kuhn Poker",
         "Mini Hanabi",
+        "Grades",
         "Players",
         "About",
     ]
@@ -314,8 +341,21 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
     table.find_element(By.XPATH, ".//th[normalize-space()='rank']/button").click()
     assert players() == ranked
 
-    # Model and user strings show as text and never run.
+    # The grades: a chart of accuracy and blunders, one of Kuhn exploitability, their tables.
     tabs[4].click()
+    charts = browser.find_elements(By.CSS_SELECTOR, "#panel-grades svg")
+    assert len(charts) == 2 and all(chart.is_displayed() for chart in charts)
+    labels = [chart.get_attribute("aria-label") for chart in charts]
+    assert labels == [
+        "Accuracy and blunder rate per player and game",
+        "kuhn_poker-v0: exploitability",
+    ]
+    assert len(charts[1].find_elements(By.CSS_SELECTOR, "circle")) == 2  # nash, random
+    grades_text = browser.find_element(By.ID, "panel-grades").text
+    assert EVIL_NAME in grades_text and "minimax" not in grades_text
+
+    # Model and user strings show as text and never run.
+    tabs[5].click()
     text = browser.find_element(By.ID, "panel-players").text
     assert EVIL_NAME in text and EVIL_PARAM in text
     assert "<script>window.__xss = 1; alert(2)</script>" in text

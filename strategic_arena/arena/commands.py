@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.defaults import (
@@ -28,6 +28,9 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.replay import ReplayError
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
+
+if TYPE_CHECKING:
+    from strategic_arena.arena.runner import Entrant
 
 #: Where results go when ``--db`` is not given (relative to the working directory).
 DEFAULT_DB = "results/arena.sqlite"
@@ -55,26 +58,14 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def add_parsers(sub: Any) -> None:
-    """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
-    formatter = _HelpFormatter
-    ev = sub.add_parser(
-        "eval",
-        help="evaluate a model endpoint against solvers, store every move, print the report",
-        formatter_class=formatter,
-        description="Play a model behind an OpenAI-compatible endpoint against solvers on "
-        "each game, both seats, store every game and move in SQLite, then print the report. "
-        "Rerunning the same command resumes: only missing games are played. Without "
-        "--base-url, the built-in solver suite is served on a local port and evaluated as the "
-        "model (the README's main command).",
-    )
-    endpoint = ev.add_argument_group("model endpoint")
+def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
+    """The model endpoint, sampling and prompt options (``eval`` and ``grade`` share them)."""
+    endpoint = command.add_argument_group("model endpoint")
     endpoint.add_argument(
         "--base-url",
         default=None,
         metavar="URL",
-        help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: serve the "
-        f"built-in solver suite locally as the model {SOLVER_SUITE_NAME!r})",
+        help=base_url_help,
     )
     endpoint.add_argument(
         "--model",
@@ -99,7 +90,7 @@ def add_parsers(sub: Any) -> None:
         default=6,
         help="requests per answer on 429/5xx/timeouts/dropped connections (backoff + jitter)",
     )
-    sampling = ev.add_argument_group("sampling (unset: the server's default)")
+    sampling = command.add_argument_group("sampling (unset: the server's default)")
     sampling.add_argument("--temperature", type=float, default=None)
     sampling.add_argument("--top-p", type=float, default=None)
     sampling.add_argument("--max-tokens", type=int, default=None)
@@ -108,7 +99,7 @@ def add_parsers(sub: Any) -> None:
     sampling.add_argument(
         "--sampling-seed", type=int, default=None, help="the request's seed field"
     )
-    prompts = ev.add_argument_group("prompts and answers")
+    prompts = command.add_argument_group("prompts and answers")
     prompts.add_argument(
         "--style",
         choices=STYLES,
@@ -132,6 +123,26 @@ def add_parsers(sub: Any) -> None:
         default="keep",
         help="what a re-asked model sees of its earlier answers: keep them, strip <think> "
         "blocks, or the answer only",
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
+    formatter = _HelpFormatter
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate a model endpoint against solvers, store every move, print the report",
+        formatter_class=formatter,
+        description="Play a model behind an OpenAI-compatible endpoint against solvers on "
+        "each game, both seats, store every game and move in SQLite, then print the report. "
+        "Rerunning the same command resumes: only missing games are played. Without "
+        "--base-url, the built-in solver suite is served on a local port and evaluated as the "
+        "model (the README's main command).",
+    )
+    add_model_options(
+        ev,
+        "OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: serve the "
+        f"built-in solver suite locally as the model {SOLVER_SUITE_NAME!r})",
     )
     games = ev.add_argument_group("games")
     games.add_argument(
@@ -279,10 +290,51 @@ def _only_model(models: Sequence[dict[str, Any]]) -> str:
     return str(models[0]["id"])
 
 
+def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) -> Entrant:
+    """The model at ``base_url`` as an arena entrant, from :func:`add_model_options`' options.
+
+    ``model`` ``None``: the only model the endpoint lists.
+    """
+    from strategic_arena.arena.runner import Entrant
+    from strategic_arena.backends import OpenAIBackend, SamplingParams
+
+    extra: dict[str, Any] = {}
+    if args.top_k is not None:
+        extra["top_k"] = args.top_k
+    if args.min_p is not None:
+        extra["min_p"] = args.min_p
+    sampling = SamplingParams(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        seed=args.sampling_seed,
+        extra_body=extra,
+    )
+    models = _list_models(base_url, args.api_key_env)
+    model = model or _only_model(models)
+    backend = OpenAIBackend(
+        model,
+        base_url,
+        api_key_env=args.api_key_env,
+        sampling=sampling,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        seed=args.seed,
+    )
+    return Entrant.llm(
+        backend,
+        name=args.name,
+        style=args.style,
+        policy=args.policy,
+        include_history=args.history,
+        strict=not args.lenient,
+        thinking_in_history=args.thinking_in_history,
+    )
+
+
 def _eval(args: argparse.Namespace) -> int:
     from strategic_arena.arena.runner import Entrant, GameTask, run, versus
     from strategic_arena.arena.store import ResultsStore
-    from strategic_arena.backends import OpenAIBackend, SamplingParams
 
     protocol = PROTOCOLS[args.protocol] if args.protocol else None
     # --envs a,b c: each argument is a list already (see _names).
@@ -310,39 +362,8 @@ def _eval(args: argparse.Namespace) -> int:
     opponent_entrants = {
         spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs
     }
-    extra: dict[str, Any] = {}
-    if args.top_k is not None:
-        extra["top_k"] = args.top_k
-    if args.min_p is not None:
-        extra["min_p"] = args.min_p
-    sampling = SamplingParams(
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_tokens=args.max_tokens,
-        seed=args.sampling_seed,
-        extra_body=extra,
-    )
     with _endpoint(args) as (base_url, model):
-        models = _list_models(base_url, args.api_key_env)
-        model = model or _only_model(models)
-        backend = OpenAIBackend(
-            model,
-            base_url,
-            api_key_env=args.api_key_env,
-            sampling=sampling,
-            timeout_s=args.timeout,
-            max_attempts=args.max_attempts,
-            seed=args.seed,
-        )
-        candidate = Entrant.llm(
-            backend,
-            name=args.name,
-            style=args.style,
-            policy=args.policy,
-            include_history=args.history,
-            strict=not args.lenient,
-            thinking_in_history=args.thinking_in_history,
-        )
+        candidate = model_entrant(args, base_url, model)
         tasks: list[GameTask] = []
         for env_id in env_ids:
             rivals = [opponent_entrants[spec] for spec in per_env[env_id]]
@@ -417,12 +438,17 @@ def _print_report(
     store: Any, run_names: Sequence[str] | None, *, as_json: bool, all_players: bool
 ) -> None:
     from strategic_arena.arena import metrics
+    from strategic_arena.grading.cli import stored_grades
+    from strategic_arena.grading.summary import render_text
 
     data = metrics.report(store, run_names)
+    grades = stored_grades(store, run_names)
     if as_json:
-        print(json.dumps(data, indent=2, sort_keys=True))
+        print(json.dumps({**data, "grades": grades}, indent=2, sort_keys=True))
     else:
         print(metrics.render_text(data, all_players=all_players))
+        if grades["moves"] or grades["strategies"]:
+            print("\n" + render_text(grades["moves"], grades["strategies"]))
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -290,7 +290,9 @@ class RunSummary:
 
 
 class Progress:
-    """A one-line progress bar: share done, games done, errors, games/s and ETA.
+    """A one-line progress bar: share done, items done, errors, items/s and ETA.
+
+    Items are ``unit`` (games by default; ``grade`` counts games and queries).
 
     On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
     every ``interval_s`` seconds and at the end.
@@ -304,8 +306,9 @@ class Progress:
         label: str = "",
         stream: TextIO | None = None,
         interval_s: float = 5.0,
+        unit: str = "games",
     ) -> None:
-        self.total, self.resumed, self.label = total, resumed, label
+        self.total, self.resumed, self.label, self.unit = total, resumed, label, unit
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval_s = 0.1 if self.tty else interval_s
@@ -325,12 +328,12 @@ class Progress:
         parts = [
             f"{self.label} " if self.label else "",
             f"[{'#' * filled}{'-' * (20 - filled)}] {100 * share:3.0f}% ",
-            f"{finished}/{self.total} games",
+            f"{finished}/{self.total} {self.unit}",
             f" ({self.resumed} resumed)" if self.resumed else "",
             f" | errors {self.errors}",
             f" | incomplete {self.incomplete}" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
-            f" | {rate:.1f} games/s | ETA {eta}",
+            f" | {rate:.1f} {self.unit}/s | ETA {eta}",
         ]
         return "".join(parts)
 

@@ -52,3 +52,26 @@ def wdl(row: Mapping[str, Any]) -> str:
 def probability(value: float | None) -> str:
     """``0.31``."""
     return MISSING if value is None else f"{value:.2f}"
+
+
+def share_ci(share: Mapping[str, Any]) -> str:
+    """``53.4 [49.0–57.8]``: a grade's share in percent with its 95% Wilson interval."""
+    if share["share"] is None:
+        return MISSING
+    return f"{100 * share['share']:.1f} [{100 * share['low']:.1f}–{100 * share['high']:.1f}]"
+
+
+def exploitability(row: Mapping[str, Any]) -> str:
+    """``0.2511 [0.2674–0.4743]``: exploitability with its bootstrap interval."""
+    low, high = row["ci95"]
+    return f"{row['exploitability']:.4f} [{low:.4f}–{high:.4f}]"
+
+
+#: One line on what the grades are, for both pages.
+GRADES_NOTE = (
+    "Every Tic-Tac-Toe and Connect Four move graded against the exact solvers, all opponents "
+    "pooled (95% intervals); poker strategies queried K times at every information set: "
+    "exploitability of the measured policy in chips per hand, and a bias-corrected bootstrap 95% "
+    "interval for the strategy's own (few answers make a mixed strategy look more exploitable, "
+    "so the estimate can sit above its interval). Definitions: docs/grading.md."
+)

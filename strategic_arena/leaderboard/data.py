@@ -19,7 +19,9 @@ Contents, per env:
 then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
 env), every player's public parameters, a few invalid answers per player and env as the model
 wrote them (the pages escape them), and the provenance: runs with their seeds and settings and
-a digest of the games, so a rerun can be checked game for game.
+a digest of the games, so a rerun can be checked game for game; and the ``grades`` that
+``strategic-arena grade`` stored (move grades per player, game and opponent; poker strategies'
+exploitability), empty lists when the database was never graded (``docs/grading.md``).
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from strategic_arena.ratings import (
     rating_tables,
 )
 
-#: Version of the ``leaderboard.json`` layout.
-SCHEMA_VERSION = 1
+#: Version of the ``leaderboard.json`` layout (2: ``grades`` added).
+SCHEMA_VERSION = 2
 
 #: The player kind whose players are the reference partners of cooperative games.
 PARTNER_BOT_KIND = "hanabi_bot"
@@ -77,6 +79,43 @@ def _number(value: float | None) -> float | None:
         return None
     rounded = round(float(value), DIGITS)
     return 0.0 if rounded == 0 else rounded  # no "-0.0" in the files
+
+
+def _rounded(value: Any) -> Any:
+    """``value`` with every float rounded by :func:`_number` (dicts and lists walked)."""
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    if isinstance(value, float):
+        return _number(value)
+    return value
+
+
+def _grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[str, Any]:
+    """The stored grades of the runs' games and players, rounded for publication."""
+    from strategic_arena.grading.cli import stored_grades
+
+    grades = stored_grades(store, run_names)
+    strategies = [
+        {key: row[key] for key in STRATEGY_FIELDS if key in row} for row in grades["strategies"]
+    ]
+    return {"moves": _rounded(grades["moves"]), "strategies": _rounded(strategies)}
+
+
+#: The published fields of a strategy grade.
+STRATEGY_FIELDS = (
+    "player",
+    "env_id",
+    "exploitability",
+    "ci95",
+    "best_response",
+    "distance",
+    "invalid",
+    "samples",
+    "info_sets",
+    "policy",
+)
 
 
 def _env_order(env_id: str) -> tuple[int, str]:
@@ -454,4 +493,5 @@ def build(
         "envs": envs,
         "overall": _overall(envs, tables.get(OVERALL), kinds, summaries),
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
+        "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }

@@ -200,6 +200,7 @@ def render(data: Mapping[str, Any]) -> str:
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
         sections.append((title, body))
+    sections.append(("Grades against exact solvers", _grades(data["grades"])))
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))
     sections.append(("Reproduce", _reproduce(data)))
@@ -250,3 +251,47 @@ def _samples(samples: Sequence[Mapping[str, Any]]) -> list[str]:
         for sample in samples
     ]
     return _table(["player", "game", "where", "error", "response (as written)"], rows)
+
+
+def _grades(grades: Mapping[str, Any]) -> list[str]:
+    moves = [row for row in grades["moves"] if row["opponent"] == "all"]
+    if not moves and not grades["strategies"]:
+        return ["Not graded (run `strategic-arena grade`, then publish again)."]
+    lines = [fmt.GRADES_NOTE, ""]
+    if moves:
+        rows = [
+            [
+                escape(row["env_id"]),
+                escape(row["player"]),
+                str(row["graded"]),
+                fmt.share_ci(row["optimal"]),
+                fmt.share_ci(row["blunders"]),
+                str(row["missed_wins"]["count"]),
+                fmt.mean_ci(row["accuracy"]["mean"], row["accuracy"]["ci95"], 1).lstrip("+"),
+                fmt.mean_ci(row["value_loss"]["mean"], row["value_loss"]["ci95"]).lstrip("+"),
+                str(row["invalid"]),
+                str(row["unknown"]),
+            ]
+            for row in moves
+        ]
+        header = ["game", "player", "graded", "optimal %", "blunders %", "missed wins"]
+        header += ["accuracy", "value loss", "invalid", "unknown"]
+        lines += [*_table(header, rows, right=2), ""]
+    if grades["strategies"]:
+        rows = [
+            [
+                escape(row["env_id"]),
+                escape(row["player"]),
+                str(row["samples"]),
+                fmt.exploitability(row),
+                f"{row['best_response'][0]:+.4f}",
+                f"{row['best_response'][1]:+.4f}",
+                f"{row['distance']:.3f}",
+                fmt.percent(row["invalid"]),
+            ]
+            for row in grades["strategies"]
+        ]
+        header = ["game", "player", "K", "exploitability", "BR vs seat 0", "BR vs seat 1"]
+        header += ["distance", "invalid %"]
+        lines += _table(header, rows, right=2)
+    return lines

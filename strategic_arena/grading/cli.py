@@ -93,6 +93,10 @@ def grade_main(args: argparse.Namespace) -> int:
         return 2
 
 
+class IncompleteStrategyError(RuntimeError):
+    """Some queries of a strategy failed on the endpoint's side; a rerun asks them again."""
+
+
 def _grade(args: argparse.Namespace) -> int:
     from strategic_arena._extras import require
     from strategic_arena.arena.store import ResultsStore
@@ -107,27 +111,37 @@ def _grade(args: argparse.Namespace) -> int:
         games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
         if not args.no_moves:
             grade_moves(store, tables, games, args.max_nodes, progress=not args.quiet)
+        incomplete = 0
         if not args.no_strategies:
-            for name, env_id, build, policy in _strategy_players(args, store, games):
-                measure_strategy(
-                    tables,
-                    name,
-                    env_id,
-                    build,
-                    samples=args.samples,
-                    policy=policy,
-                    seed=args.seed,
-                    concurrency=args.concurrency,
-                    progress=not args.quiet,
+            if args.base_url is not None and args.sampling_seed is not None:
+                raise ValueError(
+                    "--sampling-seed would make every one of the K answers at an information "
+                    "set the same draw; leave it out when measuring a strategy"
                 )
-        data = report_data(tables, games)
+            for name, env_id, build, policy in _strategy_players(args, store, games):
+                try:
+                    measure_strategy(
+                        tables,
+                        name,
+                        env_id,
+                        build,
+                        samples=args.samples,
+                        policy=policy,
+                        seed=args.seed,
+                        concurrency=args.concurrency,
+                        progress=not args.quiet,
+                    )
+                except IncompleteStrategyError as error:
+                    incomplete += 1
+                    print(f"strategic-arena: {error}", file=sys.stderr)
+        data = report_data(tables, games, every_strategy=run_ids is None)
     if args.json:
         import json
 
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(render_text(data["moves"], data["strategies"]))
-    return 0
+    return 1 if incomplete else 0
 
 
 def grade_moves(
@@ -190,7 +204,13 @@ def _strategy_players(
                         file=sys.stderr,
                     )
                 continue
-            entrant = Entrant.opponent(name)
+            try:
+                # The spec's own seed would make all K samples the same draw: each query
+                # gets its derived seed instead.
+                entrant = Entrant.opponent(_without_seed(name))
+            except ValueError as error:
+                print(f"strategic-arena: {name}: not measured ({error})", file=sys.stderr)
+                continue
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
     if args.base_url is not None:
         from strategic_arena.arena.commands import model_entrant
@@ -199,6 +219,13 @@ def _strategy_players(
         for env_id in args.envs:
             found.append((model.name, env_id, _builder(model, env_id), args.policy))
     return found
+
+
+def _without_seed(spec: str) -> str:
+    """``spec`` without a ``seed=`` parameter (``nash:seed=7`` -> ``nash``)."""
+    name, _, rest = spec.partition(":")
+    kept = [item for item in rest.split(",") if item and item.partition("=")[0].strip() != "seed"]
+    return f"{name}:{','.join(kept)}" if kept else name
 
 
 def _builder(entrant: Any, env_id: str) -> PlayerBuilder:
@@ -250,25 +277,40 @@ def measure_strategy(
             bar.update(error=action is None)
 
     try:
-        asyncio.run(
+        failed = asyncio.run(
             query(build, env_id, todo, seed=seed, concurrency=concurrency, on_answer=answered)
         )
     finally:
         tables.add_strategy_samples(name, env_id, pending)
     if bar is not None:
         bar.update(final=True)
+    if failed:
+        # The endpoint's failures are not the model's answers: nothing is graded until a
+        # rerun has asked them again.
+        raise IncompleteStrategyError(
+            f"{name} ({env_id}): {failed} of {len(todo)} queries failed on the endpoint's "
+            "side (after the backend's retries); run grade again to ask them"
+        )
     kept = {key: action for key, action in stored.items() if key[1] < samples}
     grade = {**grade_strategy(env_id, kept, samples, policy, seed), "policy": policy}
     tables.set_strategy_grade(name, env_id, grade)
     return grade
 
 
-def report_data(tables: GradeTables, games: Sequence[StoredGame]) -> dict[str, Any]:
-    """The grades of ``games`` (moves) and of the strategies of their players, as JSON data."""
+def report_data(
+    tables: GradeTables, games: Sequence[StoredGame], *, every_strategy: bool = False
+) -> dict[str, Any]:
+    """The grades of ``games`` (moves) and strategies, as JSON data.
+
+    Strategies: every stored one with ``every_strategy`` (no run filter: a model measured at
+    its endpoint may have played no stored game), else those of the games' players.
+    """
     grades = tables.move_grades(g.id for g in games)
     players = {(name, g.env_id) for g in games for name in g.players}
     strategies = [
-        row for row in tables.strategy_grades() if (row["player"], row["env_id"]) in players
+        row
+        for row in tables.strategy_grades()
+        if every_strategy or (row["player"], row["env_id"]) in players
     ]
     return {"moves": move_summary(grades), "strategies": strategies}
 
@@ -287,4 +329,4 @@ def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[
     run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
     games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
     with GradeTables(store.path) as grades:
-        return report_data(grades, games)
+        return report_data(grades, games, every_strategy=run_names is None)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.grading.tables import GradeTables, MoveGrade
+from strategic_arena.turn import final_answer_invalid
 
 TTT_ENV = "tic_tac_toe-v0"
 C4_ENV = "connect_four-v0"
@@ -104,7 +105,7 @@ def grade_game(
         seat = int(move.seat)
         common = (int(game.id), int(move.ply), seat, names[seat], names[1 - seat], env_id)
         action = move.action
-        if action is None or move.error is not None:
+        if action is None or final_answer_invalid(move.attempts, move.errors):
             grades.append(MoveGrade(*common, "invalid"))
         else:
             before = values.value(env_id, history)

@@ -26,10 +26,11 @@ import pyspiel
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
+from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.games import get_spec
 from strategic_arena.grading import POKER_ENVS
 from strategic_arena.players import GameState, Player
-from strategic_arena.turn import IllegalMovePolicy
+from strategic_arena.turn import IllegalMovePolicy, final_answer_invalid
 
 FloatArray = npt.NDArray[np.float64]
 #: Bootstrap resamples of the exploitability interval.
@@ -78,8 +79,13 @@ async def query(
     seed: int,
     concurrency: int,
     on_answer: Callable[[InfoSet, int, int | None, str | None], None],
-) -> None:
+) -> int:
     """Ask a player at each ``(information set, sample number)`` of ``todo``.
+
+    An answer is invalid when the player's *final* answer was not a legal move (a move that
+    came after the run's re-asks is valid; the ``random`` policy's substitute is not). A query
+    the endpoint failed (an infrastructure error, after the backend's retries) is no answer: it
+    is not passed to ``on_answer``, so it is not stored and a rerun asks it again.
 
     Args:
         build: makes the player for one query from a seed.
@@ -100,12 +106,19 @@ async def query(
         async with gate:
             player = build(derive_seed(seed, env_id, info.name, sample))
             decision = await player.act(GameState(env_id, info.state.clone(), spec), info.seat)
+            error = decision.error
+            if error is not None and error.kind in INFRASTRUCTURE_ERROR_KINDS:
+                failed.append(info.name)
+                return
             legal = decision.action in info.state.legal_actions(info.seat)
-            action = decision.action if legal and decision.error is None else None
-            kind = decision.error.kind if decision.error else (None if legal else "illegal")
+            invalid = not legal or final_answer_invalid(decision.attempts, decision.errors)
+            action = None if invalid else decision.action
+            kind = None if not invalid else (error.kind if error is not None else "illegal")
             on_answer(info, sample, action, kind)
 
+    failed: list[str] = []
     await asyncio.gather(*(ask(info, sample) for info, sample in todo))
+    return len(failed)
 
 
 def count_matrix(

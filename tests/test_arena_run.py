@@ -184,6 +184,18 @@ def test_random_faults_on_30_percent_of_requests(tmp_path: Path) -> None:
     assert dict(recorded) == injected
 
 
+def stored_count(db: Path) -> int:
+    """Games stored so far (0 while the store or its tables are still being created)."""
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)  # never creates the file
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
 def test_kill_9_the_runner_at_random_points_then_resume(tmp_path: Path) -> None:
     db = tmp_path / "killed.sqlite"
     args = [
@@ -208,10 +220,10 @@ def test_kill_9_the_runner_at_random_points_then_resume(tmp_path: Path) -> None:
         process.stderr.readline()
         # On a loaded machine the first games can take seconds: wait (bounded) until this
         # process has stored a game, then kill at a random moment after that.
-        before = len(check_store(db)) if db.exists() else 0
+        before = stored_count(db)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
-            if db.exists() and len(check_store(db)) > before:
+            if stored_count(db) > before:
                 break
             time.sleep(0.2)
         time.sleep(float(rng.uniform(0.0, 2.0)))

@@ -20,6 +20,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "transformers": "train",
     "yaml": "train",
     "vllm": "vllm",
+    "httpx": "train",
+    "safetensors": "train",
     "verifiers": "verifiers",
     "trl": "trl",
     "datasets": "trl",

@@ -15,6 +15,7 @@ from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.train.config import describe_fields, load_config
+from strategic_arena.train.vllm_server import VLLMServerError
 
 COMMANDS = ("train",)
 
@@ -61,6 +62,7 @@ def dispatch(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
     try:
         from transformers.utils import logging as transformers_logging
 
@@ -72,7 +74,16 @@ def dispatch(args: argparse.Namespace) -> int:
     except (MissingExtraError, ImportError) as error:
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 2
-    steps = trainer.train()
+    except VLLMServerError as error:
+        print(f"strategic-arena train: error: {error}", file=sys.stderr)
+        return 1
+    try:
+        steps = trainer.train()
+    except VLLMServerError as error:  # the server died or failed mid-run: say so, no traceback
+        print(f"strategic-arena train: error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        trainer.close()  # stops a vLLM server the trainer started
     if steps < cfg.steps:
         print(f"stopped at step {steps} of {cfg.steps}; rerun the same command to resume")
         return 130

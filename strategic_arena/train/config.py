@@ -154,7 +154,9 @@ class TrainConfig:
 
     # -- rollout engine and sampling -------------------------------------------------------
     engine: EngineKind = "transformers"
-    """Generation engine: ``transformers`` (CPU or GPU) or ``vllm`` (GPU, in-process)."""
+    """Generation engine: ``transformers`` (in-process, CPU or GPU) or ``vllm`` (stock vLLM
+    OpenAI-compatible servers over HTTP, started by the trainer or external; see
+    docs/training.md)."""
     temperature: float = 1.0
     """Sampling temperature (the learner's log-probs use the same one)."""
     top_p: float = 1.0
@@ -169,18 +171,42 @@ class TrainConfig:
     """Games in flight at once during rollouts (their turns are batched together)."""
     max_batch_size: int = 256
     """Most generation requests handed to the engine in one call."""
+    vllm_base_urls: list[str] = field(default_factory=list)
+    """vLLM: servers the user runs (``http://host:port/v1``, one or more: requests are spread
+    over them); empty: the trainer starts one server itself and stops it at the end. External
+    servers need ``VLLM_SERVER_DEV_MODE=1`` and ``--logprobs-mode processed_logprobs``."""
+    vllm_served_model: str = "policy"
+    """vLLM: the model name requests use (the ``--served-model-name`` of external servers)."""
+    vllm_python: str | None = None
+    """vLLM: the Python of the server's venv (``null``: $STRATEGIC_ARENA_VLLM_PYTHON, else
+    ``.venv-vllm/bin/python``, which ``make vllm`` builds)."""
     vllm_gpu_memory_utilization: float = 0.5
-    """vLLM: fraction of GPU memory for weights and KV cache (the learner needs the rest)."""
-    vllm_sleep: bool = True
-    """vLLM: sleep (offload weights, drop the KV cache) while the learner updates."""
+    """vLLM: fraction of GPU memory for weights and KV cache (the learner needs the rest when
+    they share a GPU)."""
     vllm_tensor_parallel_size: int = 1
-    """vLLM: tensor-parallel degree of each engine."""
+    """vLLM: tensor-parallel degree of the started server."""
     vllm_enable_prefix_caching: bool = True
     """vLLM: reuse the KV cache of shared prompt prefixes (reset after every weight sync)."""
     vllm_max_model_len: int | None = None
     """vLLM: context length (``null``: max_sequence_tokens)."""
     vllm_enforce_eager: bool = False
-    """vLLM: no CUDA graphs (slower decoding, faster start, less memory)."""
+    """vLLM: no graph capture or compilation (starts in a third of the time; slower decoding)."""
+    vllm_server_args: list[str] = field(default_factory=list)
+    """vLLM: more command-line arguments for the started server."""
+    vllm_server_env: dict[str, str] = field(default_factory=dict)
+    """vLLM: more environment variables for the started server (``VLLM_CPU_KVCACHE_SPACE``:
+    GiB of KV cache on CPU, default 1)."""
+    vllm_startup_timeout_s: float = 900.0
+    """vLLM: how long to wait for the started server to become healthy."""
+    vllm_request_timeout_s: float = 600.0
+    """vLLM: per-request timeout (a server that stops answering fails the step)."""
+    weight_sync: Literal["disk", "nccl"] = "disk"
+    """vLLM: how weights reach the servers after each step: ``disk`` (a safetensors file, then
+    ``reload_weights``; everywhere, CPU included) or ``nccl`` (GPU broadcast with vLLM's weight
+    transfer engine; needs the ``[vllm]`` extra in the trainer's environment)."""
+    weight_sync_dir: str | None = None
+    """Disk sync: folder of the weight file (``null``: /dev/shm when writable, else the temp
+    dir); servers on other nodes need it on a shared file system at the same path."""
 
     # -- rewards (the fields of RewardConfig, which holds their defaults) ---------------------
     game_scale: dict[str, float] = field(default_factory=dict)
@@ -257,7 +283,7 @@ class TrainConfig:
     old_logprobs: OldLogprobs = "auto"
     """Behaviour log-probs of the PPO ratio: ``engine`` (recorded at generation), ``learner``
     (recomputed before the update) or ``auto`` (engine unless its log-probs are known to
-    differ from the learner's, e.g. vLLM before 0.10.2 with temperature != 1)."""
+    differ from the learner's, e.g. vLLM with top-k or top-p truncation)."""
 
     # -- evaluation ------------------------------------------------------------------------
     eval_every: int = 0
@@ -321,6 +347,11 @@ class TrainConfig:
             problems.append("dual_clip must be > 1 (or null)")
         if self.lora_rank < 0:
             problems.append("lora_rank must be >= 0")
+        if self.engine != "vllm" and (self.vllm_base_urls or self.weight_sync != "disk"):
+            problems.append("vllm_base_urls and weight_sync need engine: vllm")
+        bad_urls = [u for u in self.vllm_base_urls if not u.startswith(("http://", "https://"))]
+        if bad_urls:
+            problems.append(f"vllm_base_urls must be http(s) URLs: {bad_urls}")
         if self.self_play_weight < 0 or any(o.weight < 0 for o in self.opponents):
             problems.append("opponent weights must be >= 0")
         from opponents.registry import parse_spec

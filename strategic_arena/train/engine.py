@@ -6,7 +6,12 @@ of each under the sampling policy, why generation stopped). Two engines implemen
 
 * :class:`TransformersEngine` (this module): a batched sampling loop over a transformers model
   with its KV cache, on CPU or GPU; used by tests, tiny runs and evaluation of frozen models;
-* :class:`strategic_arena.train.vllm_engine.VLLMEngine`: in-process vLLM on a GPU.
+* :class:`strategic_arena.train.vllm_engine.VLLMServerEngine`: stock vLLM servers over HTTP,
+  each request sent on its own (``agenerate``) so the server's continuous batching sees them
+  all.
+
+Every generation records the ``weight_version`` of the weights that sampled it: the trainer step
+whose update they hold (0: the initial weights).
 
 **Log-probs.** The log-prob recorded for a token is ``log_softmax(logits / temperature)`` at
 that token, before top-k / top-p truncation: the same quantity the learner computes
@@ -87,15 +92,25 @@ class Generation:
         token_ids: the response's tokens (the stop token included when one was sampled).
         logprobs: log-prob of each token under the sampling policy (see the module docstring).
         finish_reason: ``stop`` (a stop token) or ``length`` (the budget ran out).
+        weight_version: the version of the weights that sampled it (``None``: unknown).
     """
 
     token_ids: list[int]
     logprobs: list[float]
     finish_reason: FinishReason
+    weight_version: int | None = None
 
 
 class Engine(Protocol):
-    """What the trainer needs from a generation engine."""
+    """What the trainer needs from a generation engine.
+
+    An engine may also offer ``async agenerate(request, sampling) -> Generation`` (one request,
+    for servers that batch continuously themselves); :class:`EngineClient` then sends each
+    request on its own instead of gathering batches.
+    """
+
+    weight_version: int | None
+    """The version of the weights it generates with (``None``: unknown)."""
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
@@ -103,8 +118,12 @@ class Engine(Protocol):
         """Complete every request (results in request order)."""
         ...
 
-    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Replace the policy's weights by ``(name, tensor)`` pairs (Hugging Face names)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the engine holds (servers it started); it is unusable afterwards."""
         ...
 
     def sleep(self) -> None:
@@ -171,7 +190,7 @@ class TransformersEngine:
         self.stop_ids = stop_token_ids(tokenizer, model)
         pad = getattr(tokenizer, "pad_token_id", None)
         self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
-        self.shares_weights_with: Any = None
+        self.weight_version: int | None = None
 
     @property
     def device(self) -> torch.device:
@@ -188,8 +207,12 @@ class TransformersEngine:
     def wake_up(self) -> None:
         """Nothing to restore."""
 
-    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Copy ``(name, tensor)`` pairs into the model's parameters and buffers."""
+        self.weight_version = version
         own = self.model.state_dict(keep_vars=True)  # tied weights appear under both names
         with self.torch.no_grad():
             for name, tensor in weights:
@@ -291,7 +314,8 @@ class TransformersEngine:
         finally:
             self.model.train(was_training)
         return [
-            Generation(tokens[row], logprobs[row], finish[row] or "length") for row in range(batch)
+            Generation(tokens[row], logprobs[row], finish[row] or "length", self.weight_version)
+            for row in range(batch)
         ]
 
 
@@ -324,6 +348,11 @@ class EngineClient:
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """Complete one request (batched with whatever else is pending)."""
+        agenerate = getattr(self.engine, "agenerate", None)
+        if agenerate is not None:  # the engine batches continuously itself
+            self.requests += 1
+            result: Generation = await agenerate(request, self.sampling)
+            return result
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new event loop: requests of an abandoned one are void
             self._pending.clear()

@@ -42,6 +42,8 @@ class Turn:
         eligible: whether the turn is training data, set by the same function (eligibility
             gating: a turn whose outcome was never observed is left out).
         advantage: set by :func:`strategic_arena.train.advantages.assign`; 0.0 when ineligible.
+        weight_version: the version of the weights that generated the response (the trainer
+            step whose update they hold; ``None``: unknown).
     """
 
     env_id: str
@@ -55,6 +57,7 @@ class Turn:
     reward: float = 0.0
     eligible: bool = True
     advantage: float = 0.0
+    weight_version: int | None = None
 
     def __post_init__(self) -> None:
         if len(self.logprobs) != len(self.response_ids):

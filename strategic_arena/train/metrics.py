@@ -60,6 +60,10 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     metrics["train/response_length"] = float(np.mean(lengths))
     metrics["train/response_length_max"] = float(max(lengths))
     metrics["train/prompt_length"] = float(np.mean([len(t.prompt_ids) for t in turns]))
+    versions = [t.weight_version for t in turns if t.weight_version is not None]
+    if versions:  # every turn of a step should come from the weights of the step before
+        metrics["train/weight_version"] = float(min(versions))
+        metrics["train/weight_version_max"] = float(max(versions))
     metrics["train/advantage_abs"] = (
         float(np.mean([abs(t.advantage) for t in eligible])) if eligible else 0.0
     )

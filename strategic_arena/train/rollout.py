@@ -158,7 +158,10 @@ class EngineBackend:
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),
             trace=TokenTrace(
-                tuple(prompt_ids), tuple(generation.token_ids), tuple(generation.logprobs)
+                tuple(prompt_ids),
+                tuple(generation.token_ids),
+                tuple(generation.logprobs),
+                generation.weight_version,
             ),
         )
 
@@ -206,6 +209,7 @@ def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameS
                 logprobs=list(trace.logprobs),
                 text=move.response,
                 error_kind=None if move.error is None else move.error.kind,
+                weight_version=trace.weight_version,
             )
         )
     return turns

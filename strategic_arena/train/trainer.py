@@ -125,6 +125,15 @@ class Trainer:
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
+        try:  # a server the engine started must not outlive a failed construction
+            self._set_up(resume_from)
+        except BaseException:
+            self.engine.close()
+            raise
+
+    def _set_up(self, resume_from: Path | None) -> None:
+        """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
+        cfg = self.cfg
         self.client = EngineClient(self.engine, self.sampling, max_batch_size=cfg.max_batch_size)
         self.encoder = PromptEncoder(
             self.tokenizer,
@@ -146,8 +155,7 @@ class Trainer:
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         if resume_from is not None:
             self._load(resume_from)
-        if not self.engine_shares_weights:
-            self.sync()
+        self.sync()
 
     # -- construction helpers ----------------------------------------------------------------
 
@@ -176,32 +184,79 @@ class Trainer:
             return TransformersEngine(
                 copy, self.tokenizer, max_batch_size=cfg.max_batch_size
             ), False
-        from strategic_arena.train.vllm_engine import VLLMEngine
+        return self._build_vllm_engine(weights_dir), False
 
-        path = cfg.model
-        if cfg.model == "tiny":  # vLLM loads from disk: write the initial tiny model once
-            path = str(self.output_dir / "engine-init")
-            if self.info.main:
+    def _build_vllm_engine(self, weights_dir: Path | None) -> Engine:
+        """Rollouts from vLLM servers: the configured ones, or one this trainer starts.
+
+        Rank 0 starts the server (and alone pushes weights); every rank sends its own games'
+        requests to it. The server starts from ``model`` (a tiny model is written out first)
+        and gets the current weights by the first :meth:`sync`, resumed runs included.
+        """
+        from strategic_arena.train.engine import stop_token_ids
+        from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine
+        from strategic_arena.train.vllm_server import VLLMServer
+
+        cfg = self.cfg
+        servers: list[VLLMServer] = []
+        urls = list(cfg.vllm_base_urls)
+        if not urls and self.info.main:
+            path = cfg.model
+            if cfg.model == "tiny":  # the server loads from disk: write the initial model once
+                path = str(self.output_dir / "engine-init")
                 save_full_model(
                     self.learner.model, self.tokenizer, dict(self.learner.full_weights()), path
                 )
-            barrier(self.info)
-        engine = VLLMEngine(
-            path,
-            self.tokenizer,
-            # vLLM seeds numpy's global generator with it, which takes 32 bits
-            seed=derive_seed(cfg.seed, "engine", self.info.rank) % 2**32,
-            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
-            tensor_parallel_size=cfg.vllm_tensor_parallel_size,
-            max_model_len=cfg.vllm_max_model_len or cfg.max_sequence_tokens,
-            enable_prefix_caching=cfg.vllm_enable_prefix_caching,
-            enable_sleep_mode=cfg.vllm_sleep,
-            enforce_eager=cfg.vllm_enforce_eager,
-            dtype=str(self.dtype).removeprefix("torch."),
-            trust_remote_code=cfg.trust_remote_code,
-            distributed=self.info.distributed,
+            server = VLLMServer(
+                path,
+                python=cfg.vllm_python,
+                served_name=cfg.vllm_served_model,
+                dtype=str(self.dtype).removeprefix("torch."),
+                max_model_len=cfg.vllm_max_model_len or self._context_length(),
+                gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+                tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+                enable_prefix_caching=cfg.vllm_enable_prefix_caching,
+                enforce_eager=cfg.vllm_enforce_eager,
+                extra_args=[
+                    *cfg.vllm_server_args,
+                    *(["--trust-remote-code"] if cfg.trust_remote_code else []),
+                ],
+                env=cfg.vllm_server_env,
+                log_path=self.output_dir / "vllm-server.log",
+                startup_timeout_s=cfg.vllm_startup_timeout_s,
+            )
+            log.info("starting a vLLM server (log: %s)", server.log_path)
+            started = time.perf_counter()
+            server.start()
+            waited = time.perf_counter() - started
+            log.info("vLLM server %s healthy after %.0f s", server.base_url, waited)
+            servers.append(server)
+            urls = [server.base_url]
+        urls = broadcast_object(urls, self.info)
+        transport = None
+        if self.info.main:
+            if cfg.weight_sync == "nccl":
+                from strategic_arena.train.vllm_nccl import NCCLTransport
+
+                transport = NCCLTransport(urls, self.device)
+            else:
+                transport = DiskTransport(cfg.weight_sync_dir)
+        return VLLMServerEngine(
+            urls,
+            cfg.vllm_served_model,
+            stop_token_ids(self.tokenizer, self.learner.model),
+            transport=transport,
+            servers=servers,
+            timeout_s=cfg.vllm_request_timeout_s,
+            max_in_flight=cfg.max_batch_size,
+            pushes=self.info.main,
         )
-        return engine, False
+
+    def _context_length(self) -> int:
+        """``max_sequence_tokens``, capped by the model's position limit."""
+        limit = getattr(self.learner.model.config, "max_position_embeddings", None)
+        budget = self.cfg.max_sequence_tokens
+        return min(budget, int(limit)) if limit else budget
 
     # -- the five stages ---------------------------------------------------------------------
 
@@ -268,10 +323,17 @@ class Trainer:
             )
         return metrics
 
-    def sync(self) -> None:
-        """Stage 5: push the learner's weights into the engine (unless they are shared)."""
-        if not self.engine_shares_weights:
-            self.engine.load_weights(self.learner.full_weights())
+    def sync(self, version: int | None = None) -> None:
+        """Stage 5: push the learner's weights into the engine (unless they are shared).
+
+        The weights are tagged ``version`` (default: the current step): version ``s`` holds
+        ``s`` updates, and every turn records the version that generated it.
+        """
+        version = self.step if version is None else version
+        if self.engine_shares_weights:
+            self.engine.weight_version = version
+        else:
+            self.engine.load_weights(self.learner.full_weights(), version)
         self.engine.wake_up()
 
     def train_step(self) -> dict[str, float]:
@@ -296,8 +358,10 @@ class Trainer:
         with stage("update"):
             update_metrics = self.update(episodes, step)
         with stage("sync"):
-            self.sync()
+            self.sync(step + 1)
         self._stage = "idle"
+        if self.engine.weight_version is not None:
+            timings["sync/weight_version"] = float(self.engine.weight_version)
         self.step = step + 1
         if self.cfg.snapshot_every and self.step % self.cfg.snapshot_every == 0:
             self._snapshot()
@@ -409,6 +473,20 @@ class Trainer:
         )
         self.opponents.drop_snapshots(entry.snapshot for entry in self.pool.snapshots)
 
+    # -- shutting down -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop what the trainer started (a vLLM server) and release the engine; idempotent."""
+        engine = getattr(self, "engine", None)
+        if engine is not None:
+            engine.close()
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- the loop ------------------------------------------------------------------------------
 
     def train(self, *, on_step: Callable[[int, dict[str, float]], None] | None = None) -> int:
@@ -492,5 +570,9 @@ def _brief(metrics: dict[str, float]) -> str:
 
 
 def train(cfg: TrainConfig) -> int:
-    """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps."""
-    return Trainer(cfg).train()
+    """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps.
+
+    Whatever the trainer started (a vLLM server) is stopped at the end, on Ctrl-C and on errors.
+    """
+    with Trainer(cfg) as trainer:
+        return trainer.train()

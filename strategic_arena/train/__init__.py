@@ -1,8 +1,9 @@
-"""Self-play trainer (extra ``[train]``: torch, transformers; ``[vllm]`` for GPU rollouts).
+"""Self-play trainer (extra ``[train]``: torch, transformers; ``make vllm`` for vLLM rollouts).
 
 Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (rollouts through the
 arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
-:mod:`~strategic_arena.train.engine`, :mod:`~strategic_arena.train.vllm_engine`) -> score
+:mod:`~strategic_arena.train.engine`, :mod:`~strategic_arena.train.vllm_engine` over servers
+from :mod:`~strategic_arena.train.vllm_server`) -> score
 (:mod:`~strategic_arena.train.rewards`) -> advantage (:mod:`~strategic_arena.train.advantages`)
 -> update (:mod:`~strategic_arena.train.learner`) -> sync. Configuration lives in
 :mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in

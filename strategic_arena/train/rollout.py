@@ -17,7 +17,8 @@ prompt tokens, response tokens and the engine's log-probs with the answer
 (:class:`~strategic_arena.backends.TokenTrace`, kept in the decision). Each learner decision of
 a finished game becomes a :class:`~strategic_arena.train.episode.Turn`. An invalid answer
 forfeits the game (MARSHAL's protocol); a game stopped by an endpoint opponent's failure
-(incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`).
+(incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`); a game
+that keeps failing is dropped from the step, with a warning and ``train/dropped_games``.
 
 The :class:`OpponentPool` holds the configured opponents -- solvers and bots
 (:func:`opponents.make`), frozen checkpoints (``checkpoint:PATH``), OpenAI-compatible endpoints
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +47,8 @@ from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
 
 SELF_PLAY = "self"
+
+log = logging.getLogger("strategic_arena.train")
 
 
 class PromptEncoder:
@@ -399,13 +403,24 @@ class RolloutRunner:
         self.client = client
         self.encoder = encoder
         self.opponent_factory = opponent_factory
+        self.dropped = 0
 
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
         """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
+        return [episode for _, episode in await self.play_indexed(plans, step)]
+
+    async def play_indexed(self, plans: Sequence[GamePlan], step: int) -> list[tuple[int, Episode]]:
+        """``(plan.index, episode)`` of every plan not dropped, in plan order.
+
+        A game an endpoint opponent's server broke ``INCOMPLETE_REPLAYS + 1`` times is dropped
+        (counted in :attr:`dropped`): one flaky opponent must not end a training run. If every
+        game of the step is dropped there is nothing to train on, and that raises.
+        """
+        self.dropped = 0
         limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
         envs: dict[str, list[TextGameEnv]] = {}
 
-        async def one(plan: GamePlan) -> Episode:
+        async def one(plan: GamePlan) -> Episode | None:
             async with limit:
                 spec = get_spec(plan.env_id)
                 seed = derive_seed(self.cfg.seed, step, plan.index, "policy")
@@ -430,9 +445,21 @@ class RolloutRunner:
                     free.append(env)
                     if record.status != "incomplete":
                         return episode_from_record(record, plan, spec)
-                raise RuntimeError(
-                    f"{plan.env_id}: a player's server failed in {INCOMPLETE_REPLAYS + 1} tries "
-                    f"of the same game ({record.infrastructure_error})"
+                self.dropped += 1
+                log.warning(
+                    "%s game %d dropped: the opponent's server failed in %d tries (%s)",
+                    plan.env_id,
+                    plan.index,
+                    INCOMPLETE_REPLAYS + 1,
+                    record.infrastructure_error,
                 )
+                return None
 
-        return list(await asyncio.gather(*(one(plan) for plan in plans)))
+        results = await asyncio.gather(*(one(plan) for plan in plans))
+        kept = [(p.index, e) for p, e in zip(plans, results, strict=True) if e is not None]
+        if plans and not kept:
+            raise RuntimeError(
+                f"every game of step {step} was dropped: the opponents' servers failed in "
+                f"{INCOMPLETE_REPLAYS + 1} tries of each (see the warnings above)"
+            )
+        return kept

@@ -265,13 +265,10 @@ class Trainer:
         self.engine.wake_up()
         plans = plan_games(self.cfg, self.pool, step)
         mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
-        episodes = asyncio.run(self.rollouts.play(mine, step))
+        played = asyncio.run(self.rollouts.play_indexed(mine, step))
         if not self.info.distributed:
-            return episodes
-        indexed = all_gather_objects(
-            [(plan.index, episode) for plan, episode in zip(mine, episodes, strict=True)],
-            self.info,
-        )
+            return [episode for _, episode in played]
+        indexed = all_gather_objects(played, self.info)
         return [episode for _, episode in sorted(pair for part in indexed for pair in part)]
 
     def score(self, episodes: list[Episode]) -> None:
@@ -368,6 +365,7 @@ class Trainer:
         timings["time/step"] = time.perf_counter() - started
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
         metrics = {**rollout_metrics(episodes), **update_metrics, **timings}
+        metrics["train/dropped_games"] = float(self.rollouts.dropped)
         metrics["train/tokens_per_s"] = generated / max(timings["time/generate"], 1e-9)
         self.last_episodes = episodes
         return metrics

@@ -258,5 +258,29 @@ def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: O
             return Decision(None, "", error, errors=(error,))
 
     trainer.rollouts.opponent_factory = lambda entry, env_id, seat, seed: DownForGood(seed)
-    with pytest.raises(RuntimeError, match="server failed in 3 tries"):
-        trainer.generate(1)
+    # Step 1 (seeded): in one game the policy forfeits before the opponent ever acts, so only
+    # the other game is dropped; in step 2 both games need the opponent and nothing is left.
+    (kept,) = trainer.generate(1)
+    assert trainer.rollouts.dropped == 1 and kept.forfeited_by in kept.learner_seats
+    assert len(kept.turns) == 1  # the forfeiting move was its only turn
+    with pytest.raises(RuntimeError, match="every game of step 2 was dropped"):
+        trainer.generate(2)  # a step with nothing to train on stops the run, saying why
+
+    class DownForOddSeeds(DownOnce):
+        async def act(self, state: GameState, seat: int) -> Decision:
+            if self.seed % 2:
+                return await DownForGood.act(self, state, seat)
+            return await self.random.act(state, seat)
+
+    def odd(entry: object, env_id: str, seat: int, seed: int) -> Player:
+        player = DownForOddSeeds(seed)
+        player.seed = seed
+        return player
+
+    trainer.rollouts.opponent_factory = odd
+    plans = plan_games(cfg, trainer.pool, 6)
+    broken = sum(plan.seed % 2 for plan in plans)
+    assert 0 < broken < len(plans)  # the seeds of step 6 break some games, not all
+    episodes = trainer.generate(6)  # one flaky opponent does not end the run: its games go
+    assert trainer.rollouts.dropped == broken and len(episodes) == len(plans) - broken
+    assert sorted(e.seed for e in episodes) == sorted(p.seed for p in plans if p.seed % 2 == 0)

@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_arena_overhead.py
 	$(BIN)/python benchmarks/bench_train_step.py
 	$(BIN)/python benchmarks/bench_faults.py
+	$(MAKE) --no-print-directory $(VLLM_STAMP) && $(BIN)/python benchmarks/bench_rollout.py
 
 $(VLLM_STAMP):
 	{ $(PYTHON) -m venv $(VLLM_VENV) && \

@@ -146,6 +146,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self.env_id = env_id
         self.seat = seat
         self.agent = self.env.possible_agents[seat]
+        # A spec (or None: random) is rebuilt with a seed derived from each reset's seed, so a
+        # seeded episode replays exactly whatever the opponent's own randomness (MCTS, CFR).
+        self._opponent_spec = "random" if opponent is None else opponent
         self.opponent = _opponent(opponent, env_id)
         self.observation_space = self.env.observation_space(self.agent)
         self.action_space = self.env.action_space(self.agent)  # type: ignore[assignment]
@@ -158,8 +161,12 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     ) -> tuple[Observation, dict[str, Any]]:
         """New game; the opponent moves first when it holds seat 0."""
         super().reset(seed=seed)
-        if seed is not None and isinstance(self.opponent, RandomPlayer):
-            self.opponent.rng = np.random.default_rng(derive_seed(seed, "opponent"))
+        if seed is not None:
+            opponent_seed = derive_seed(seed, "opponent")
+            if isinstance(self._opponent_spec, str):
+                self.opponent = _opponent(self._opponent_spec, self.env_id, opponent_seed)
+            elif isinstance(self.opponent, RandomPlayer):
+                self.opponent.rng = np.random.default_rng(opponent_seed)
         self.env.reset(seed=seed)
         self._paid = 0.0
         self._opponent_moves()
@@ -184,8 +191,8 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         return env.observe(self.agent), float(reward), terminated, False, info
 
     def render(self) -> str | None:  # type: ignore[override]
-        """The full game state as text."""
-        return str(self.env.spiel_state)
+        """What this seat sees, as text (never the other seat's hidden cards)."""
+        return str(self.env.observe(self.agent)["text"])
 
     def close(self) -> None:
         """Close the private event loop."""
@@ -209,7 +216,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
                 raise RuntimeError(f"the opponent's endpoint failed: {verdict.error}")
 
 
-def _opponent(opponent: Player | str | None, env_id: str) -> Player:
+def _opponent(opponent: Player | str | None, env_id: str, seed: int = 0) -> Player:
     """The opponent as a :class:`Player`: given, built from a spec string, or random.
 
     Raises:
@@ -217,11 +224,11 @@ def _opponent(opponent: Player | str | None, env_id: str) -> Player:
         TypeError: anything else that is not a player.
     """
     if opponent is None:
-        return RandomPlayer(0)
+        return RandomPlayer(seed)
     if isinstance(opponent, str):
         import opponents  # lazily: the core does not import the solvers at import time
 
-        return opponents.make(opponent, env_id, seed=0)
+        return opponents.make(opponent, env_id, seed=seed)
     if not isinstance(opponent, Player):
         raise TypeError(
             f"opponent must be a Player (a name and an async act) or an opponent spec such as "

@@ -255,3 +255,43 @@ def test_single_agent_refuses_what_is_not_an_opponent_at_once() -> None:
         single_agent("tic_tac_toe-v0", opponent="nash")
     with pytest.raises(TypeError, match="opponent must be a Player"):
         single_agent("tic_tac_toe-v0", opponent=42)  # type: ignore[arg-type]
+
+
+def _episode(env: object, seed: int) -> list[str]:
+    """The observation texts of one episode where the agent always plays its first legal move."""
+    observation, _ = env.reset(seed=seed)  # type: ignore[attr-defined]
+    texts, terminated = [observation["text"]], False
+    while not terminated:
+        legal = np.flatnonzero(observation["action_mask"])
+        observation, _, terminated, _, _ = env.step(int(legal[0]))  # type: ignore[attr-defined]
+        texts.append(observation["text"])
+    return texts
+
+
+def test_single_agent_spec_opponents_replay_exactly_from_the_reset_seed() -> None:
+    # MCTS with few simulations is random: only a reseeded opponent makes seeded episodes equal.
+    env = single_agent("tic_tac_toe-v0", opponent="mcts:simulations=4", seat=1)
+    runs = [_episode(env, seed) for seed in (5, 5, 6, 5)]
+    assert runs[0] == runs[1] == runs[3]
+    other = single_agent("tic_tac_toe-v0", opponent="mcts:simulations=4", seat=1)
+    assert _episode(other, 5) == runs[0]  # a fresh env with the same seed: the same episode
+    assert len({tuple(_episode(env, seed)) for seed in range(8)}) > 1  # seeds do matter
+    env.close()
+    other.close()
+
+
+def test_single_agent_render_shows_only_the_seat_view() -> None:
+    # Deals that differ only in the opponent's card must render identically for seat 0.
+    env = single_agent("kuhn_poker-v0", opponent="random", seat=0)
+    seen: dict[str, set[str]] = {}
+    opponent_cards: dict[str, set[str]] = {}
+    for seed in range(40):
+        observation, _ = env.reset(seed=seed)
+        state = env.env.spiel_state
+        mine = state.information_state_string(0)
+        seen.setdefault(mine, set()).add(env.render() or "")
+        opponent_cards.setdefault(mine, set()).add(state.information_state_string(1))
+        assert env.render() == observation["text"]
+    assert any(len(cards) > 1 for cards in opponent_cards.values())
+    assert all(len(texts) == 1 for texts in seen.values())
+    env.close()

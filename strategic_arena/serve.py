@@ -60,6 +60,10 @@ PlayerFactory = Callable[[str], Player]
 """Builds the player for an env id."""
 
 
+#: The largest request body accepted (a game prompt is a few kB; a chat history some more).
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
 class RequestError(ValueError):
     """A request the server cannot answer; ``status`` is the HTTP status to send."""
 
@@ -82,7 +86,7 @@ class GameRequest:
         if field is None and header:
             try:
                 field = json.loads(header)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # nested past Python's stack: junk
                 raise RequestError(f"the {GAME_HEADER} header is not JSON") from None
         if not isinstance(field, dict):
             raise RequestError(
@@ -165,6 +169,9 @@ class PlayerService:
 
     def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
         """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
+        messages = body.get("messages", [])
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise RequestError("messages must be a list of objects")  # checked before acting
         request = GameRequest.from_body(body, header)
         state = request.game_state()
         seat = request.information.seat
@@ -252,8 +259,21 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
+            declared = self.headers.get("Content-Length") or "0"
+            if not declared.isdigit():  # negative or not a number: unreadable, and unsafe
+                self.close_connection = True
+                self._error(RequestError("Content-Length must be a non-negative integer"))
+                return
+            if int(declared) > MAX_BODY_BYTES:
+                self.close_connection = True
+                self._error(
+                    RequestError(
+                        f"the body is over {MAX_BODY_BYTES} bytes",
+                        HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                    )
+                )
+                return
+            raw = self.rfile.read(int(declared))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
                 return
@@ -266,6 +286,8 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 self._error(error)
             except json.JSONDecodeError as error:
                 self._error(RequestError(f"the request body is not JSON: {error}"))
+            except RecursionError:
+                self._error(RequestError("the request body is nested too deeply"))
             except ConnectionError:  # the client went away (Ctrl-C, timeout): nobody to tell
                 raise
             except Exception as error:  # the player failed: a 500, not a dropped connection

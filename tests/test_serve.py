@@ -153,3 +153,56 @@ def test_a_mapping_serves_one_solver_per_game() -> None:
                 messages=[{"role": "user", "content": "x"}],
                 extra_body={GAME_FIELD: seat_field("tic_tac_toe-v0", [])},
             )
+
+
+def _raw(server: PlayerServer, head: str, body: bytes = b"") -> tuple[int, dict[str, object]]:
+    """Send a hand-written HTTP request; the status and JSON body of the answer."""
+    import socket
+    from urllib.parse import urlsplit
+
+    address = urlsplit(server.base_url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(head.encode("latin-1") + b"\r\n\r\n" + body)
+        data = b""
+        while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < int(
+            data.split(b"Content-Length: ", 1)[1].split(b"\r\n", 1)[0]
+            if b"Content-Length: " in data
+            else 0
+        ):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    return status, json.loads(data.split(b"\r\n\r\n", 1)[1])
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1e3", str(64 * 1024 * 1024)])
+def test_a_hostile_content_length_gets_an_answer_not_a_hang(
+    server: PlayerServer, length: str
+) -> None:
+    status, payload = _raw(
+        server, f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {length}"
+    )
+    assert status in (400, 413)
+    assert "error" in payload
+
+
+def test_hostile_bodies_and_headers_are_400s_before_the_player_acts(server: PlayerServer) -> None:
+    game = seat_field("tic_tac_toe-v0", [])
+    body = json.dumps({"messages": ["not an object"], GAME_FIELD: game}).encode()
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}"
+    status, payload = _raw(server, head, body)
+    assert status == 400 and "messages" in str(payload)
+    nested = b"[" * 100_000 + b"]" * 100_000
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(nested)}"
+    status, payload = _raw(server, head, nested)
+    assert status == 400 and "error" in payload
+    deep = "[" * 30_000 + "]" * 30_000  # under http.server's 64 kB line limit
+    body = json.dumps({"messages": []}).encode()
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        f"X-Strategic-Arena-Game: {deep}"
+    )
+    status, payload = _raw(server, head, body)
+    assert status == 400 and "header is not JSON" in str(payload)

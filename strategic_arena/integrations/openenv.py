@@ -75,11 +75,13 @@ class TextGameState(core.State):  # type: ignore[misc]
     """The episode: game, seed, seat and what the model's seat may know.
 
     ``information`` is the seat's :class:`~strategic_arena.turn.SeatInformation` as JSON (the
-    payload ``strategic-arena serve`` reads): never another seat's cards.
+    payload ``strategic-arena serve`` reads): never another seat's cards. ``seed`` is the seed
+    the client passed to ``reset``, and ``None`` when the environment drew one: a drawn seed
+    decides the deal, so showing it would show the other seats' cards.
     """
 
     env_id: str = ""
-    seed: int = 0
+    seed: int | None = None
     seat: int = 0
     information: dict[str, Any] = Field(default_factory=dict)
     done: bool = False
@@ -127,6 +129,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         self._sessions: dict[str, GameSession] = {}
         self.session = self._session_for(env_id)
         self._episode_id: str | None = None
+        self._given_seed: int | None = None
         self._steps = 0
 
     def _session_for(self, env_id: str) -> GameSession:
@@ -148,6 +151,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         self.session = self._session_for(env_id or self.default_env_id)
         game_seed = int(self._rng.integers(2**31)) if seed is None else int(seed)
         await self.session.areset(game_seed, seat)
+        self._given_seed = None if seed is None else game_seed
         self._episode_id = episode_id
         self._steps = 0
         return self._observation(None, None)
@@ -190,7 +194,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
             episode_id=self._episode_id,
             step_count=self._steps,
             env_id=session.env_id,
-            seed=session.seed,
+            seed=self._given_seed,
             seat=session.seat,
             information=session.information().payload(),
             done=session.done,

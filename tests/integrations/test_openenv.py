@@ -98,6 +98,9 @@ def test_any_openenv_client_gets_the_same_seeded_game_and_invalid_answers_forfei
         first = client.reset(seed=21, seat=0)
         assert other.reset(seed=21, seat=0).observation == first.observation
         assert client.reset(seed=21, seat=0).observation == first.observation
+        assert client.state()["seed"] == 21  # the client's own seed
+        other.reset()  # a seed the environment draws decides the deal: it is not shown
+        assert other.state()["seed"] is None and other.state()["information"]
         end = client.step({"message": "<think>hmm</think><answer>castle</answer>"})
         assert not other.state()["done"]  # the other session's game is its own
     assert end.done and end.reward == -11.0

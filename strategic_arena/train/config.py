@@ -25,6 +25,7 @@ import difflib
 import functools
 import inspect
 import itertools
+import os
 import textwrap
 import types
 import typing
@@ -150,7 +151,8 @@ class TrainConfig:
     """Put the public move history in every prompt (SPIRAL's Markov prompts)."""
     response_prefix: str = ""
     """Text appended after the chat template's generation prompt (e.g. ``<think>\\n`` as in
-    MARSHAL); it is part of the prompt, not of the response."""
+    MARSHAL, or ``\\boxed{`` to start a weak model's answer): a prefill. Its tokens are part of
+    the prompt, not trained on; its text starts the answer the validator reads."""
 
     # -- rollout engine and sampling -------------------------------------------------------
     engine: EngineKind = "transformers"
@@ -165,6 +167,9 @@ class TrainConfig:
     """Top-k sampling (0: off)."""
     max_new_tokens: int = 256
     """Longest response in tokens; a longer one is cut off, which is an invalid move."""
+    stop: list[str] = field(default_factory=list)
+    """Stop strings: a response ends right after the first one it produces (e.g.
+    ``</answer>``, or ``}`` with a ``\\boxed{`` prefill), which a stop token alone cannot say."""
     max_sequence_tokens: int = 32768
     """Longest prompt plus response; the response budget shrinks to fit."""
     max_concurrent_episodes: int = 256
@@ -308,13 +313,18 @@ class TrainConfig:
     """Checkpoints kept on disk (older ones are deleted)."""
 
     def validate(self) -> None:
-        """Check values that the types alone do not constrain.
+        """Check values that the types alone do not constrain (and expand ``~`` in paths).
 
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
         from strategic_arena.games import get_spec
 
+        # ``~/...`` model and tokenizer paths mean the user's home, as in a shell.
+        if self.model.startswith("~"):
+            self.model = os.path.expanduser(self.model)
+        if self.tokenizer is not None and self.tokenizer.startswith("~"):
+            self.tokenizer = os.path.expanduser(self.tokenizer)
         problems = []
         if self.steps < 1:
             problems.append("steps must be >= 1")

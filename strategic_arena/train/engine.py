@@ -51,12 +51,15 @@ class Sampling:
         top_p: nucleus threshold (1.0: off).
         top_k: keep the k most likely tokens (0: off).
         max_new_tokens: default token budget of a request.
+        stop: stop strings: a response ends with the token that completes the first of them
+            (that token included, like a stop token).
     """
 
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
     max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
 
     @property
     def greedy(self) -> bool:
@@ -210,6 +213,15 @@ class TransformersEngine:
     def close(self) -> None:
         """Nothing to release."""
 
+    def _stopped(self, tokens: list[int], stop: Sequence[str]) -> bool:
+        """Whether the last token completed a stop string (it was not in the text before)."""
+        if not stop:
+            return False
+        # The text of the last few tokens is enough: a stop string is short.
+        tail = self.tokenizer.decode(tokens[-16:], skip_special_tokens=True)
+        before = self.tokenizer.decode(tokens[-16:-1], skip_special_tokens=True)
+        return any(s in tail and s not in before for s in stop)
+
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Copy ``(name, tensor)`` pairs into the model's parameters and buffers."""
         self.weight_version = version
@@ -302,7 +314,7 @@ class TransformersEngine:
                         token = int(chosen_list[row])
                         tokens[row].append(token)
                         logprobs[row].append(float(chosen_logp[row]))
-                        if token in self.stop_ids:
+                        if token in self.stop_ids or self._stopped(tokens[row], sampling.stop):
                             finish[row] = "stop"
                         elif len(tokens[row]) >= budgets[row]:
                             finish[row] = "length"

@@ -29,7 +29,7 @@ async def evaluate_policy(
     """
     engine.wake_up()
     temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-    sampling = Sampling(temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens)
+    sampling = Sampling(temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
     client = EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size)
     name = f"{cfg.run_name}@step-{step}"
 

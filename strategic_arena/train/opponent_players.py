@@ -101,6 +101,7 @@ class OpponentPlayers:
                 cfg.top_p,
                 cfg.top_k,
                 cfg.max_new_tokens,
+                tuple(cfg.stop),
             )
             engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
             encoder = PromptEncoder(

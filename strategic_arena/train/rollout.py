@@ -157,7 +157,9 @@ class EngineBackend:
         self.requests += 1
         generation = await self.client.generate(request)
         return ChatResult(
-            content=self.encoder.decode(generation.token_ids),
+            # The prefix is a prefill: the model's answer starts with it, so the validator reads
+            # it as part of the answer (the tokens of the trace are the generated ones only).
+            content=self.encoder.response_prefix + self.encoder.decode(generation.token_ids),
             finish_reason=generation.finish_reason,
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),

@@ -121,7 +121,9 @@ class Trainer:
             rank=self.info.rank,
             world_size=self.info.world_size,
         )
-        self.sampling = Sampling(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens)
+        self.sampling = Sampling(
+            cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
+        )
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
@@ -194,7 +196,12 @@ class Trainer:
         and gets the current weights by the first :meth:`sync`, resumed runs included.
         """
         from strategic_arena.train.engine import stop_token_ids
-        from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine
+        from strategic_arena.train.vllm_engine import (
+            DiskTransport,
+            VLLMServerEngine,
+            WeightTransport,
+        )
+        from strategic_arena.train.vllm_nccl import server_args as nccl_server_args
         from strategic_arena.train.vllm_server import VLLMServer
 
         cfg = self.cfg
@@ -220,6 +227,7 @@ class Trainer:
                 extra_args=[
                     *cfg.vllm_server_args,
                     *(["--trust-remote-code"] if cfg.trust_remote_code else []),
+                    *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
                 ],
                 env=cfg.vllm_server_env,
                 log_path=self.output_dir / "vllm-server.log",
@@ -233,7 +241,7 @@ class Trainer:
             servers.append(server)
             urls = [server.base_url]
         urls = broadcast_object(urls, self.info)
-        transport = None
+        transport: WeightTransport | None = None
         if self.info.main:
             if cfg.weight_sync == "nccl":
                 from strategic_arena.train.vllm_nccl import NCCLTransport

@@ -248,6 +248,9 @@ class VLLMServerEngine:
             "stop_token_ids": self.stop_ids,
             "skip_special_tokens": False,
         }
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+            body["include_stop_str_in_output"] = True
         return body
 
     def _limit(self, index: int) -> asyncio.Semaphore:

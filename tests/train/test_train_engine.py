@@ -181,3 +181,37 @@ def test_the_model_player_over_the_engine_records_turns_through_the_match_loop(
     assert decision.trace is not None and list(decision.trace.response_ids) == turn.response_ids
     assert len(decision.tries) == 1 and decision.tries[0].response == turn.text
     assert decision.usage["prompt_tokens"] == len(turn.prompt_ids)
+
+
+def test_a_stop_string_ends_the_response_with_the_token_that_completes_it(
+    tiny: tuple[Any, Any],
+) -> None:
+    model, tokenizer = tiny
+    engine = TransformersEngine(model, tokenizer)
+    prompts = _prompts(tokenizer)
+    free = engine.generate(
+        [GenerationRequest(p, seed=11 + i) for i, p in enumerate(prompts)],
+        Sampling(1.0, max_new_tokens=24),
+    )
+    # A word the free responses produce, as the stop string: each then ends right at it.
+    word = next(
+        tokenizer.decode([token]).strip()
+        for g in free
+        for token in g.token_ids[2:]
+        if tokenizer.decode([token]).strip()
+    )
+    stopped = engine.generate(
+        [GenerationRequest(p, seed=11 + i) for i, p in enumerate(prompts)],
+        Sampling(1.0, max_new_tokens=24, stop=(word,)),
+    )
+    hits = 0
+    for before, after in zip(free, stopped, strict=True):
+        text = tokenizer.decode(after.token_ids, skip_special_tokens=True)
+        assert before.token_ids[: len(after.token_ids)] == after.token_ids  # same seeded samples
+        if word in tokenizer.decode(before.token_ids, skip_special_tokens=True):
+            hits += 1
+            assert after.finish_reason == "stop" and text.rstrip().endswith(word)
+            assert word not in tokenizer.decode(after.token_ids[:-1], skip_special_tokens=True)
+        else:
+            assert after.token_ids == before.token_ids
+    assert hits >= 1

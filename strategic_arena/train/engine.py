@@ -376,6 +376,15 @@ class EngineClient:
             self._dispatcher = loop.create_task(self._dispatch())
         return await future
 
+    async def aclose(self) -> None:
+        """Release what the engine holds in the running event loop (HTTP connections).
+
+        Call it before the loop that ran the rollouts ends.
+        """
+        aclose = getattr(self.engine, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
     async def _dispatch(self) -> None:
         while self._pending:
             seen, idle = len(self._pending), 0

@@ -50,15 +50,18 @@ async def evaluate_policy(
     run_name = f"{cfg.run_name}/eval/step-{step:06d}"
     db = Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
     with ResultsStore(db) as store:
-        await runner.run_async(
-            store,
-            run_name,
-            tasks,
-            seed=cfg.seed,
-            concurrency=cfg.max_concurrent_episodes,
-            settings={"run": cfg.run_name, "step": step, "style": cfg.style},
-            progress=False,
-        )
+        try:
+            await runner.run_async(
+                store,
+                run_name,
+                tasks,
+                seed=cfg.seed,
+                concurrency=cfg.max_concurrent_episodes,
+                settings={"run": cfg.run_name, "step": step, "style": cfg.style},
+                progress=False,
+            )
+        finally:
+            await client.aclose()
         summaries = summarize(store, [run_name])
     metrics: dict[str, float] = {}
     for summary in summaries:

@@ -457,7 +457,10 @@ class RolloutRunner:
                 )
                 return None
 
-        results = await asyncio.gather(*(one(plan) for plan in plans))
+        try:
+            results = await asyncio.gather(*(one(plan) for plan in plans))
+        finally:
+            await self.client.aclose()
         kept = [(p.index, e) for p, e in zip(plans, results, strict=True) if e is not None]
         if plans and not kept:
             raise RuntimeError(

@@ -157,8 +157,7 @@ class VLLMServerEngine:
         self.requests = 0
         self.sync_seconds: list[float] = []
         self._in_flight = [0] * len(self.base_urls)
-        self._clients: dict[int, Any] = {}
-        self._limits: dict[int, asyncio.Semaphore] = {}
+        self._loops: dict[int, tuple[Any, list[asyncio.Semaphore]]] = {}
 
     # -- the Engine protocol ---------------------------------------------------------------------
 
@@ -181,7 +180,7 @@ class VLLMServerEngine:
             try:
                 return list(await asyncio.gather(*(self.agenerate(r, sampling) for r in requests)))
             finally:
-                await self.aclose_clients()
+                await self.aclose()
 
         return asyncio.run(run())
 
@@ -255,29 +254,32 @@ class VLLMServerEngine:
 
     def _limit(self, index: int) -> asyncio.Semaphore:
         """The in-flight cap of server ``index`` in the running event loop."""
-        loop_id = id(asyncio.get_running_loop())
-        key = loop_id * 1024 + index
-        limit = self._limits.get(key)
-        if limit is None:
-            limit = self._limits[key] = asyncio.Semaphore(self.max_in_flight)
-        return limit
+        return self._loop_state()[1][index]
 
     def _client(self) -> Any:
         """The async HTTP client of the running event loop (clients are bound to one loop)."""
-        loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            limits = self.httpx.Limits(max_connections=None, max_keepalive_connections=64)
-            client = self._clients[loop_id] = self.httpx.AsyncClient(
-                timeout=self.timeout_s, limits=limits
-            )
-        return client
+        return self._loop_state()[0]
 
-    async def aclose_clients(self) -> None:
-        """Close the HTTP client of the running event loop."""
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.aclose()
+    def _loop_state(self) -> tuple[Any, list[asyncio.Semaphore]]:
+        """Client and per-server caps of the running loop, made on its first request."""
+        loop_id = id(asyncio.get_running_loop())
+        state = self._loops.get(loop_id)
+        if state is None:
+            limits = self.httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            client = self.httpx.AsyncClient(timeout=self.timeout_s, limits=limits)
+            caps = [asyncio.Semaphore(self.max_in_flight) for _ in self.base_urls]
+            state = self._loops[loop_id] = (client, caps)
+        return state
+
+    async def aclose(self) -> None:
+        """Close the running loop's HTTP client (its connections); the next request reopens.
+
+        Callers that run rollouts in a fresh event loop each time (``asyncio.run``) call this
+        before the loop ends, so no connection outlives its loop.
+        """
+        state = self._loops.pop(id(asyncio.get_running_loop()), None)
+        if state is not None:
+            await state[0].aclose()
 
     async def _post(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /completions`` with retries on connection errors and 5xx."""

@@ -158,6 +158,22 @@ def test_tokens_and_logprobs_round_trip(server: VLLMServer, tiny: tuple[Any, Any
         # The server's log-probs are the learner's log_softmax(logits / T) of the same tokens.
         learner = _learner_logprobs(model, tokenizer, prompt, generation.token_ids)
         assert torch.allclose(learner, torch.tensor(generation.logprobs), atol=1e-3)
+    # A stop string ends a response with the token that completes it, as the learner sees it.
+    word = next(
+        tokenizer.decode([t]).strip()
+        for g in generations
+        for t in g.token_ids[1:]
+        if tokenizer.decode([t]).strip()
+    )
+    stopped = engine.generate(requests, Sampling(0.7, max_new_tokens=12, stop=(word,)))
+    hits = 0
+    for free, cut in zip(generations, stopped, strict=True):
+        assert free.token_ids[: len(cut.token_ids)] == cut.token_ids  # the same seeded samples
+        if word in tokenizer.decode(free.token_ids, skip_special_tokens=True):
+            hits += 1
+            assert cut.finish_reason == "stop"
+            assert tokenizer.decode(cut.token_ids, skip_special_tokens=True).endswith(word)
+    assert hits >= 1
     # Token ids in, token ids out: the text is never re-tokenized on the way.
     short, empty = engine.generate(
         [GenerationRequest(prompts[0], 1, max_new_tokens=2), GenerationRequest(prompts[0], 1, 0)],

@@ -359,6 +359,17 @@ class TrainConfig:
             problems.append("lora_rank must be >= 0")
         if self.engine != "vllm" and (self.vllm_base_urls or self.weight_sync != "disk"):
             problems.append("vllm_base_urls and weight_sync need engine: vllm")
+        if (
+            self.engine == "vllm"
+            and self.weight_sync == "nccl"
+            and not self.vllm_base_urls
+            and "CUDA_VISIBLE_DEVICES" not in self.vllm_server_env
+        ):
+            problems.append(
+                "weight_sync: nccl with a server the trainer starts needs "
+                "vllm_server_env.CUDA_VISIBLE_DEVICES naming a GPU the learners do not use "
+                "(NCCL refuses two ranks on one GPU)"
+            )
         bad_urls = [u for u in self.vllm_base_urls if not u.startswith(("http://", "https://"))]
         if bad_urls:
             problems.append(f"vllm_base_urls must be http(s) URLs: {bad_urls}")

@@ -166,3 +166,17 @@ def test_the_training_docs_name_every_field() -> None:
     docs = (CONFIGS.parent / "docs" / "training.md").read_text(encoding="utf-8")
     missing = [f.name for f in dataclasses.fields(TrainConfig) if f"`{f.name}`" not in docs]
     assert missing == []
+
+
+def test_vllm_settings_are_checked_together() -> None:
+    with pytest.raises(ValueError, match="need engine: vllm"):
+        load_config(None, ["weight_sync=nccl"])
+    with pytest.raises(ValueError, match="must be http"):
+        load_config(None, ["engine=vllm", "vllm_base_urls=[node1:8000]"])
+    with pytest.raises(ValueError, match="CUDA_VISIBLE_DEVICES"):
+        load_config(None, ["engine=vllm", "weight_sync=nccl"])
+    cfg = load_config(
+        None, ["engine=vllm", "weight_sync=nccl", "vllm_server_env={CUDA_VISIBLE_DEVICES: '1'}"]
+    )
+    assert cfg.vllm_server_env == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert load_config(None, ["model=~/m"]).model == str(Path("~/m").expanduser())

@@ -18,7 +18,8 @@ from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, Player
+from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.serve import PlayerService
 from tests.servers import FaultServer
 
 
@@ -265,3 +266,68 @@ def test_a_version_3_store_is_upgraded_to_keep_incomplete_tries(tmp_path: Path) 
     con = sqlite3.connect(path)
     assert con.execute("SELECT value FROM meta").fetchone()[0] == "4"
     con.close()
+
+
+class JackDodger:
+    """An adversarial endpoint's player: random, but its server breaks whenever it holds the
+    Jack (Kuhn's losing card), hoping those games are left out of its score."""
+
+    name = "dodger"
+
+    def __init__(self) -> None:
+        self.random = RandomPlayer(0)
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        if state.information_state(seat).startswith("0"):  # card 0 = Jack
+            raise ValueError("the server breaks: the connection closes without a reply")
+        return await self.random.act(state, seat)
+
+
+def test_a_player_that_fails_its_losing_deals_is_shown_but_not_ranked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("trueskill")
+    from strategic_arena.leaderboard import build, markdown
+
+    server = FaultServer(service=PlayerService("dodger", lambda env_id: JackDodger()))
+    try:
+        backend = OpenAIBackend(
+            "dodger", server.base_url, api_key="unused", max_attempts=2, backoff_base_s=0.0
+        )
+        dodger = Entrant.llm(backend, name="dodger")
+        tasks = versus([dodger], [Entrant.opponent("random")], ["kuhn_poker-v0"], 12, seed=3)
+        with ResultsStore(tmp_path / "dodge.sqlite") as store:
+            summary = run(store, "r", tasks, seed=0, concurrency=2, progress=False, max_replays=0)
+            dodged = summary.incomplete
+            assert 0 < dodged < len(tasks) and summary.given_up == dodged
+            data = build(store)
+            default_rule = build(store, max_left_out=1.0)
+    finally:
+        server.close()
+    (coverage,) = data["coverage"]
+    assert coverage == {
+        "player": "dodger",
+        "scored_games": len(tasks) - dodged,
+        "left_out_games": dodged,
+        "left_out_share": round(dodged / len(tasks), 4),
+        "ranked": False,
+    }
+    (env,) = data["envs"]
+    ranks = {row["player"]: row["rank"] for row in env["rows"]}
+    assert ranks == {"random": 1, "dodger": None}
+    assert {row["player"]: row["rank"] for row in data["overall"]["rows"]}["dodger"] is None
+    dodger_row = next(row for row in env["rows"] if row["player"] == "dodger")
+    assert dodger_row["games"] == len(tasks) - dodged and dodger_row["trueskill"] is not None
+    # Allowing every share ranks it again: the rule, not a missing rating, unranked it.
+    assert default_rule["coverage"][0]["ranked"]
+    assert sorted(r["rank"] for r in default_rule["envs"][0]["rows"]) == [1, 2]
+    page = markdown.render(data)
+    assert "shown without a rank" in page
+    assert f"| dodger | {len(tasks) - dodged} | {dodged} |" in page
+    with ResultsStore(tmp_path / "dodge.sqlite") as store, pytest.raises(ValueError, match="max_"):
+        build(store, max_left_out=1.5)
+    db, out = str(tmp_path / "dodge.sqlite"), str(tmp_path / "site")
+    assert main(["publish", "--db", db, "--out", out, "--max-left-out", "2"]) == 2
+    assert "--max-left-out must be between 0 and 1" in capsys.readouterr().err
+    assert main(["publish", "--db", db, "--out", out, "--max-left-out", "0.5"]) == 0
+    assert "Games left out by the players" in (tmp_path / "site" / "index.html").read_text()

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.leaderboard.data import SCHEMA_VERSION, build, schema
+from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
 from strategic_arena.ratings import TrueSkillSettings
 
 __all__ = ["FILES", "SCHEMA_VERSION", "build", "publish", "schema", "write"]
@@ -59,6 +59,8 @@ def publish(
     out: str | Path,
     run_names: Sequence[str] | None = None,
     settings: TrueSkillSettings | None = None,
+    *,
+    max_left_out: float = MAX_LEFT_OUT,
 ) -> dict[str, Path]:
     """Build the leaderboard of the results database ``db`` and write it into ``out``.
 
@@ -67,6 +69,8 @@ def publish(
         out: the folder to write (created if missing).
         run_names: runs to include (all when ``None``).
         settings: TrueSkill parameters (defaults when ``None``).
+        max_left_out: the largest share of a player's games its own server failures may leave
+            unscored for it to be ranked (see :func:`build`).
 
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
@@ -77,5 +81,7 @@ def publish(
     if not path.is_file():
         raise FileNotFoundError(f"no results database at {path}")
     with ResultsStore(path) as store:
-        data = build(store, run_names, settings=settings, source=path.name)
+        data = build(
+            store, run_names, settings=settings, source=path.name, max_left_out=max_left_out
+        )
     return write(data, out)

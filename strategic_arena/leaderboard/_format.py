@@ -75,3 +75,27 @@ GRADES_NOTE = (
     "interval for the strategy's own (few answers make a mixed strategy look more exploitable, "
     "so the estimate can sit above its interval). Definitions: docs/grading.md."
 )
+
+
+def coverage_note(max_left_out: float) -> str:
+    """Why games a player's own server failures stopped are counted apart, and the rank rule."""
+    return (
+        "Games stopped by a player's own server failures (and never scored on a replay) are in "
+        "no score, so a server that failed on purpose in lost positions would hide its losses. "
+        f"A player with more than {percent(max_left_out)}% of its games left out this way is "
+        "shown without a rank."
+    )
+
+
+def coverage_row(row: Mapping[str, Any]) -> list[str]:
+    """Scored games, left-out games, their share and whether the player is ranked."""
+    return [
+        str(row["scored_games"]),
+        str(row["left_out_games"]),
+        percent(row["left_out_share"]),
+        "yes" if row["ranked"] else "no",
+    ]
+
+
+#: The column headers of :func:`coverage_row`.
+COVERAGE_HEADER = ("scored games", "left out", "left out %", "ranked")

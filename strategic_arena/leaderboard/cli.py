@@ -20,6 +20,8 @@ from strategic_arena._extras import MissingExtraError
 
 
 def _add_rating_options(command: argparse.ArgumentParser) -> None:
+    from strategic_arena.leaderboard.data import MAX_LEFT_OUT
+
     command.add_argument(
         "--passes",
         type=int,
@@ -31,6 +33,14 @@ def _add_rating_options(command: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="seed of the pass orders (default 0)",
+    )
+    command.add_argument(
+        "--max-left-out",
+        type=float,
+        default=MAX_LEFT_OUT,
+        metavar="SHARE",
+        help="rank no player whose own server failures left more than this share of its "
+        f"games unscored; it is still shown, with its coverage (default {MAX_LEFT_OUT:g})",
     )
 
 
@@ -102,9 +112,11 @@ def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None)
 
     if args.passes < 1:
         return _fail("--passes must be at least 1")
+    if not 0.0 <= args.max_left_out <= 1.0:
+        return _fail(f"--max-left-out must be between 0 and 1, not {args.max_left_out:g}")
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
-        paths = publish(db, args.out, run_names, settings)
+        paths = publish(db, args.out, run_names, settings, max_left_out=args.max_left_out)
     except (FileNotFoundError, KeyError, MissingExtraError) as error:
         return _fail(error.args[0] if isinstance(error, KeyError) else error)
     for path in paths.values():

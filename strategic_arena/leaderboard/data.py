@@ -16,6 +16,11 @@ Contents, per env:
 * **cooperative envs** (Hanabi): ranked by mean self-play score, then by mean score with the
   partner bot (:func:`strategic_arena.ratings.cooperative_standings`), not by TrueSkill;
 
+A player whose server failures left more than ``max_left_out`` of its games unscored
+(incomplete and given up, or still to replay) is shown but not ranked (``rank`` ``None``):
+failing on purpose in lost positions would otherwise lift it. ``coverage`` publishes, for every
+player with such games, how many were scored and how many left out.
+
 then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
 env), every player's public parameters, a few invalid answers per player and env as the model
 wrote them (the pages escape them), and the provenance: runs with their seeds and settings and
@@ -35,7 +40,14 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from strategic_arena.arena.metrics import SELF, Summary, marshal_score, mean_ci, summarize
+from strategic_arena.arena.metrics import (
+    SELF,
+    Summary,
+    infrastructure,
+    marshal_score,
+    mean_ci,
+    summarize,
+)
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
@@ -51,8 +63,12 @@ from strategic_arena.ratings import (
     rating_tables,
 )
 
-#: Version of the ``leaderboard.json`` layout (2: ``grades`` added).
-SCHEMA_VERSION = 2
+#: Version of the ``leaderboard.json`` layout (2: ``grades`` added; 3: ``coverage``).
+SCHEMA_VERSION = 3
+
+#: Share of a player's games that its own server failures may leave unscored before the
+#: leaderboard refuses to rank it (its rows are still shown).
+MAX_LEFT_OUT = 0.05
 
 #: The player kind whose players are the reference partners of cooperative games.
 PARTNER_BOT_KIND = "hanabi_bot"
@@ -192,15 +208,30 @@ def _record(rows: Sequence[Summary]) -> dict[str, int | None]:
 
 
 def _ranked(
-    players: Sequence[str], table: RatingTable | None, fallback: dict[str, float]
+    players: Sequence[str],
+    table: RatingTable | None,
+    fallback: dict[str, float],
+    unranked: frozenset[str],
 ) -> list[tuple[int | None, str]]:
-    """Players with their rank: rated ones in table order, then the rest by ``fallback``."""
+    """Players with their rank: rated ones in table order, then the rest by ``fallback``.
+
+    Players in ``unranked`` keep their place in that order but get no rank.
+    """
     rated = [r.player for r in table.ratings if r.player in players] if table else []
     rest = sorted(
         (p for p in players if p not in rated),
         key=lambda p: (-fallback.get(p, -math.inf), p),
     )
-    return [(i, p) for i, p in enumerate(rated, start=1)] + [(None, p) for p in rest]
+    kept = [player for player in rated if player not in unranked]
+    rank = {player: i for i, player in enumerate(kept, start=1)}
+    return [(rank.get(player), player) for player in rated] + [(None, p) for p in rest]
+
+
+def _rating(table: RatingTable | None, player: str) -> PlayerRating | None:
+    """``player``'s rating in ``table``, ``None`` when it has none (or there is no table)."""
+    if table is None or all(rating.player != player for rating in table.ratings):
+        return None
+    return table[player]
 
 
 def _competitive(
@@ -209,6 +240,7 @@ def _competitive(
     table: RatingTable | None,
     kinds: dict[str, str],
     reference: frozenset[str],
+    unranked: frozenset[str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
     pooled: dict[str, list[float]] = {
@@ -220,7 +252,7 @@ def _competitive(
         for player, values in pooled.items()
         if values
     }
-    order = _ranked(sorted(rows), table, normalized)
+    order = _ranked(sorted(rows), table, normalized, unranked)
     entries = []
     for rank, player in order:
         by_opp = rows[player]
@@ -231,7 +263,7 @@ def _competitive(
                 "rank": rank,
                 "player": player,
                 "kind": kinds.get(player, ""),
-                "trueskill": _trueskill(table[player] if rank is not None and table else None),
+                "trueskill": _trueskill(_rating(table, player)),
                 "games": sum(row.games for row in versus_rows),
                 "wins": sum(row.wins or 0 for row in versus_rows),
                 "draws": sum(row.draws or 0 for row in versus_rows),
@@ -260,16 +292,19 @@ def _cooperative(
     summaries: Sequence[Summary],
     rows: dict[str, dict[str, Summary]],
     kinds: dict[str, str],
+    unranked: frozenset[str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
     bots = sorted(name for name, kind in kinds.items() if kind == PARTNER_BOT_KIND)
     standings = cooperative_standings(summaries, env_id, bots)
+    kept = [standing.player for standing in standings if standing.player not in unranked]
+    ranks = {player: i for i, player in enumerate(kept, start=1)}
     entries = []
-    for rank, standing in enumerate(standings, start=1):
+    for standing in standings:
         by_partner = rows[standing.player]
         entries.append(
             {
-                "rank": rank,
+                "rank": ranks.get(standing.player),
                 "player": standing.player,
                 "kind": kinds.get(standing.player, ""),
                 "games": sum(row.games for row in by_partner.values()),
@@ -294,6 +329,7 @@ def _overall(
     table: RatingTable | None,
     kinds: dict[str, str],
     summaries: Sequence[Summary],
+    unranked: frozenset[str],
 ) -> dict[str, Any]:
     normalized: dict[str, dict[str, float | None]] = defaultdict(dict)
     for env in envs:
@@ -317,8 +353,8 @@ def _overall(
             if summary.wins is not None:
                 versus[summary.player].append(summary)
     entries = []
-    for rank, player in _ranked(sorted(normalized), table, means):
-        rating = table[player] if rank is not None and table else None
+    for rank, player in _ranked(sorted(normalized), table, means, unranked):
+        rating = _rating(table, player)
         entries.append(
             {
                 "rank": rank,
@@ -338,6 +374,40 @@ def _overall(
         "draw_probability": _number(table.draw_probability) if table else None,
         "rows": entries,
     }
+
+
+def _coverage(
+    store: ResultsStore,
+    games: Sequence[StoredGame],
+    run_names: Sequence[str],
+    max_left_out: float,
+) -> list[dict[str, Any]]:
+    """Per player whose server failures left games unscored: scored and left-out games.
+
+    A game is left out when its key has no scored game, only incomplete tries that this
+    player's server stopped (given up, or still to replay); the share is over its scored and
+    left-out games. Players with none are not listed.
+    """
+    scored: dict[str, int] = defaultdict(int)
+    for game in games:
+        for player in set(game.players):
+            scored[player] += 1
+    rows = []
+    for item in infrastructure(store, run_names):
+        if not item.unresolved:
+            continue
+        total = scored[item.player] + item.unresolved
+        share = item.unresolved / total
+        rows.append(
+            {
+                "player": item.player,
+                "scored_games": scored[item.player],
+                "left_out_games": item.unresolved,
+                "left_out_share": _number(share),
+                "ranked": share <= max_left_out,
+            }
+        )
+    return rows
 
 
 def _samples(
@@ -421,6 +491,7 @@ def build(
     settings: TrueSkillSettings | None = None,
     source: str | None = None,
     samples_per_player: int = SAMPLES_PER_PLAYER,
+    max_left_out: float = MAX_LEFT_OUT,
 ) -> dict[str, Any]:
     """The leaderboard of the games of ``run_names`` (every run when ``None``).
 
@@ -430,12 +501,16 @@ def build(
         settings: TrueSkill parameters (defaults when ``None``).
         source: how to name the database in the output (e.g. its file name); ``None`` omits it.
         samples_per_player: invalid answers kept per player and env.
+        max_left_out: the largest share of a player's games its own server failures may leave
+            unscored for it to be ranked (0 ranks only players without such games).
 
     Returns:
         JSON-ready data that validates against :func:`schema`.
     """
     from strategic_arena import __version__
 
+    if not 0.0 <= max_left_out <= 1.0:
+        raise ValueError(f"max_left_out must be in [0, 1], not {max_left_out}")
     settings = settings or TrueSkillSettings()
     runs = [run for run in store.runs() if run_names is None or run.name in run_names]
     if run_names is not None:
@@ -449,6 +524,8 @@ def build(
     present = {name for game in games for name in game.players}
     kinds = {name: registered[name].kind if name in registered else "" for name in present}
     reference = _reference_kinds()
+    coverage = _coverage(store, games, [run.name for run in runs], max_left_out)
+    unranked = frozenset(row["player"] for row in coverage if not row["ranked"])
     rows: dict[str, dict[str, dict[str, Summary]]] = defaultdict(lambda: defaultdict(dict))
     for summary in summaries:
         if summary.seat is None:
@@ -456,9 +533,10 @@ def build(
     envs = []
     for env_id in sorted(rows, key=_env_order):
         if get_spec(env_id).cooperative:
-            envs.append(_cooperative(env_id, summaries, rows[env_id], kinds))
+            envs.append(_cooperative(env_id, summaries, rows[env_id], kinds, unranked))
         else:
-            envs.append(_competitive(env_id, rows[env_id], tables.get(env_id), kinds, reference))
+            table = tables.get(env_id)
+            envs.append(_competitive(env_id, rows[env_id], table, kinds, reference, unranked))
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
@@ -482,7 +560,9 @@ def build(
                 if settings.draw_probability is None
                 else settings.draw_probability
             ),
+            "max_left_out_share": max_left_out,
         },
+        "coverage": coverage,
         "players": {
             name: {
                 "kind": kinds[name],
@@ -491,7 +571,7 @@ def build(
             for name in sorted(present)
         },
         "envs": envs,
-        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries),
+        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries, unranked),
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
         "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }

@@ -248,14 +248,37 @@ def _overall(data: Mapping[str, Any]) -> str:
         "follow, by mean normalized score. W/D/L: competitive games. Game columns: normalized "
         "score (Hanabi: self-play).</p>"
     )
-    return "\n".join(
-        [
-            intro,
-            rating_chart(overall["rows"], "Overall TrueSkill ratings"),
-            grid_chart(overall["rows"], envs),
-            table(columns, rows, "Overall: ranked by TrueSkill μ − 3σ"),
-        ]
-    )
+    parts = [
+        intro,
+        rating_chart(overall["rows"], "Overall TrueSkill ratings"),
+        grid_chart(overall["rows"], envs),
+        table(columns, rows, "Overall: ranked by TrueSkill μ − 3σ"),
+    ]
+    return "\n".join(parts + ([_coverage(data)] if data["coverage"] else []))
+
+
+def _coverage(data: Mapping[str, Any]) -> str:
+    """The players whose server failures left games unscored (empty when there are none)."""
+    if not data["coverage"]:
+        return ""
+    columns = [Column("player", text=True)]
+    columns += [Column(name, descending=True) for name in fmt.COVERAGE_HEADER[:3]]
+    columns.append(Column(fmt.COVERAGE_HEADER[3], text=True))
+    rows = []
+    for row in data["coverage"]:
+        scored, left_out, share, ranked = fmt.coverage_row(row)
+        rows.append(
+            [
+                player_cell(row["player"]),
+                number_cell(row["scored_games"], scored),
+                number_cell(row["left_out_games"], left_out),
+                number_cell(row["left_out_share"], share),
+                Cell(ranked, text=True),
+            ]
+        )
+    note = escape(fmt.coverage_note(data["rating"]["max_left_out_share"]))
+    caption = "Games left out by the players' own server failures"
+    return f'<p class="note">{note}</p>\n' + table(columns, rows, caption)
 
 
 def _players(data: Mapping[str, Any]) -> str:

@@ -166,6 +166,15 @@ def _overall(data: Mapping[str, Any]) -> list[str]:
     return lines + _table(header, rows, right=2)
 
 
+def _coverage(data: Mapping[str, Any]) -> list[str]:
+    """The players whose server failures left games unscored (nothing when there are none)."""
+    if not data["coverage"]:
+        return []
+    rows = [[escape(row["player"]), *fmt.coverage_row(row)] for row in data["coverage"]]
+    lines = ["", fmt.coverage_note(data["rating"]["max_left_out_share"]), ""]
+    return lines + _table(["player", *fmt.COVERAGE_HEADER], rows, right=1)
+
+
 def _reproduce(data: Mapping[str, Any]) -> list[str]:
     source = data["source"]
     lines = [
@@ -194,7 +203,7 @@ def render(data: Mapping[str, Any]) -> str:
     source = data["source"]
     runs = ", ".join(f"{escape(run['name'])} (seed {run['seed']})" for run in source["runs"])
     database = f" from `{escape(source['database'])}`" if source["database"] else ""
-    sections: list[tuple[str, list[str]]] = [("Overall", _overall(data))]
+    sections: list[tuple[str, list[str]]] = [("Overall", _overall(data) + _coverage(data))]
     for env in data["envs"]:
         kind = ", cooperative" if env["cooperative"] else ""
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"

@@ -53,7 +53,7 @@ def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(
             assert (apart.player, apart.incomplete_games, apart.unresolved) == ("flaky", 1, 1)
             assert apart.failed_requests == 2 and apart.errors == {"endpoint": 1}
             text = render_text(report(store))
-            assert "Infrastructure failures" in text and "1 still to replay" in text
+            assert "Infrastructure failures" in text and "1 still unscored" in text
             # The stored moves replay exactly up to the failed decision.
             replayed = replay_game(store, broken.id)
             assert replayed.moves[-1].action is None and replayed.moves[-1].error is not None

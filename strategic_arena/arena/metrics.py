@@ -444,7 +444,10 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
         )
         if item["incomplete_games"]:
-            text += f" ({kinds}; {item['unresolved']} still to replay: rerun the command)"
+            text += (
+                f" ({kinds}; {item['unresolved']} still unscored: rerun the command to replay "
+                "them, up to its --max-replays)"
+            )
         lines.append(text)
         lines += [f"  e.g. {example}" for example in item["examples"]]
     return "\n".join(lines)

@@ -95,6 +95,10 @@ class MoveGrade:
     after: int | None = None
 
 
+#: Game ids per ``IN`` list (SQLite's default limit on bound variables was 999 before 3.32).
+_IDS_PER_QUERY = 900
+
+
 class GradeTables:
     """The grading tables of the SQLite file at ``path`` (the arena's results store)."""
 
@@ -157,17 +161,24 @@ class GradeTables:
             raise
 
     def move_grades(self, game_ids: Iterable[int] | None = None) -> list[MoveGrade]:
-        """Stored move grades (of the given games, or all), in game and move order."""
+        """Stored move grades (of the given games, or all), in game and move order.
+
+        The ids go to SQLite in chunks of :data:`_IDS_PER_QUERY`: one ``IN`` list of every game
+        of a large store would pass SQLite's limit on bound variables.
+        """
         query = (
             "SELECT game_id, ply, seat, player, opponent, env_id, category, value_before, "
             "value_after FROM move_grades"
         )
-        params: tuple[int, ...] = ()
-        if game_ids is not None:
-            params = tuple(game_ids)
-            query += f" WHERE game_id IN ({', '.join('?' * len(params)) or 'NULL'})"
-        rows = self._db.execute(query + " ORDER BY game_id, ply", params)
-        return [MoveGrade(*row) for row in rows]
+        if game_ids is None:
+            return [MoveGrade(*row) for row in self._db.execute(query + " ORDER BY game_id, ply")]
+        ids = sorted(set(game_ids))
+        grades: list[MoveGrade] = []
+        for start in range(0, len(ids), _IDS_PER_QUERY):  # ascending chunks: order is kept
+            chunk = ids[start : start + _IDS_PER_QUERY]
+            where = f" WHERE game_id IN ({', '.join('?' * len(chunk))}) ORDER BY game_id, ply"
+            grades += [MoveGrade(*row) for row in self._db.execute(query + where, chunk)]
+        return grades
 
     # -- Connect Four positions --------------------------------------------------------------
 

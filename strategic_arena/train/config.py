@@ -279,6 +279,10 @@ class TrainConfig:
     off)."""
     kl_coef: float = 0.0
     """Weight of the k3 KL penalty to the frozen initial policy (MARSHAL: 0.2)."""
+    entropy_coef: float = 0.0
+    """Weight of an entropy bonus on response tokens (0: off; verl's entropy_coeff): keeps the
+    policy from collapsing onto its most likely valid answer before the game reward has had a
+    say. ``train/entropy`` is logged either way."""
     loss_aggregation: LossAggregation = "seq-mean-token-mean"
     """``seq-mean-token-mean``: mean over each response's tokens, then over responses;
     ``seq-mean-token-sum-norm``: token sum divided by a constant (loss_norm_tokens), then mean
@@ -357,6 +361,8 @@ class TrainConfig:
             problems.append("dual_clip must be > 1 (or null)")
         if self.lora_rank < 0:
             problems.append("lora_rank must be >= 0")
+        if self.kl_coef < 0 or self.entropy_coef < 0:
+            problems.append("kl_coef and entropy_coef must be >= 0")
         if self.engine != "vllm" and (self.vllm_base_urls or self.weight_sync != "disk"):
             problems.append("vllm_base_urls and weight_sync need engine: vllm")
         if (

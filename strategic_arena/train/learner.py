@@ -11,7 +11,11 @@ of its turn, and the current log-prob ``logprob``:
    so a token whose ratio exploded cannot dominate the loss;
 4. optional k3 KL to the frozen initial policy (Schulman's estimator, as in GRPO/MARSHAL):
    ``kl = exp(ref - logprob) - (ref - logprob) - 1``, added as ``kl_coef * kl``;
-5. aggregation over a minibatch (``loss_aggregation``): ``seq-mean-token-mean`` (mean over a
+5. optional entropy bonus (``entropy_coef``; verl's ``entropy_coeff``): ``-entropy_coef * H``
+   with H the entropy of the token's whole next-token distribution, so a policy does not
+   collapse onto one answer before the game's signal has had a say; ``train/entropy``
+   reports H either way;
+6. aggregation over a minibatch (``loss_aggregation``): ``seq-mean-token-mean`` (mean over a
    response's tokens, then over responses), ``seq-mean-token-sum-norm`` (token sum over a
    constant, then mean over responses: Dr. GRPO and SPIRAL, no length normalization), or
    ``token-mean``.
@@ -120,10 +124,22 @@ def collate(
 
 
 def sequence_logprobs(model: Any, batch: MicroBatch, temperature: float = 1.0) -> torch.Tensor:
-    """Log-probs (B, R) of ``batch.targets`` under ``model`` at ``temperature``.
+    """Log-probs (B, R) of ``batch.targets`` under ``model`` at ``temperature``."""
+    logprobs, _ = sequence_logprobs_and_entropy(model, batch, temperature, entropy=None)
+    return logprobs
 
-    Only the last R + 1 positions get logits (``logits_to_keep``, when the model accepts it);
-    the log-softmax is taken in float32 one row at a time to bound memory on large vocabularies.
+
+def sequence_logprobs_and_entropy(
+    model: Any, batch: MicroBatch, temperature: float = 1.0, *, entropy: bool | None = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probs (B, R) of ``batch.targets`` and entropies (B, R) of their distributions.
+
+    The entropy is that of each response position's whole next-token distribution under
+    ``model`` at ``temperature``. ``entropy``: ``True`` computes it with gradients (an entropy
+    bonus), ``False`` without (a metric), ``None`` not at all. Only the last R + 1 positions get
+    logits
+    (``logits_to_keep``, when the model accepts it); the softmax is taken in float32 one row
+    at a time to bound memory on large vocabularies.
     """
     torch = require("torch", "the learner")
     longest = batch.targets.shape[1]
@@ -138,13 +154,19 @@ def sequence_logprobs(model: Any, batch: MicroBatch, temperature: float = 1.0) -
     except TypeError:  # older transformers or a model without logits_to_keep
         logits = model(**inputs).logits
     logits = logits[:, -(longest + 1) : -1, :]
-    rows = []
+    rows, entropies = [], []
     for row in range(logits.shape[0]):
         scaled = logits[row].float() / temperature
+        normalizer = torch.logsumexp(scaled, dim=-1)
         picked = scaled.gather(-1, batch.targets[row][:, None])[:, 0]
-        rows.append(picked - torch.logsumexp(scaled, dim=-1))
+        rows.append(picked - normalizer)
+        if entropy is not None:
+            with torch.set_grad_enabled(entropy and torch.is_grad_enabled()):
+                # H = log Z - sum_v p_v * s_v, with p = softmax(s)
+                expected = (torch.softmax(scaled, dim=-1) * scaled).sum(-1)
+                entropies.append(normalizer - expected)
     result: Tensor = torch.stack(rows)
-    return result
+    return result, torch.stack(entropies) if entropies else None
 
 
 def ppo_token_loss(
@@ -396,7 +418,9 @@ class Learner:
                 old_logprobs=[behaviour[i] for i in chunk],
                 weights=[0.0 if dummy else weights[i] for i in chunk],
             )
-            logprobs = sequence_logprobs(self.model, batch, cfg.temperature)
+            logprobs, entropy = sequence_logprobs_and_entropy(
+                self.model, batch, cfg.temperature, entropy=cfg.entropy_coef > 0
+            )
             per_token, parts = ppo_token_loss(
                 logprobs,
                 batch.old_logprobs,
@@ -413,6 +437,9 @@ class Learner:
                 ref = torch.where(batch.response_mask > 0, ref, logprobs.detach())
                 kl = k3_kl(logprobs, ref)
                 per_token = per_token + cfg.kl_coef * kl
+            assert entropy is not None  # asked for above
+            if cfg.entropy_coef > 0:
+                per_token = per_token - cfg.entropy_coef * entropy
             loss = (per_token * batch.token_weights).sum()
             torch.autograd.backward(loss)
             if dummy:
@@ -427,6 +454,7 @@ class Learner:
                 stats.approx_kl += float(((torch.exp(-diff) - 1 + diff) * mask).sum())
                 if kl is not None:
                     stats.kl_ref += float((kl * mask).sum())
+                stats.entropy += float((entropy.detach() * mask).sum())
                 if measure_sync:
                     stats.sync_tokens += float(mask.sum())
                     stats.sync_ratio += float((parts["ratio"] * mask).sum())
@@ -491,6 +519,7 @@ class _Stats:
         self.dual_clipped = 0.0
         self.approx_kl = 0.0
         self.kl_ref = 0.0
+        self.entropy = 0.0
         self.sync_tokens = 0.0
         self.sync_ratio = 0.0
         self.sync_max_diff = 0.0
@@ -504,6 +533,7 @@ class _Stats:
         "dual_clipped",
         "approx_kl",
         "kl_ref",
+        "entropy",
         "sync_tokens",
         "sync_ratio",
     )
@@ -530,6 +560,7 @@ class _Stats:
             "train/dual_clip_fraction": self.dual_clipped / tokens,
             "train/approx_kl": self.approx_kl / tokens,
             "train/kl_ref": self.kl_ref / tokens,
+            "train/entropy": self.entropy / tokens,
             "train/grad_norm": float(np.mean(self.grad_norms)) if self.grad_norms else 0.0,
             "train/lr": self.lrs[-1] if self.lrs else 0.0,
             "train/optimizer_steps": float(len(self.grad_norms)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,11 @@ from strategic_arena.train.engine import GenerationRequest, Sampling, Transforme
 from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.learner import (  # noqa: E402
     Learner,
+    collate,
     k3_kl,
     lr_factor,
     ppo_token_loss,
+    sequence_logprobs_and_entropy,
     token_weights,
 )
 from strategic_arena.train.tiny import build_tiny  # noqa: E402
@@ -191,3 +194,36 @@ def test_policy_gradient_raises_a_rewarded_tokens_probability(tiny: tuple[Any, A
         ]
         learner.update(turns, np.random.default_rng(step))
     assert before < 0.1 and probability() > 0.5
+
+
+def test_entropy_bonus_raises_the_entropy_and_matches_its_definition(
+    tiny: tuple[Any, Any],
+) -> None:
+    """With zero advantages only the bonus moves the policy: H grows; H is -sum p log p."""
+    model, tokenizer = tiny
+    turns = [replace(turn, advantage=0.0) for turn in _rollout(model, tokenizer, 8, seed=3)]
+    batch = collate(
+        turns[:1],
+        pad_id=tokenizer.pad_token_id,
+        device=torch.device("cpu"),
+        old_logprobs=[turns[0].logprobs],
+        weights=[1.0],
+    )
+    with torch.no_grad():
+        _, entropy = sequence_logprobs_and_entropy(model, batch, 0.7)
+        logits = model(batch.input_ids, attention_mask=batch.attention_mask).logits[0] / 0.7
+        probs = torch.softmax(logits.float(), -1)
+        by_hand = -(probs * torch.log(probs)).sum(-1)[-len(turns[0].response_ids) - 1 : -1]
+    assert entropy is not None
+    torch.testing.assert_close(entropy[0, -len(by_hand) :], by_hand, atol=1e-4, rtol=1e-4)
+
+    entropies = {}
+    for coef in (0.0, 1.0):
+        cfg = load_config(None, ["lr=5e-2", f"entropy_coef={coef}", "ppo_epochs=3"])
+        learner = Learner(cfg, copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
+        first = learner.update(turns, np.random.default_rng(0))["train/entropy"]
+        entropies[coef] = (first, learner.update(turns, np.random.default_rng(1))["train/entropy"])
+    assert entropies[0.0][0] == pytest.approx(entropies[0.0][1], rel=1e-5)  # nothing to learn
+    assert entropies[1.0][1] > entropies[1.0][0] + 1e-3
+    with pytest.raises(ValueError, match="entropy_coef"):
+        load_config(None, ["entropy_coef=-1"])

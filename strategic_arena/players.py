@@ -148,6 +148,9 @@ class LLMPlayer:
     In the ``tools`` style each request offers the ``play(move)`` tool (legal moves as its enum)
     and forces its call. ``thinking_in_history`` says what a re-asked model sees of its earlier
     answers: ``keep`` (default), ``strip`` the ``<think>`` blocks, or the ``answer`` only.
+    ``shuffle_actions`` lists the legal actions in an order drawn from the player's seeded
+    generator at each decision, not the game's canonical order (a small model that copies the
+    first listed action then does not always pick the same move).
     """
 
     def __init__(
@@ -161,8 +164,10 @@ class LLMPlayer:
         strict: bool = True,
         seed: int | None = None,
         thinking_in_history: ThinkingInHistory = "keep",
+        shuffle_actions: bool = False,
     ) -> None:
         self.backend = backend
+        self.shuffle_actions = shuffle_actions
         self.thinking_in_history: ThinkingInHistory = thinking_in_history
         self.name = name or backend.model
         self.style: Style = style
@@ -175,7 +180,12 @@ class LLMPlayer:
         """Ask the model until it answers a legal move or the policy says otherwise."""
         spec = state.spec
         view = state.view(seat, history=self.include_history)
-        prompt = render_messages(spec, view, self.style, include_history=self.include_history)
+        order = None
+        if self.shuffle_actions:
+            order = [int(a) for a in self.rng.permutation(list(view.legal_actions))]
+        prompt = render_messages(
+            spec, view, self.style, include_history=self.include_history, action_order=order
+        )
         headers = {GAME_HEADER: game_header(state.information(seat), self.style)}
         offered: dict[str, Any] = (
             {"tools": [play_tool(view.legal_actions.values())], "tool_choice": play_tool_choice()}

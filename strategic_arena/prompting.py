@@ -14,6 +14,7 @@ sees, the legal actions (unless omitted) and the exact response format with an e
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from string import Template
 
 from strategic_arena.games import GameSpec, get_spec
@@ -48,6 +49,7 @@ def render_messages(
     *,
     include_history: bool = False,
     list_legal_actions: bool = True,
+    action_order: Sequence[int] | None = None,
 ) -> list[Message]:
     r"""The system and user messages asking ``view.seat`` for its move.
 
@@ -60,6 +62,10 @@ def render_messages(
             of making a partially observed state Markov).
         list_legal_actions: list the legal actions; without the list the model must know the
             notation from the rules.
+        action_order: the legal action ids in the order to list them (a permutation of
+            ``view.legal_actions``; default: the game's canonical order). A small model copies
+            the first listed action; a seeded shuffle (``LLMPlayer(shuffle_actions=True)``)
+            keeps that position bias from always favouring the same move.
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
@@ -79,7 +85,7 @@ def render_messages(
     user = _template(spec.prompt_dir, "user.txt").substitute(
         history=_history_section(view) if include_history else "",
         observation=f"# Your view\n{view.text}",
-        actions=_actions_section(view) if list_legal_actions else "",
+        actions=_actions_section(view, action_order) if list_legal_actions else "",
         instruction=_instruction(view),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -96,9 +102,14 @@ def _history_section(view: SeatView) -> str:
     return f"# Moves so far\n{lines}\n\n"
 
 
-def _actions_section(view: SeatView) -> str:
+def _actions_section(view: SeatView, order: Sequence[int] | None = None) -> str:
     """``# Legal actions`` with one canonical text per line (ends with a blank line)."""
-    lines = "\n".join(f"- {text}" for text in view.legal_actions.values())
+    legal = view.legal_actions
+    if order is None:
+        order = list(legal)
+    elif sorted(order) != sorted(legal):
+        raise ValueError(f"action_order {list(order)} is not an order of {sorted(legal)}")
+    lines = "\n".join(f"- {legal[action]}" for action in order)
     return f"# Legal actions\n{lines}\n\n"
 
 

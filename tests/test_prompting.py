@@ -87,3 +87,48 @@ def test_unknown_style_raises() -> None:
     env.reset(seed=0)
     with pytest.raises(ValueError, match="unknown style"):
         render_messages("tic_tac_toe-v0", env.seat_view("player_0"), "xml")  # type: ignore[arg-type]
+
+
+def test_action_order_lists_the_legal_actions_in_that_order() -> None:
+    env = sa.make("tic_tac_toe-v0")
+    env.reset(seed=0)
+    view = env.seat_view("player_0")
+    order = [int(a) for a in np.random.default_rng(0).permutation(list(view.legal_actions))]
+    _, user = render_messages("tic_tac_toe-v0", view, action_order=order)
+    listed = [line[2:] for line in user["content"].splitlines() if line.startswith("- ")]
+    assert listed == [view.legal_actions[a] for a in order] != list(view.legal_actions.values())
+    _, canonical = render_messages("tic_tac_toe-v0", view)
+    assert sorted(canonical["content"].splitlines()) == sorted(user["content"].splitlines())
+    with pytest.raises(ValueError, match="not an order of"):
+        render_messages("tic_tac_toe-v0", view, action_order=order[:-1])
+
+
+def test_a_shuffling_player_sends_seeded_orders_over_http() -> None:
+    """Through a real endpoint: each decision's list is a seeded permutation, reproducible."""
+    pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+    from servers import FaultServer
+
+    from strategic_arena.arena import play_match_sync
+    from strategic_arena.backends import OpenAIBackend
+    from strategic_arena.players import LLMPlayer, RandomPlayer
+
+    def listed(seed: int, shuffle: bool) -> tuple[list[tuple[str, ...]], tuple[int, ...]]:
+        server = FaultServer()  # answers from the game header, whatever the prompt's order
+        try:
+            backend = OpenAIBackend("random", server.base_url, api_key="unused", seed=0)
+            player = LLMPlayer(backend, style="boxed", seed=seed, shuffle_actions=shuffle)
+            record = play_match_sync("tic_tac_toe-v0", [player, RandomPlayer(1)], seed=4)
+        finally:
+            server.close()
+        lists = []
+        for body in server.seen_bodies:
+            lines = body["messages"][-1]["content"].splitlines()
+            lists.append(tuple(line[2:] for line in lines if line.startswith("- ")))
+        return lists, record.history
+
+    canonical, history = listed(7, shuffle=False)
+    shuffled, shuffled_history = listed(7, shuffle=True)
+    assert history == shuffled_history and len(canonical) >= 3  # the same game
+    assert [sorted(x) for x in shuffled] == [sorted(x) for x in canonical]
+    assert shuffled != canonical and shuffled == listed(7, shuffle=True)[0]  # seeded
+    assert listed(8, shuffle=True)[0] != shuffled

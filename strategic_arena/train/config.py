@@ -149,6 +149,10 @@ class TrainConfig:
     """Strict answer validation (exactly one answer block in the exact layout)."""
     include_history: bool = False
     """Put the public move history in every prompt (SPIRAL's Markov prompts)."""
+    shuffle_actions: bool = False
+    """List the legal actions in a seeded random order at each decision instead of the
+    game's canonical order: a small model that copies the first listed action (check facing
+    no bet, fold facing one, in Kuhn) then explores every move (docs/training.md)."""
     response_prefix: str = ""
     """Text appended after the chat template's generation prompt (e.g. ``<think>\\n`` as in
     MARSHAL, or ``\\boxed{`` to start a weak model's answer): a prefill. Its tokens are part of

@@ -74,6 +74,7 @@ class OpponentPlayers:
                 include_history=cfg.include_history,
                 strict=cfg.strict,
                 seed=seed,
+                shuffle_actions=cfg.shuffle_actions,
             )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")

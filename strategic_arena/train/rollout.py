@@ -195,6 +195,7 @@ def configured_player(
         include_history=cfg.include_history,
         strict=cfg.strict,
         seed=seed,
+        shuffle_actions=cfg.shuffle_actions,
     )
 
 

@@ -366,3 +366,22 @@ def test_openspiel_games_are_played_against_random(tmp_path: Path) -> None:
         summary = run(store, "os", tasks, seed=0, concurrency=2, progress=False)
         assert summary.complete and not summary.failed and summary.games_with_errors == 0
     check_store(tmp_path / "o.sqlite")
+
+
+def test_eval_shuffle_actions_is_stored_with_the_player_and_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.sqlite"
+    with PlayerServer("random", model="served-random") as server:
+        common = ["--base-url", server.base_url, "--envs", "kuhn_poker-v0", "--num-games", "4"]
+        assert main(eval_args(db, *common, "--shuffle-actions", "--no-report")) == 0
+        games = check_store(db)  # every stored prompt, shuffled order included, replays
+        with ResultsStore(db) as store:
+            assert store.players()["served-random"].params["shuffle_actions"] is True
+            prompts = [m.prompt for g in games for m in store.moves(g.id) if m.prompt]
+        moves = {"- check", "- bet", "- fold", "- call"}
+        orders = {tuple(ln for ln in str(p).split("\\n") if ln in moves) for p in prompts}
+        assert ("- check", "- bet") in orders and ("- bet", "- check") in orders
+        # The same name without shuffling is another player: refused, nothing stored.
+        assert main(eval_args(db, *common, "--run-name", "plain", "--no-report")) == 2
+        assert "already has a player named 'served-random'" in capsys.readouterr().err

@@ -110,6 +110,12 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
         "--history", action="store_true", help="include the move history in prompts"
     )
     prompts.add_argument(
+        "--shuffle-actions",
+        action="store_true",
+        help="list the legal actions in a seeded random order at each decision (a model "
+        "trained with shuffle_actions saw them so)",
+    )
+    prompts.add_argument(
         "--policy",
         default="forfeit",
         help="invalid answer: forfeit (MARSHAL), retry:K (re-ask with feedback) or random",
@@ -329,6 +335,7 @@ def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) ->
         include_history=args.history,
         strict=not args.lenient,
         thinking_in_history=args.thinking_in_history,
+        shuffle_actions=args.shuffle_actions,
     )
 
 

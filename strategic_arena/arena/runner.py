@@ -105,12 +105,14 @@ class Entrant:
         include_history: bool = False,
         strict: bool = True,
         thinking_in_history: ThinkingInHistory = "keep",
+        shuffle_actions: bool = False,
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored. ``thinking_in_history``: see
-        :class:`LLMPlayer` (a non-default value is stored with the parameters).
+        key lives only inside ``backend`` and is never stored. ``thinking_in_history`` and
+        ``shuffle_actions``: see :class:`LLMPlayer` (non-default values are stored with the
+        parameters).
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -126,6 +128,8 @@ class Entrant:
         }
         if thinking_in_history != "keep":  # absent by default: stored players stay the same
             params["thinking_in_history"] = thinking_in_history
+        if shuffle_actions:
+            params["shuffle_actions"] = True
         label = name or backend.model
 
         def build(env_id: str, seed: int) -> Player:
@@ -138,6 +142,7 @@ class Entrant:
                 strict=strict,
                 seed=seed,
                 thinking_in_history=thinking_in_history,
+                shuffle_actions=shuffle_actions,
             )
 
         return cls(label, "llm", params, build)

@@ -63,9 +63,11 @@ def render_messages(
         list_legal_actions: list the legal actions; without the list the model must know the
             notation from the rules.
         action_order: the legal action ids in the order to list them (a permutation of
-            ``view.legal_actions``; default: the game's canonical order). A small model copies
-            the first listed action; a seeded shuffle (``LLMPlayer(shuffle_actions=True)``)
-            keeps that position bias from always favouring the same move.
+            ``view.legal_actions``; default: the game's canonical order); the format's example
+            answer is then the first of them instead of the game's stock example. A small
+            model copies the example and the first listed action; a seeded shuffle
+            (``LLMPlayer(shuffle_actions=True)``) keeps those biases from always favouring
+            the same move.
     """
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
@@ -75,7 +77,10 @@ def render_messages(
         if list_legal_actions
         else ", written in the notation the rules describe"
     )
-    example = _example(spec, view)
+    if action_order is not None and sorted(action_order) != sorted(view.legal_actions):
+        legal = sorted(view.legal_actions)
+        raise ValueError(f"action_order {list(action_order)} is not an order of {legal}")
+    example = view.legal_actions[action_order[0]] if action_order else _example(spec, view)
     style_text = _template(spec.prompt_dir, f"{style}.txt", "styles").substitute(
         written_as=written_as, example=example
     )
@@ -105,11 +110,7 @@ def _history_section(view: SeatView) -> str:
 def _actions_section(view: SeatView, order: Sequence[int] | None = None) -> str:
     """``# Legal actions`` with one canonical text per line (ends with a blank line)."""
     legal = view.legal_actions
-    if order is None:
-        order = list(legal)
-    elif sorted(order) != sorted(legal):
-        raise ValueError(f"action_order {list(order)} is not an order of {sorted(legal)}")
-    lines = "\n".join(f"- {legal[action]}" for action in order)
+    lines = "\n".join(f"- {legal[action]}" for action in (legal if order is None else order))
     return f"# Legal actions\n{lines}\n\n"
 
 

@@ -9,6 +9,7 @@ import pytest
 from cases import CURATED
 
 import strategic_arena as sa
+from strategic_arena.games import get_spec
 from strategic_arena.prompting import render_messages
 from strategic_arena.validation import STYLES
 
@@ -94,11 +95,19 @@ def test_action_order_lists_the_legal_actions_in_that_order() -> None:
     env.reset(seed=0)
     view = env.seat_view("player_0")
     order = [int(a) for a in np.random.default_rng(0).permutation(list(view.legal_actions))]
+    stock_example = get_spec("tic_tac_toe-v0").example_action(0)
+    if view.legal_actions[order[0]] == stock_example:
+        order = order[1:] + order[:1]
     _, user = render_messages("tic_tac_toe-v0", view, action_order=order)
     listed = [line[2:] for line in user["content"].splitlines() if line.startswith("- ")]
     assert listed == [view.legal_actions[a] for a in order] != list(view.legal_actions.values())
-    _, canonical = render_messages("tic_tac_toe-v0", view)
+    system, canonical = render_messages("tic_tac_toe-v0", view, "boxed", action_order=order)
     assert sorted(canonical["content"].splitlines()) == sorted(user["content"].splitlines())
+    # The format's example is the first listed action, not the game's stock one.
+    first = view.legal_actions[order[0]]
+    assert f"\\boxed{{{first}}}" in system["content"]
+    stock, _ = render_messages("tic_tac_toe-v0", view, "boxed")
+    assert f"\\boxed{{{first}}}" not in stock["content"]
     with pytest.raises(ValueError, match="not an order of"):
         render_messages("tic_tac_toe-v0", view, action_order=order[:-1])
 

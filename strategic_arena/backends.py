@@ -8,11 +8,27 @@
    replies with nothing at all (no content, no reasoning, not cut off by the length limit):
    exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
    full jitter from the backend's own seeded generator;
-3. any other 4xx: no retry (the request itself is wrong).
+3. any other 4xx, and redirects: no retry (the request itself is wrong, or points elsewhere).
 
 A request may offer tools (``tools`` / ``tool_choice``, the ``tools`` answer style); the calls
 of the reply are written after its content in the Hermes text form
 (:func:`strategic_arena.tools.tool_calls_text`), so a tool call is a response text like any other.
+
+Every field of a reply is checked and coerced here, at the boundary, so that nothing downstream
+(validation, the store, printing) can raise on a hostile value (:func:`read_reply`):
+
+- text (``content``, ``reasoning_content``) must be a string or absent; any other type (a list,
+  a number, an object) is the model's malformed answer: :attr:`ChatResult.malformed` says why,
+  and the player scores it as an invalid answer (it is not retried: the same model would say it
+  again). Lone surrogates become U+FFFD, so every text encodes as UTF-8; the API key, if a
+  server echoes it, is masked;
+- ``finish_reason`` must be a short string, else it is dropped; token counts must be integers
+  in ``[0, 2**31)``, else they count 0;
+- ``timeout_s`` is a deadline for the whole request (connect, queue, every byte of the reply),
+  not a per-read timeout: a server that trickles its reply is cut at the deadline, recorded as
+  a ``timeout`` failure;
+- no redirect is followed (a 3xx is a failed attempt), so the key is never sent to another
+  origin.
 
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
@@ -28,7 +44,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -95,6 +111,8 @@ class ChatResult:
         failures: one line per failed attempt (``"429: ..."``, ``"timeout"``...).
         error: ``None`` on success, else ``"timeout"`` or ``"endpoint"``.
         trace: token ids and log-probs of the answer, from backends that return them.
+        malformed: why the reply's text is not an answer at all (a field of the wrong type),
+            if it is not: the model's invalid answer, never retried.
     """
 
     content: str = ""
@@ -107,6 +125,7 @@ class ChatResult:
     failures: tuple[str, ...] = ()
     error: str | None = None
     trace: TokenTrace | None = None
+    malformed: str | None = None
 
 
 class ChatBackend(Protocol):
@@ -145,7 +164,7 @@ class OpenAIBackend:
             if that is unset, as local servers need none).
         api_key_env: environment variable holding the key.
         sampling: sampling settings.
-        timeout_s: per-request timeout.
+        timeout_s: deadline of each request, from connecting to the reply's last byte.
         max_attempts: requests per completion, the first included.
         backoff_base_s / backoff_max_s: exponential backoff bounds.
         seed: seed of the jitter generator.
@@ -225,7 +244,7 @@ class OpenAIBackend:
                     break
                 await asyncio.sleep(self._wait(attempt, retry.wait_s))
                 continue
-            except self._openai.APIStatusError as error:  # 4xx other than 429: no retry
+            except self._openai.APIStatusError as error:  # 3xx, 4xx but 429: no retry
                 failures.append(self._scrub(f"{error.status_code}: {_short(error.message)}"))
                 timed_out = False
                 break
@@ -258,49 +277,32 @@ class OpenAIBackend:
             # The client's generic ``post`` (OpenAI's documented way to reach any endpoint)
             # instead of ``chat.completions.create``: the same transport, auth, timeout and
             # status errors, without re-validating the request and response through typed
-            # models, which costs more than the rest of the arena's work per move.
-            response = await self._client_for_this_loop().post(
+            # models, which costs more than the rest of the arena's work per move. The
+            # deadline covers the whole request: httpx's own timeout is per read, so a server
+            # trickling one byte at a time would hold the request for ever.
+            request = self._client_for_this_loop().post(
                 "/chat/completions",
                 cast_to=str,
                 body=body,
-                options={"headers": dict(headers or {})},
+                # No redirect: the key and the game header must not reach another origin.
+                options={"headers": dict(headers or {}), "follow_redirects": False},
             )
+            response = await asyncio.wait_for(request, self.timeout_s)
             payload = json.loads(response)
+        except (asyncio.TimeoutError, openai.APITimeoutError):
+            raise _Retry(f"timeout: no reply within {self.timeout_s:g} s", timeout=True) from None
         except openai.RateLimitError as error:
             raise _Retry(f"429: {_short(error.message)}", _retry_after(error.response)) from None
-        except openai.APITimeoutError:
-            raise _Retry("timeout", timeout=True) from None
         except openai.APIConnectionError as error:
             raise _Retry(f"connection: {_short(str(error))}") from None
         except openai.InternalServerError as error:
             raise _Retry(f"{error.status_code}: {_short(error.message)}") from None
         except ValueError as error:  # the body is not JSON
             raise _Retry(f"malformed response: {_short(str(error))}") from None
-        try:
-            choice = payload["choices"][0]
-            message = choice["message"]
-            content = tool_calls_text(str(message.get("content") or ""), message.get("tool_calls"))
-            usage = payload.get("usage") or {}
-            result = {
-                "content": content,
-                "reasoning": message.get("reasoning_content") or message.get("reasoning"),
-                "finish_reason": choice.get("finish_reason"),
-                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                "completion_tokens": int(usage.get("completion_tokens") or 0),
-            }
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-            if isinstance(payload, dict) and payload.get("choices") == []:
-                raise _Retry("no choices in the response") from None
-            raise _Retry(
-                f"malformed response: {type(error).__name__} {_short(str(error))}"
-            ) from None
-        nothing = not result["content"].strip() and not result["reasoning"]
-        if nothing and result["finish_reason"] != "length":
-            raise _Retry("empty content in the response")
-        return result
+        return read_reply(payload, self._scrub)
 
     def _scrub(self, text: str) -> str:
-        """``text`` with the API key masked: servers echo keys in error messages (401s)."""
+        """``text`` with the API key masked: servers echo keys in error messages and replies."""
         key = self._api_key
         return text.replace(key, "***") if len(key) >= 8 else text
 
@@ -310,6 +312,130 @@ class OpenAIBackend:
             return min(retry_after, self.backoff_max_s)
         cap = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
         return float(self._rng.uniform(0.0, cap))
+
+
+#: Token counts outside ``[0, _MAX_TOKENS)`` are not counts: they count 0 (SQLite's integers
+#: and every sum over them stay in range).
+_MAX_TOKENS = 2**31
+
+#: The longest ``finish_reason`` kept (OpenAI's are a word: ``stop``, ``length``...).
+_MAX_FINISH_REASON = 64
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (which JSON can carry) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def _token_count(value: object) -> int:
+    """A usage count if ``value`` is one (an integer in range), else 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_TOKENS:
+        return value
+    return 0
+
+
+def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, Any]:
+    """The fields of a ``chat.completion`` object, checked and coerced (see the module doc).
+
+    Args:
+        payload: the decoded JSON body.
+        scrub: masks secrets in the texts (the backend's API key).
+
+    Returns:
+        The :class:`ChatResult` fields ``content``, ``reasoning``, ``finish_reason``,
+        ``prompt_tokens``, ``completion_tokens`` and ``malformed``.
+
+    Raises:
+        _Retry: the body is not a completion at all (no choices, no message object): the
+            server's fault, retried like a 5xx.
+    """
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if choices == []:
+        raise _Retry("no choices in the response")
+    choice = choices[0] if isinstance(choices, list) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise _Retry("malformed response: no choices[0].message object")
+    wrong: list[str] = []
+
+    def text_field(*names: str) -> str | None:
+        for name in names:
+            value = message.get(name)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                return scrub(valid_text(value))
+            wrong.append(f"{name} is a {type(value).__name__}, not a string")
+            return None
+        return None
+
+    content = text_field("content") or ""
+    reasoning = text_field("reasoning_content", "reasoning")
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        wrong.append(f"tool_calls is a {type(calls).__name__}, not a list")
+        calls = None
+    content = scrub(valid_text(tool_calls_text(content, calls)))
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    result: dict[str, Any] = {
+        "content": content,
+        "reasoning": reasoning or None,
+        "finish_reason": valid_text(finish[:_MAX_FINISH_REASON])
+        if isinstance(finish, str)
+        else None,
+        "prompt_tokens": _token_count(usage.get("prompt_tokens")),
+        "completion_tokens": _token_count(usage.get("completion_tokens")),
+        "malformed": "; ".join(wrong) or None,
+    }
+    nothing = not content.strip() and not reasoning and not wrong
+    if nothing and result["finish_reason"] != "length":
+        raise _Retry("empty content in the response")
+    return result
+
+
+#: The largest ``/models`` listing read (a listing is a few kB).
+_MAX_LISTING_BYTES = 1 << 20
+
+
+def list_models(base_url: str, api_key: str | None, timeout_s: float) -> list[dict[str, Any]]:
+    """The endpoint's ``/models`` listing; empty when it cannot be read within ``timeout_s``.
+
+    The deadline covers the whole request (a server trickling its reply is cut), no redirect
+    is followed (the key is never sent to another origin), and at most 1 MiB is read.
+    """
+    httpx = require("httpx", "OpenAI-compatible endpoints")
+
+    async def fetch() -> bytes:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout_s) as client:
+            url = base_url.rstrip("/") + "/models"
+            async with client.stream("GET", url, headers=headers) as response:
+                if response.status_code != 200:
+                    return b""
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > _MAX_LISTING_BYTES:
+                        return b""
+                return body
+
+    async def fetch_by_deadline() -> bytes:
+        return await asyncio.wait_for(fetch(), timeout_s)
+
+    try:
+        data = json.loads(asyncio.run(fetch_by_deadline()))
+    except (asyncio.TimeoutError, OSError, ValueError, httpx.HTTPError):
+        return []
+    models = data.get("data") if isinstance(data, dict) else None
+    return (
+        [model for model in models if isinstance(model, dict)] if isinstance(models, list) else []
+    )
 
 
 def _retry_after(response: Any) -> float | None:

@@ -208,6 +208,8 @@ class LLMPlayer:
             if result.error is not None:
                 kind: ErrorKind = "timeout" if result.error == "timeout" else "endpoint"
                 outcome = ActionError(kind, "; ".join(result.failures[-3:]) or result.error)
+            elif result.malformed is not None:  # the model's own reply, not an answer at all
+                outcome = ActionError("format", f"malformed reply: {result.malformed}")
             else:
                 outcome = validate(
                     spec,

@@ -6,6 +6,9 @@ training step and a stage name). :func:`derive_seed` turns them into an independ
 that is the same in every process, Python version and platform, so a rerun or a resumed run
 plays exactly the same games.
 
+:func:`secret_seed` draws a root seed from the OS when none is fixed (an evaluated endpoint
+must not be able to predict the deals).
+
 The arena stores the seeds of its games and skips games already stored, so this function must
 never change: a different digest would make every stored run and the committed ladder in
 ``leaderboards/`` resume with other games (a test pins known values).
@@ -14,6 +17,7 @@ never change: a different digest would make every stored run and the committed l
 from __future__ import annotations
 
 import hashlib
+import secrets
 
 import numpy as np
 
@@ -38,3 +42,12 @@ def derive_seed(seed: int, *parts: object) -> int:
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     state = np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, *words])
     return int(state.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def secret_seed() -> int:
+    """A root seed nobody can predict: 63 bits from the OS's secure generator (``secrets``).
+
+    ``eval`` uses one unless the user fixes ``--seed``, so an endpoint that knows this code
+    cannot rebuild the deals; the seed is stored with the run, so its games still replay.
+    """
+    return secrets.randbits(63)

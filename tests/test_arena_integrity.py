@@ -197,7 +197,7 @@ def test_eval_help_shows_each_default_once(capsys: pytest.CaptureFixture[str]) -
         main(["eval", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default: None)" not in text
-    assert "(default: 0)" in text  # --seed: a default worth showing is still shown
+    assert "(default: 8)" in text  # --concurrency: a default worth showing is still shown
     chunks = text.split(" --")
     assert all(chunk.count("(default") <= 1 for chunk in chunks), [
         c for c in chunks if c.count("(default") > 1

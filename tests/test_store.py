@@ -15,7 +15,7 @@ import pyspiel
 import pytest
 
 from strategic_arena.arena import play_match_sync
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.players import RandomPlayer
 
 
@@ -78,7 +78,7 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monke
             raise sqlite3.OperationalError("disk full (simulated)")
 
     monkeypatch.setattr(store, "_db", Failing())
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="disk .* is full"):
         store.add_game(run, "g", game)
     monkeypatch.setattr(store, "_db", original)
     assert store.games(run) == [] and store.completed_keys(run) == set()

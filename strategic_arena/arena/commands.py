@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,7 +27,9 @@ from strategic_arena.arena.defaults import (
     SOLVER_SUITE_NAME,
 )
 from strategic_arena.arena.replay import ReplayError
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
 from strategic_arena.games import CURATED, get_spec
+from strategic_arena.printable import printable, printable_line
 from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
 
 if TYPE_CHECKING:
@@ -82,7 +85,12 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
         help="environment variable holding the API key (never stored or printed)",
     )
     endpoint.add_argument(
-        "--timeout", type=float, default=120.0, metavar="S", help="per-request timeout, seconds"
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="deadline of each request in seconds, from connecting to the reply's last byte "
+        "(the model listing too)",
     )
     endpoint.add_argument(
         "--max-attempts",
@@ -185,7 +193,14 @@ def add_parsers(sub: Any) -> None:
         help=f"games per model/opponent/game, split over both seats (default {DEFAULT_NUM_GAMES}; "
         "a protocol sets its own)",
     )
-    games.add_argument("--seed", type=int, default=0, help="run seed: deals and player seeds")
+    games.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the run's root seed (deals, player seeds, the order games start in); default: a "
+        "secret seed drawn from the OS, stored with the run and shown after it, so the endpoint "
+        "cannot predict the deals (a rerun of the same command resumes with the stored one)",
+    )
     run = ev.add_argument_group("run and store")
     run.add_argument("--concurrency", type=int, default=8, help="games in flight at once")
     run.add_argument(
@@ -198,6 +213,13 @@ def add_parsers(sub: Any) -> None:
         "K times",
     )
     run.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    run.add_argument(
+        "--max-response-chars",
+        type=int,
+        default=DEFAULT_MAX_RESPONSE_CHARS,
+        metavar="N",
+        help="the longest response or reasoning stored per answer; longer ones are stored cut",
+    )
     run.add_argument(
         "--run-name",
         default=None,
@@ -247,11 +269,11 @@ def dispatch(args: argparse.Namespace) -> int:
             return _report(args)
         return _replay(args)
     except ReplayError as error:
-        print(f"strategic-arena: replay diverged: {error}", file=sys.stderr)
+        print(f"strategic-arena: replay diverged: {printable_line(error)}", file=sys.stderr)
         return 1
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"strategic-arena: error: {message}", file=sys.stderr)
+        print(f"strategic-arena: error: {printable_line(message)}", file=sys.stderr)
         return 2
 
 
@@ -272,26 +294,9 @@ def _endpoint(args: argparse.Namespace) -> Iterator[tuple[str, str | None]]:
         yield server.base_url, SOLVER_SUITE_NAME
 
 
-def _list_models(base_url: str, api_key_env: str) -> list[dict[str, Any]]:
-    """The endpoint's ``/v1/models`` listing (empty when it cannot be read)."""
-    import os
-    import urllib.request
-
-    request = urllib.request.Request(base_url.rstrip("/") + "/models")
-    key = os.environ.get(api_key_env)
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            data = json.load(response).get("data", [])
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [model for model in data if isinstance(model, dict)]
-
-
 def _only_model(models: Sequence[dict[str, Any]]) -> str:
     """The model an endpoint serves, when it lists exactly one."""
-    if len(models) != 1:
+    if len(models) != 1 or not isinstance(models[0].get("id"), str):
         raise ValueError(f"the endpoint lists {len(models)} models; choose one with --model")
     return str(models[0]["id"])
 
@@ -302,7 +307,7 @@ def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) ->
     ``model`` ``None``: the only model the endpoint lists.
     """
     from strategic_arena.arena.runner import Entrant
-    from strategic_arena.backends import OpenAIBackend, SamplingParams
+    from strategic_arena.backends import OpenAIBackend, SamplingParams, list_models
 
     extra: dict[str, Any] = {}
     if args.top_k is not None:
@@ -316,8 +321,8 @@ def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) ->
         seed=args.sampling_seed,
         extra_body=extra,
     )
-    models = _list_models(base_url, args.api_key_env)
-    model = model or _only_model(models)
+    if model is None:
+        model = _only_model(list_models(base_url, os.environ.get(args.api_key_env), args.timeout))
     backend = OpenAIBackend(
         model,
         base_url,
@@ -340,7 +345,7 @@ def model_entrant(args: argparse.Namespace, base_url: str, model: str | None) ->
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from strategic_arena.arena.runner import Entrant, GameTask, run, versus
+    from strategic_arena.arena.runner import Entrant, GameTask, prepare, run, versus
     from strategic_arena.arena.store import ResultsStore
 
     protocol = PROTOCOLS[args.protocol] if args.protocol else None
@@ -371,10 +376,14 @@ def _eval(args: argparse.Namespace) -> int:
     }
     with _endpoint(args) as (base_url, model):
         candidate = model_entrant(args, base_url, model)
-        tasks: list[GameTask] = []
-        for env_id in env_ids:
-            rivals = [opponent_entrants[spec] for spec in per_env[env_id]]
-            tasks += versus([candidate], rivals, [env_id], num_games, args.seed)
+
+        def make_tasks(seed: int) -> list[GameTask]:
+            tasks: list[GameTask] = []
+            for env_id in env_ids:
+                rivals = [opponent_entrants[spec] for spec in per_env[env_id]]
+                tasks += versus([candidate], rivals, [env_id], num_games, seed)
+            return tasks
+
         settings = {
             "candidates": [candidate.name],
             "model": dict(candidate.params),
@@ -383,18 +392,21 @@ def _eval(args: argparse.Namespace) -> int:
             "protocol": args.protocol,
         }
         # The embedded endpoint's port changes from run to run; it must not change the name.
+        # Without --seed the name stays the same too (the stored secret seed is reused).
         identity = {**settings, "model": {**candidate.params, "base_url": args.base_url}}
+        seed_label = "secret" if args.seed is None else args.seed
         digest = hashlib.sha256(
-            json.dumps([identity, args.seed], sort_keys=True).encode()
+            json.dumps([identity, seed_label], sort_keys=True).encode()
         ).hexdigest()[:8]
         run_name = args.run_name or f"eval-{candidate.name}-{digest}"
-        with ResultsStore(args.db) as store:
+        with ResultsStore(args.db, max_response_chars=args.max_response_chars) as store:
+            seed, tasks = prepare(store, run_name, args.seed, settings, make_tasks)
             try:
                 summary = run(
                     store,
                     run_name,
                     tasks,
-                    seed=args.seed,
+                    seed=seed,
                     concurrency=args.concurrency,
                     settings=settings,
                     progress=not args.quiet,
@@ -404,41 +416,34 @@ def _eval(args: argparse.Namespace) -> int:
                 stored = len(store.completed_keys(store.run_id(run_name)))
                 print(
                     f"\nstrategic-arena: interrupted; {stored} of {len(tasks)} games of run "
-                    f"{run_name!r} are stored in {args.db}; rerun the same command to resume",
+                    f"{printable_line(run_name)!r} are stored in {args.db}; rerun the same "
+                    "command to resume",
                     file=sys.stderr,
                 )
                 return 130
             print(
-                f"Run {run_name!r}: {summary.played} games played, {summary.resumed} resumed, "
-                f"{summary.games_with_errors} with invalid answers, {summary.incomplete} "
-                f"stopped by server failures, in {summary.elapsed_s:.1f} s "
+                f"Run {printable_line(run_name)!r} (seed {seed}): {summary.played} games played, "
+                f"{summary.resumed} resumed, {summary.games_with_errors} with invalid answers, "
+                f"{summary.incomplete} stopped by failures, in {summary.elapsed_s:.1f} s "
                 f"-> {args.db}",
                 file=sys.stderr,
             )
             for key, error in summary.failed[:10]:
-                print(f"  failed: {key}: {error}", file=sys.stderr)
+                print(f"  raised: {printable_line(key)}: {printable_line(error)}", file=sys.stderr)
             if not args.no_report:
                 _print_report(store, [run_name], as_json=args.json, all_players=False)
-    status = 0
-    if summary.failed:
-        print(
-            f"strategic-arena: {len(summary.failed)} games failed and were not stored; rerun the "
-            "same command to play them",
-            file=sys.stderr,
-        )
-        status = 1
-    unscored = summary.total - summary.resumed - summary.played - len(summary.failed)
-    if unscored:
-        replayable = unscored - summary.given_up
-        print(
-            f"strategic-arena: {unscored} games are incomplete: the model's server failed after "
-            f"--max-attempts requests. They are not scored; {replayable} will be replayed by "
-            f"the same command (--max-replays {args.max_replays}), {summary.given_up} are given "
-            "up",
-            file=sys.stderr,
-        )
-        status = 1
-    return status
+    unscored = summary.total - summary.resumed - summary.played
+    if not unscored:
+        return 0
+    replayable = unscored - summary.given_up
+    print(
+        f"strategic-arena: {unscored} games are incomplete: the model's server failed after "
+        f"--max-attempts requests, or a player raised. They are not scored; {replayable} will be "
+        f"replayed by the same command (--max-replays {args.max_replays}), {summary.given_up} "
+        "are given up",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _print_report(
@@ -459,72 +464,67 @@ def _print_report(
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from strategic_arena.arena.store import ResultsStore
 
-    if not Path(args.db).exists():
-        raise ValueError(f"no results store at {args.db}")
-    with ResultsStore(args.db) as store:
+    with ResultsStore.for_reading(args.db) as store:
         _print_report(store, args.run, as_json=args.json, all_players=args.all_players)
     return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
     from strategic_arena.arena.records import StoredMove
     from strategic_arena.arena.replay import replay_game
     from strategic_arena.arena.store import ResultsStore
     from strategic_arena.env import TextGameEnv
 
-    if not Path(args.db).exists():
-        raise ValueError(f"no results store at {args.db}")
+    def block(title: str, text: str | None) -> None:
+        # Stored texts came from an endpoint: escaped before they reach the terminal.
+        print(f"--- {title} ---\n{printable(text, keep_newlines=True)}")
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        print(f"\n=== move {move.ply + 1}: seat {seat} ({game.players[seat]})")
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(game.players[seat])})")
         if args.prompts:
             for message in move.prompt:
-                print(f"--- {message['role']} ---\n{message['content']}")
+                block(printable_line(message.get("role")), message.get("content"))
             # Every answer of a retried decision, with the feedback the model got after it.
             tries = move.tries or (Attempt(move.response, move.error),)
             for number, attempt in enumerate(tries, 1):
                 label = f" (answer {number} of {len(tries)})" if len(tries) > 1 else ""
                 for failure in attempt.failures:
-                    print(f"... failed request: {failure}")
+                    print(f"... failed request: {printable_line(failure)}")
                 if attempt.reasoning:
-                    print(f"--- reasoning{label} ---\n{attempt.reasoning}")
-                print(f"--- response{label} ---\n{attempt.response}")
+                    block(f"reasoning{label}", attempt.reasoning)
+                block(f"response{label}", attempt.response)
                 if attempt.feedback is not None:
-                    print(f"--- feedback (user) ---\n{attempt.feedback}")
+                    block("feedback (user)", attempt.feedback)
         for error in move.errors:
             infrastructure = error.kind in INFRASTRUCTURE_ERROR_KINDS
             what = "server failure, not scored" if infrastructure else "invalid answer"
-            print(f"!!! {what} ({error.kind}): {error.detail}")
+            print(f"!!! {what} ({printable_line(error.kind)}): {printable_line(error.detail)}")
         if move.action is None and game.status == "incomplete":
             print(f">>> seat {seat}'s server failed: the game stopped here (incomplete)")
         elif move.action is None:
             print(f">>> seat {seat} forfeits")
         else:
-            print(f">>> seat {seat} plays {move.action_text}")
+            print(f">>> seat {seat} plays {printable_line(move.action_text)}")
 
-    with ResultsStore(args.db) as store:
+    with ResultsStore.for_reading(args.db) as store:
         game = store.game(args.game)
         print(
-            f"Game {args.game}: {game.env_id}, seed {game.seed}, key {game.game_key}, "
-            f"status {game.status}"
+            f"Game {args.game}: {game.env_id}, seed {game.seed}, key "
+            f"{printable_line(game.game_key)}, status {printable_line(game.status)}"
         )
         replay = replay_game(store, args.game, on_move=show)
     if not game.scored:
         print(
             f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves) up to "
-            f"the failure: {game.infrastructure_error}. Not scored; the next run replays it."
+            f"the failure: {printable_line(game.infrastructure_error)}. Not scored."
         )
         return 0
     returns = ", ".join(
-        f"seat {seat} ({name}): {value:+g}"
+        f"seat {seat} ({printable_line(name)}): {value:+g}"
         for seat, (name, value) in enumerate(zip(game.players, game.returns, strict=True))
     )
     print(f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves). {returns}")

@@ -8,14 +8,27 @@ A run is a list of :class:`GameTask` -- one per game -- built from entrants and 
   ``num_games`` split evenly between them (rounded up to a multiple of the seatings).
 * **Paired deals.** Game ``i`` of an env has the same env seed in every seating and against every
   opponent, so seat swaps and opponents are compared on the same cards (duplicate format).
-* **Seeds from the run seed.** Env seeds and player seeds are derived from the run's seed and the
-  game's key by :func:`strategic_arena.seeding.derive_seed`: a rerun plays the same games.
+* **Seeds from the run seed.** Env seeds and player seeds (opponents' generators included) are
+  derived from the run's root seed and the game's key by
+  :func:`strategic_arena.seeding.derive_seed`: a rerun plays the same games. ``eval`` draws the
+  root seed from the OS (:func:`strategic_arena.seeding.secret_seed`) unless the user fixes
+  one, stores it with the run (:func:`prepare`) and never sends it: an endpoint that knows this
+  code cannot rebuild the deals.
+* **Games start in a secret order.** The games are played in an order shuffled by a generator
+  derived from the root seed (:func:`schedule`), so counting game starts does not tell an
+  endpoint which game (and so which paired deal) it is playing.
 * **Cooperative games** (Hanabi) are played in self-play (the player in every seat) and with each
   partner that can play them.
 
 :func:`run` plays the tasks under an asyncio concurrency limit, writes each finished game with
 its moves in one transaction (:meth:`ResultsStore.add_game`) and skips games already stored
 under the run's name, so rerunning after a crash or ``kill -9`` completes only what is missing.
+
+Every game ends as a stored outcome, whatever goes wrong: a malformed reply is the model's
+invalid answer (the backend's checks, :mod:`strategic_arena.backends`), and an exception
+anywhere in a game -- a player that raises, a builder that fails -- stops it as ``incomplete``
+with the exception as its error, like a server failure. Nothing is dropped, so coverage sees
+every game a player breaks.
 
 A game that a player's server broke (an infrastructure error after the backend's retries: see
 :mod:`strategic_arena.arena.match`) is stored as ``incomplete`` and scored nowhere; the next
@@ -36,11 +49,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from strategic_arena.arena.match import play_match
+import numpy as np
+
+from strategic_arena.actions import ActionError
+from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
-from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.players import Decision, GameState, LLMPlayer, Player
+from strategic_arena.printable import printable_line
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style, ThinkingInHistory
@@ -261,6 +278,82 @@ def round_robin(
     return tasks
 
 
+def schedule(tasks: Sequence[GameTask], seed: int) -> list[GameTask]:
+    """``tasks`` in the order they start: a permutation drawn from the run's root ``seed``.
+
+    The key and seeds of each game stay the same (resuming is unaffected); only the order of
+    game starts changes, so an endpoint cannot tell a game's index (its deal) by counting them.
+    """
+    order = np.random.default_rng(derive_seed(seed, "schedule")).permutation(len(tasks))
+    return [tasks[int(i)] for i in order]
+
+
+def prepare(
+    store: ResultsStore,
+    run_name: str,
+    seed: int | None,
+    settings: Mapping[str, Any],
+    make_tasks: Callable[[int], list[GameTask]],
+) -> tuple[int, list[GameTask]]:
+    """The root seed and tasks of run ``run_name``, the run and its players recorded.
+
+    Args:
+        store: where the run goes.
+        run_name: the run.
+        seed: the user's root seed, or ``None``: the stored run's seed when it exists (a
+            resumed run), else a secret seed drawn from the OS.
+        settings: public settings stored with a new run.
+        make_tasks: the run's tasks from its root seed (:func:`versus`, :func:`round_robin`).
+
+    Everything is written in one transaction, so a refused run (bad tasks, a player name
+    taken) leaves nothing behind.
+    """
+    with store.transaction():
+        root = store.open_run(run_name, seed, settings).seed
+        tasks = make_tasks(root)
+        register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
+    return root, tasks
+
+
+class _Contained:
+    """A player whose exceptions end its decision as an infrastructure error (never raised).
+
+    The match then stops the game as ``incomplete`` with the moves so far, so the game is
+    stored and counted whatever the player (or its endpoint) did.
+    """
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.name = player.name
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        try:
+            return await self.player.act(state, seat)
+        except Exception as error:
+            failure = ActionError("endpoint", f"the player raised {_described(error)}")
+            return Decision(None, error=failure, errors=(failure,))
+
+
+def _described(error: BaseException) -> str:
+    """``Type: message`` of an exception, on one line and cut to a few hundred characters."""
+    return printable_line(f"{type(error).__name__}: {error}", limit=300)
+
+
+def _broken(task: GameTask, seat: int, error: BaseException) -> MatchRecord:
+    """The incomplete record of a game that raised outside a player's decision."""
+    failure = ActionError("endpoint", f"the game raised {_described(error)}")
+    move = MoveRecord(0, seat, None, "", "", failure, Decision(None, error=failure))
+    return MatchRecord(
+        env_id=task.env_id,
+        seed=task.seed,
+        players=tuple(entrant.name for entrant in task.seats),
+        moves=(move,),
+        returns=tuple(0.0 for _ in task.seats),
+        status="incomplete",
+        infrastructure_error=f"endpoint: {failure.detail}",
+    )
+
+
 @dataclass
 class RunSummary:
     """What a call to :func:`run` did.
@@ -274,7 +367,8 @@ class RunSummary:
         incomplete: games this call stored as incomplete (a server failed; a rerun replays
             them).
         given_up: games left incomplete for good (``1 + max_replays`` incomplete tries).
-        failed: ``(key, error)`` of games that raised (not stored: a rerun retries them).
+        failed: ``(key, error)`` of games that raised outside a player's decision (a player
+            could not be built, the env failed); they are stored as incomplete too.
         elapsed_s: wall-clock seconds of this call.
     """
 
@@ -407,10 +501,10 @@ async def run_async(
     with store.transaction():  # a refused run or player leaves nothing behind
         run_id = store.run(run_name, seed, dict(settings or {}))
         register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
-    stored = store.completed_keys(run_id)
-    tries = store.incomplete_counts(run_id)
+    stored = await asyncio.to_thread(store.completed_keys, run_id)
+    tries = await asyncio.to_thread(store.incomplete_counts, run_id)
     unscored = [task for task in tasks if task.key not in stored]
-    pending = deque(task for task in unscored if tries[task.key] <= max_replays)
+    pending = deque(schedule([task for task in unscored if tries[task.key] <= max_replays], seed))
     summary = RunSummary(
         run_id,
         total=len(tasks),
@@ -425,23 +519,25 @@ async def run_async(
         envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game
         while pending:
             task = pending.popleft()
+            seat = 0
             try:
-                players = [
-                    entrant.build(task.env_id, derive_seed(seed, task.key, seat))
-                    for seat, entrant in enumerate(task.seats)
-                ]
+                players: list[Player] = []
+                for seat, entrant in enumerate(task.seats):
+                    player = entrant.build(task.env_id, derive_seed(seed, task.key, seat))
+                    players.append(_Contained(player))
                 env = envs.get(task.env_id)
                 if env is None:
                     env = envs[task.env_id] = make(task.env_id)
                 record = await play_match(task.env_id, players, task.seed, env=env)
-            except Exception as error:  # a broken player must not stop the other games
-                summary.failed.append((task.key, f"{type(error).__name__}: {error}"))
-                if bar is not None:
-                    bar.update(failed=True)
-                continue
+            except Exception as error:  # ours: the game is stored as incomplete all the same
+                summary.failed.append((task.key, _described(error)))
+                envs.pop(task.env_id, None)  # its state is unknown now
+                record = _broken(task, seat, error)
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
-            if not store.add_game(run_id, task.key, record):
+            # Off the event loop: a store that waits for a lock must not stall the requests
+            # of the other games in flight.
+            if not await asyncio.to_thread(store.add_game, run_id, task.key, record):
                 summary.resumed += 1  # another process running this run stored it first
                 continue
             if record.status == "incomplete":

@@ -22,13 +22,31 @@ the incomplete tries of a key say how often it was replayed
 (:meth:`ResultsStore.incomplete_counts`). Readers return the frozen records of
 :mod:`strategic_arena.arena.records`; only :meth:`ResultsStore.games` with
 ``include_incomplete=True`` and :meth:`ResultsStore.game` return incomplete games.
+
+Durability and hostile input:
+
+* **Locks.** A write waits for another process's lock (SQLite's busy handler, which backs off)
+  up to ``lock_wait_s`` before it fails, and :class:`ResultsStore` serializes its own writes
+  with a lock so the runner may write from worker threads, off its event loop.
+* **Errors name their cause.** Every SQLite failure becomes a :class:`StoreError` (an
+  ``OSError``) that says what happened -- locked, disk full, read-only, not a results store --
+  never a follow-up error such as a failed rollback.
+* **Read-only.** ``readonly=True`` (what :meth:`ResultsStore.for_reading` picks for a file or
+  folder that cannot be written: an archive, a read-only mount) opens without switching the
+  journal mode or writing the schema.
+* **Sizes.** A response or reasoning text longer than ``max_response_chars`` is stored cut,
+  with a note of its full length; the final answer of a decision is stored once (in
+  ``moves.response``), not again in its ``tries``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -45,6 +63,7 @@ from strategic_arena.arena.records import (
     StoredPlayer,
     StoredRun,
 )
+from strategic_arena.seeding import secret_seed
 
 SCHEMA_VERSION = 4
 
@@ -127,6 +146,45 @@ _ADDED_MOVE_COLUMNS = {
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+)", re.IGNORECASE)
 
 
+#: The longest response (and reasoning) text stored per answer, by default: far above any
+#: game answer, far below what a hostile endpoint may send (a 30 MB reply per move).
+DEFAULT_MAX_RESPONSE_CHARS = 100_000
+
+#: How long a write waits for another process's lock by default, in seconds.
+DEFAULT_LOCK_WAIT_S = 300.0
+
+
+class StoreError(OSError):
+    """The results store cannot be opened, read or written; the message says why."""
+
+
+def _cause(error: sqlite3.Error) -> str:
+    """What a SQLite error means, in words (its own text kept after them)."""
+    text = str(error)
+    lowered = text.lower()
+    causes = (
+        (("locked", "busy"), "it is locked by another process"),
+        (("full",), "the disk (or the database's size limit) is full"),
+        (("readonly", "read-only"), "it is read-only"),
+        (
+            ("not a database", "malformed", "corrupt"),
+            "it is not a results store (not SQLite, or corrupt)",
+        ),
+        (("unable to open", "disk i/o"), "it cannot be opened or read"),
+    )
+    for words, meaning in causes:
+        if any(word in lowered for word in words):
+            return f"{meaning} ({text})"
+    return text
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a note of its full length when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text)} characters in all]"
+
+
 def check_no_secrets(values: Mapping[str, Any], what: str) -> None:
     """Refuse parameters that look like credentials (they would end up in published files)."""
     for key, value in values.items():
@@ -140,36 +198,132 @@ def _identity(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ResultsStore:
-    """A results database at ``path`` (created with its parent folder if missing)."""
+    """A results database at ``path`` (created with its parent folder if missing).
 
-    def __init__(self, path: str | Path) -> None:
+    Args:
+        path: the SQLite file.
+        readonly: open for reading only (no journal switch, no schema write); the file must
+            exist and hold the current schema.
+        max_response_chars: the longest response or reasoning text stored per answer.
+        lock_wait_s: how long a statement waits for another process's lock.
+
+    Raises:
+        StoreError: the file cannot be opened as a results store (the message says why).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        readonly: bool = False,
+        max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+        lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
+    ) -> None:
+        if max_response_chars < 1:
+            raise ValueError("max_response_chars must be at least 1")
         self.path = Path(path)
+        self.readonly = readonly
+        self.max_response_chars = max_response_chars
+        self._lock = threading.RLock()  # one writer at a time on this connection
+        try:
+            self._db = self._open(lock_wait_s)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open results store {self.path}: {_cause(error)}") from None
+
+    @classmethod
+    def for_reading(cls, path: str | Path) -> ResultsStore:
+        """The store at ``path`` for commands that only read it (report, replay, publish).
+
+        Read-only when the file or its folder cannot be written (an archive, a read-only
+        mount), so nothing is written; otherwise opened as usual (an older store is upgraded).
+
+        Raises:
+            StoreError: there is no file at ``path``, or it is not a results store.
+        """
+        where = Path(path)
+        if not where.is_file():
+            raise StoreError(f"no results store at {where}")
+        writable = os.access(where, os.W_OK) and os.access(where.parent, os.W_OK | os.X_OK)
+        return cls(where, readonly=not writable)
+
+    def _open(self, lock_wait_s: float) -> sqlite3.Connection:
+        """The connection, set up for writing or reading only."""
+        if self.readonly:
+            return self._open_readonly(lock_wait_s)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # One connection per store object; autocommit off, explicit transactions below.
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
-        self._migrate()
+        # One connection per store object; autocommit off, explicit transactions below. The
+        # timeout is SQLite's busy handler: a statement backs off and waits for a lock.
+        db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=lock_wait_s
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.executescript(_SCHEMA)
+            self._db = db
+            self._migrate()
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open_readonly(self, lock_wait_s: float) -> sqlite3.Connection:
+        """A read-only connection; ``immutable`` when even SQLite's shared memory is barred."""
+        if not self.path.is_file():
+            raise sqlite3.OperationalError("unable to open database file: no such file")
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        for suffix in ("", "&immutable=1"):
+            db = sqlite3.connect(
+                uri + suffix, uri=True, check_same_thread=False, timeout=lock_wait_s
+            )
+            try:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            except sqlite3.OperationalError:  # a WAL store in a folder it cannot write
+                db.close()
+                if suffix:
+                    raise
+                continue
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+            if "games" not in tables or "moves" not in tables:
+                db.close()
+                raise sqlite3.DatabaseError("not a database of this package: no games table")
+            if self._games_need_rebuild() or self._missing_move_columns():
+                db.close()
+                raise sqlite3.DatabaseError(
+                    "an older schema that must be upgraded, which a read-only store cannot be; "
+                    "open a writable copy once"
+                )
+            return db
+        raise AssertionError("unreachable")
+
+    def _missing_move_columns(self) -> list[str]:
+        """Columns of ``moves`` an older store lacks."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
+        return [column for column in _ADDED_MOVE_COLUMNS if column not in columns]
 
     def _migrate(self) -> None:
         """Bring an older store up to :data:`SCHEMA_VERSION`, keeping its data."""
         if self._games_need_rebuild():
             self._rebuild_games()
         self._db.executescript(_INDEXES)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
-        for column, definition in _ADDED_MOVE_COLUMNS.items():
-            if column not in columns:
-                try:
-                    self._db.execute(f"ALTER TABLE moves ADD COLUMN {column} {definition}")
-                except sqlite3.OperationalError as error:  # another process added it first
-                    if "duplicate column" not in str(error):
-                        raise
-        self._db.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
+        for column in self._missing_move_columns():
+            try:
+                self._db.execute(
+                    f"ALTER TABLE moves ADD COLUMN {column} {_ADDED_MOVE_COLUMNS[column]}"
+                )
+            except sqlite3.OperationalError as error:  # another process added it first
+                if "duplicate column" not in str(error):
+                    raise
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):  # written once, not on every open
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
 
     def _games_need_rebuild(self) -> bool:
         """Whether ``games`` is older than version 4 (one row per key, no error column)."""
@@ -208,14 +362,33 @@ class ResultsStore:
         """Everything written inside is committed together, or not at all on an exception.
 
         ``eval`` registers its run and players in one, so a refused run leaves nothing behind.
+        SQLite errors inside become :class:`StoreError` naming their cause.
         """
-        self._db.execute("BEGIN IMMEDIATE")
+        with self._lock:
+            self._execute_or_explain("BEGIN IMMEDIATE")
+            try:
+                yield
+            except sqlite3.Error as error:
+                self._rollback()
+                raise StoreError(f"cannot write to {self.path}: {_cause(error)}") from None
+            except BaseException:
+                self._rollback()
+                raise
+            self._execute_or_explain("COMMIT")
+
+    def _execute_or_explain(self, statement: str) -> None:
+        """Run a transaction statement; a failure becomes a :class:`StoreError`."""
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute(statement)
+        except sqlite3.Error as error:
+            self._rollback()
+            raise StoreError(f"cannot write to {self.path}: {_cause(error)}") from None
+
+    def _rollback(self) -> None:
+        """Roll back if a transaction is open (SQLite ends some on its own, e.g. disk full)."""
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # the original error is the one to report
+                self._db.execute("ROLLBACK")
 
     def close(self) -> None:
         """Close the database."""
@@ -229,21 +402,45 @@ class ResultsStore:
 
     def run(self, name: str, seed: int, settings: Mapping[str, Any]) -> int:
         """The id of run ``name``, created if new; an existing run must have the same seed."""
+        return self.open_run(name, seed, settings).id
+
+    def open_run(self, name: str, seed: int | None, settings: Mapping[str, Any]) -> StoredRun:
+        """Run ``name``, created if new.
+
+        Args:
+            name: the run.
+            seed: its root seed; an existing run must have this one. ``None``: the existing
+                run's, or for a new run a secret seed drawn from the OS
+                (:func:`strategic_arena.seeding.secret_seed`).
+            settings: public settings stored with a new run.
+        """
         check_no_secrets(settings, "run")
-        row = self._db.execute("SELECT id, seed FROM runs WHERE name = ?", (name,)).fetchone()
-        if row is not None:
-            if row[1] != seed:
-                raise ValueError(f"run {name!r} exists with seed {row[1]}, not {seed}")
-            return int(row[0])
-        # OR IGNORE: another process may create the same run between the SELECT and here.
-        self._db.execute(
-            "INSERT OR IGNORE INTO runs (name, seed, settings, created) VALUES (?, ?, ?, ?)",
-            (name, seed, json.dumps(dict(settings), sort_keys=True), time.time()),
+        row = self._run_row(name)
+        if row is None:
+            # OR IGNORE: another process may create the same run between the SELECT and here;
+            # then its seed wins when none was given.
+            self._db.execute(
+                "INSERT OR IGNORE INTO runs (name, seed, settings, created) VALUES (?, ?, ?, ?)",
+                (
+                    name,
+                    secret_seed() if seed is None else seed,
+                    json.dumps(dict(settings), sort_keys=True),
+                    time.time(),
+                ),
+            )
+            row = self._run_row(name)
+            assert row is not None
+        if seed is not None and row.seed != seed:
+            raise ValueError(f"run {name!r} exists with seed {row.seed}, not {seed}")
+        return row
+
+    def _run_row(self, name: str) -> StoredRun | None:
+        row = self._db.execute(
+            "SELECT id, name, seed, settings, created FROM runs WHERE name = ?", (name,)
+        ).fetchone()
+        return (
+            None if row is None else StoredRun(row[0], row[1], row[2], json.loads(row[3]), row[4])
         )
-        row = self._db.execute("SELECT id, seed FROM runs WHERE name = ?", (name,)).fetchone()
-        if row[1] != seed:
-            raise ValueError(f"run {name!r} exists with seed {row[1]}, not {seed}")
-        return int(row[0])
 
     def player(self, name: str, kind: str, params: Mapping[str, Any]) -> int:
         """The id of player ``name`` (registered with its kind and public parameters).
@@ -296,72 +493,79 @@ class ResultsStore:
             ``False`` when nothing was written (the key already has a scored game), else
             ``True``.
         """
+        with self.transaction():
+            return self._add_game(run_id, game_key, record)
+
+    def _add_game(self, run_id: int, game_key: str, record: MatchRecord) -> bool:
+        """:meth:`add_game` inside its transaction (``False``: nothing to write)."""
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            scored = db.execute(
-                "SELECT 1 FROM games WHERE run_id = ? AND game_key = ? AND status != 'incomplete'",
-                (run_id, game_key),
-            ).fetchone()
-            if record.status == "incomplete" and scored:
-                db.execute("ROLLBACK")
-                return False
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
-                "status, forfeited_by, history, duration_s, finished, infrastructure_error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        scored = db.execute(
+            "SELECT 1 FROM games WHERE run_id = ? AND game_key = ? AND status != 'incomplete'",
+            (run_id, game_key),
+        ).fetchone()
+        if record.status == "incomplete" and scored:
+            return False
+        cursor = db.execute(
+            "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
+            "status, forfeited_by, history, duration_s, finished, infrastructure_error) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                game_key,
+                record.env_id,
+                record.seed,
+                json.dumps(list(record.players)),
+                json.dumps(list(record.returns)),
+                record.status,
+                record.forfeited_by,
+                json.dumps(list(record.history)),
+                record.duration_s,
+                time.time(),
+                record.infrastructure_error,
+            ),
+        )
+        if cursor.rowcount == 0:
+            return False
+        game_id = cursor.lastrowid
+        cap = self.max_response_chars
+        rows = []
+        for move in record.moves:
+            decision = move.decision
+            response = capped(move.response, cap)
+            reasoning = None if decision.reasoning is None else capped(decision.reasoning, cap)
+            tries = [_encode_attempt(attempt, cap) for attempt in decision.tries]
+            if tries and (tries[-1]["response"], tries[-1]["reasoning"]) == (response, reasoning):
+                # The final answer is the move's own response: stored once, in its column.
+                del tries[-1]["response"], tries[-1]["reasoning"]
+            rows.append(
                 (
-                    run_id,
-                    game_key,
-                    record.env_id,
-                    record.seed,
-                    json.dumps(list(record.players)),
-                    json.dumps(list(record.returns)),
-                    record.status,
-                    record.forfeited_by,
-                    json.dumps(list(record.history)),
-                    record.duration_s,
-                    time.time(),
-                    record.infrastructure_error,
-                ),
+                    game_id,
+                    move.index,
+                    move.seat,
+                    move.action,
+                    move.action_text,
+                    json.dumps([dict(m) for m in decision.prompt]),
+                    response,
+                    move.error.kind if move.error else None,
+                    move.error.detail if move.error else None,
+                    json.dumps([[e.kind, e.detail] for e in decision.errors]),
+                    json.dumps(list(decision.failures)),
+                    reasoning,
+                    decision.finish_reason,
+                    _token_count(decision.usage.get("prompt_tokens", 0)),
+                    _token_count(decision.usage.get("completion_tokens", 0)),
+                    decision.latency_s,
+                    decision.attempts,
+                    json.dumps(tries),
+                )
             )
-            if cursor.rowcount == 0:
-                db.execute("ROLLBACK")
-                return False
-            game_id = cursor.lastrowid
-            db.executemany(
-                "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
-                "error_kind, error_detail, errors, failures, reasoning, finish_reason, "
-                "prompt_tokens, completion_tokens, latency_s, attempts, tries) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        game_id,
-                        move.index,
-                        move.seat,
-                        move.action,
-                        move.action_text,
-                        json.dumps([dict(m) for m in move.decision.prompt]),
-                        move.response,
-                        move.error.kind if move.error else None,
-                        move.error.detail if move.error else None,
-                        json.dumps([[e.kind, e.detail] for e in move.decision.errors]),
-                        json.dumps(list(move.decision.failures)),
-                        move.decision.reasoning,
-                        move.decision.finish_reason,
-                        int(move.decision.usage.get("prompt_tokens", 0)),
-                        int(move.decision.usage.get("completion_tokens", 0)),
-                        move.decision.latency_s,
-                        move.decision.attempts,
-                        json.dumps([_encode_attempt(a) for a in move.decision.tries]),
-                    )
-                    for move in record.moves
-                ],
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        db.executemany(
+            "INSERT INTO moves (game_id, ply, seat, action, action_text, prompt, response, "
+            "error_kind, error_detail, errors, failures, reasoning, finish_reason, "
+            "prompt_tokens, completion_tokens, latency_s, attempts, tries) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
         return True
 
     def runs(self) -> list[StoredRun]:
@@ -480,7 +684,7 @@ class ResultsStore:
                 completion_tokens=r[13],
                 latency_s=r[14],
                 attempts=r[15],
-                tries=tuple(_decode_attempt(a) for a in json.loads(r[16])),
+                tries=tuple(_decode_attempt(a, r[5], r[10]) for a in json.loads(r[16])),
             )
             for r in rows
         ]
@@ -491,27 +695,38 @@ def _error(kind: str, detail: str) -> ActionError:
     return ActionError(cast(ErrorKind, kind), detail)
 
 
-def _encode_attempt(attempt: Attempt) -> dict[str, Any]:
-    """One answer of a decision as JSON."""
+def _token_count(value: object) -> int:
+    """A token count as SQLite can hold it (players other than the backend's may overflow)."""
+    return value if isinstance(value, int) and 0 <= value < 2**63 else 0
+
+
+def _encode_attempt(attempt: Attempt, cap: int) -> dict[str, Any]:
+    """One answer of a decision as JSON, its texts cut to ``cap`` characters."""
     error = attempt.error
     return {
-        "response": attempt.response,
+        "response": capped(attempt.response, cap),
         "error": None if error is None else [error.kind, error.detail],
         "feedback": attempt.feedback,
-        "reasoning": attempt.reasoning,
+        "reasoning": None if attempt.reasoning is None else capped(attempt.reasoning, cap),
         "finish_reason": attempt.finish_reason,
         "failures": list(attempt.failures),
     }
 
 
-def _decode_attempt(data: Mapping[str, Any]) -> Attempt:
-    """The inverse of :func:`_encode_attempt`."""
+def _decode_attempt(
+    data: Mapping[str, Any], final_response: str, final_reasoning: str | None
+) -> Attempt:
+    """The inverse of :func:`_encode_attempt`.
+
+    The final answer's texts are absent (stored once, in the move's columns): they are the
+    move's ``final_response`` and ``final_reasoning``.
+    """
     error = data.get("error")
     return Attempt(
-        response=str(data.get("response", "")),
+        response=str(data.get("response", final_response)),
         error=None if error is None else _error(error[0], error[1]),
         feedback=data.get("feedback"),
-        reasoning=data.get("reasoning"),
+        reasoning=data.get("reasoning", final_reasoning),
         finish_reason=data.get("finish_reason"),
         failures=tuple(data.get("failures", ())),
     )

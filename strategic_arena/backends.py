@@ -44,6 +44,7 @@ import asyncio
 import json
 import os
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -197,11 +198,18 @@ class OpenAIBackend:
         self._rng = np.random.default_rng(seed)
         self._openai = openai
         self._api_key = api_key or os.environ.get(api_key_env) or "unused"
+        # What a reply or an error must never show: the key and the base URL's credentials
+        # (short values are left alone: masking "1" everywhere would garble every text).
+        self._secrets = sorted(
+            {s for s in (self._api_key, *url_secrets(base_url)) if len(s) >= 8},
+            key=len,
+            reverse=True,
+        )
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIBackend(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     def _client_for_this_loop(self) -> Any:
         """The async client of the running event loop (httpx clients are bound to one loop)."""
@@ -302,9 +310,10 @@ class OpenAIBackend:
         return read_reply(payload, self._scrub)
 
     def _scrub(self, text: str) -> str:
-        """``text`` with the API key masked: servers echo keys in error messages and replies."""
-        key = self._api_key
-        return text.replace(key, "***") if len(key) >= 8 else text
+        """``text`` with every secret masked: servers echo keys in error messages and replies."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before the next attempt: ``Retry-After`` if given, else jittered backoff."""
@@ -320,6 +329,30 @@ _MAX_TOKENS = 2**31
 
 #: The longest ``finish_reason`` kept (OpenAI's are a word: ``stop``, ``length``...).
 _MAX_FINISH_REASON = 64
+
+
+def public_url(url: str) -> str:
+    """``url`` without secrets, for storing, printing and publishing.
+
+    Userinfo goes (``http://user:key@host`` -> ``http://host``) and the value of every
+    query parameter goes (``?api-key=...`` -> ``?api-key=***``), as does a fragment: a query
+    names what it sets, but its values are where keys travel.
+    """
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port is not None else host
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    masked = "&".join(f"{urllib.parse.quote(name, safe='-_.')}=***" for name, _ in query)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=masked, fragment=""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL carries: its userinfo password and its query values."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    return [value for value in (parts.password, *(v for _, v in query)) if value]
 
 
 def valid_text(text: str) -> str:

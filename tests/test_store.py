@@ -78,7 +78,7 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monke
             raise sqlite3.OperationalError("disk full (simulated)")
 
     monkeypatch.setattr(store, "_db", Failing())
-    with pytest.raises(StoreError, match="disk .* is full"):
+    with pytest.raises(StoreError, match=r"disk .* is full"):
         store.add_game(run, "g", game)
     monkeypatch.setattr(store, "_db", original)
     assert store.games(run) == [] and store.completed_keys(run) == set()

@@ -384,7 +384,7 @@ def _eval(args: argparse.Namespace) -> int:
                 tasks += versus([candidate], rivals, [env_id], num_games, seed)
             return tasks
 
-        settings = {
+        settings: dict[str, Any] = {
             "candidates": [candidate.name],
             "model": dict(candidate.params),
             "opponents": per_env,
@@ -399,6 +399,8 @@ def _eval(args: argparse.Namespace) -> int:
             json.dumps([identity, seed_label], sort_keys=True).encode()
         ).hexdigest()[:8]
         run_name = args.run_name or f"eval-{candidate.name}-{digest}"
+        # Stored, not part of the name: the report says which games eval will still replay.
+        settings["max_replays"] = args.max_replays
         with ResultsStore(args.db, max_response_chars=args.max_response_chars) as store:
             seed, tasks = prepare(store, run_name, args.seed, settings, make_tasks)
             try:

@@ -50,6 +50,7 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
 from strategic_arena.games import CURATED, GameSpec, get_spec
+from strategic_arena.printable import printable_line
 
 #: Version of the JSON report layout (bumped on incompatible changes).
 REPORT_SCHEMA_VERSION = 2
@@ -284,9 +285,11 @@ class InfrastructureSummary:
     Attributes:
         player: whose server failed.
         incomplete_games: games stopped by a failure of this player's server (each try counts).
-        unresolved: of their keys, those still without a scored game (the next run replays
-            them, up to its replay limit).
+        unresolved: of their keys, those still without a scored game.
+        given_up: of the unresolved keys, those ``eval`` will not replay again: they have had
+            ``1 + max_replays`` tries (the run's stored ``max_replays``, else eval's default 3).
         failed_requests: requests that failed, in every game (most succeeded on a retry).
+        timeouts: of those, requests cut at the deadline (``--timeout``).
         errors: decisions that still failed after the retries, by kind (``endpoint``,
             ``timeout``).
         examples: up to three error details.
@@ -298,6 +301,12 @@ class InfrastructureSummary:
     failed_requests: int
     errors: dict[str, int]
     examples: tuple[str, ...]
+    given_up: int = 0
+    timeouts: int = 0
+
+
+#: ``eval``'s ``--max-replays`` default, for runs that did not store theirs.
+DEFAULT_MAX_REPLAYS = 3
 
 
 def infrastructure(
@@ -307,18 +316,21 @@ def infrastructure(
     run_ids = _run_ids(store, run_names)
     games = {game.id: game for game in _games(store, run_ids, include_incomplete=True)}
     scored = {(game.run_id, game.game_key) for game in games.values() if game.scored}
+    limits = {run.id: run.settings.get("max_replays", DEFAULT_MAX_REPLAYS) for run in store.runs()}
     failed: Counter[str] = Counter()
+    timeouts: Counter[str] = Counter()
     last_move: dict[int, MoveStats] = {}
     for move in store.move_stats(run_ids):
         game = games.get(move.game_id)
         if game is None:
             continue
         failed[game.players[move.seat]] += len(move.failures)
+        timeouts[game.players[move.seat]] += sum(f.startswith("timeout") for f in move.failures)
         last_move[move.game_id] = move  # rows come in ply order
     incomplete: Counter[str] = Counter()
     errors: dict[str, Counter[str]] = defaultdict(Counter)
     examples: dict[str, list[str]] = defaultdict(list)
-    unresolved: dict[str, set[tuple[int, str]]] = defaultdict(set)
+    unresolved: dict[str, Counter[tuple[int, str]]] = defaultdict(Counter)
     for game in games.values():
         if game.scored or game.id not in last_move:
             continue
@@ -329,7 +341,7 @@ def infrastructure(
         if len(examples[player]) < 3:
             examples[player].append(detail)
         if (game.run_id, game.game_key) not in scored:
-            unresolved[player].add((game.run_id, game.game_key))
+            unresolved[player][(game.run_id, game.game_key)] += 1  # its tries
     names = sorted(name for name in {*failed, *incomplete} if failed[name] or incomplete[name])
     return [
         InfrastructureSummary(
@@ -339,6 +351,11 @@ def infrastructure(
             failed_requests=failed[name],
             errors=dict(sorted(errors[name].items())),
             examples=tuple(examples[name]),
+            given_up=sum(
+                tries > limits.get(run_id, DEFAULT_MAX_REPLAYS)
+                for (run_id, _), tries in unresolved[name].items()
+            ),
+            timeouts=timeouts[name],
         )
         for name in names
     ]
@@ -390,14 +407,18 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             rows[s["env_id"]].append(s)
         else:
             by_seat[(s["player"], s["env_id"], s["opponent"])][s["seat"]] = s
-    names = ", ".join(run["name"] for run in data["runs"]) or "none"
+    names = (
+        ", ".join(f"{printable_line(run['name'])} (seed {run['seed']})" for run in data["runs"])
+        or "none"
+    )
     lines = [f"Runs: {names}"]
     if not rows:
         lines.append("No scored games yet.")
     # Columns as wide as the longest name: names are never cut.
     shown = [s for env_rows in rows.values() for s in env_rows]
-    width = max([24, *(len(s["player"]) for s in shown)])
-    op_width = max([24, *(len(s["opponent"]) for s in shown)])
+    # Names came from endpoints (a model id) or the store: escaped before they are printed.
+    width = max([24, *(len(printable_line(s["player"])) for s in shown)])
+    op_width = max([24, *(len(printable_line(s["opponent"])) for s in shown)])
     header = (
         f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
         f"{'mean return ± 95% CI':<22} {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} "
@@ -415,10 +436,10 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             seats = by_seat[(s["player"], env_id, s["opponent"])]
             seat_means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in (0, 1)]
             wdl = "-" if s["wins"] is None else f"{s['wins']}/{s['draws']}/{s['losses']}"
-            opponent = "(self-play)" if s["opponent"] == SELF else s["opponent"]
+            opponent = "(self-play)" if s["opponent"] == SELF else printable_line(s["opponent"])
             lat = s["latency_s"]
             lines.append(
-                f"{s['player']:<{width}} {opponent:<{op_width}} {s['games']:>5}  "
+                f"{printable_line(s['player']):<{width}} {opponent:<{op_width}} {s['games']:>5}  "
                 f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means[0]:>7} "
                 f"{seat_means[1]:>7}  {wdl:<11} {s['normalized']:>6.1f} "
                 f"{s['marshal_normalized']:>9.1f} {100 * s['invalid_rate']:>9.1f} "
@@ -437,17 +458,23 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     if infra:
         lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
     for item in infra:
-        kinds = ", ".join(f"{k} {v}" for k, v in item["errors"].items())
+        kinds = ", ".join(f"{printable_line(k)} {v}" for k, v in item["errors"].items())
         stopped = item["incomplete_games"]
+        timeouts = item.get("timeouts", 0)
         text = (
-            f"{item['player']}: {item['failed_requests']} failed requests; {stopped} "
+            f"{printable_line(item['player'])}: {item['failed_requests']} failed requests"
+            f"{f' ({timeouts} cut at the --timeout deadline)' if timeouts else ''}; {stopped} "
             f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
         )
         if item["incomplete_games"]:
-            text += (
-                f" ({kinds}; {item['unresolved']} still unscored: rerun the command to replay "
-                "them, up to its --max-replays)"
-            )
+            given_up = item.get("given_up", 0)
+            replayable = item["unresolved"] - given_up
+            text += f" ({kinds}; {item['unresolved']} still unscored"
+            if replayable:
+                text += f": {replayable} will be replayed by rerunning the same eval command"
+            if given_up:
+                text += f"{',' if replayable else ':'} {given_up} given up (--max-replays reached)"
+            text += ")"
         lines.append(text)
-        lines += [f"  e.g. {example}" for example in item["examples"]]
+        lines += [f"  e.g. {printable_line(example)}" for example in item["examples"]]
     return "\n".join(lines)

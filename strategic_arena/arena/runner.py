@@ -43,7 +43,6 @@ import asyncio
 import dataclasses
 import sys
 import time
-import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +53,7 @@ import numpy as np
 from strategic_arena.actions import ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import Decision, GameState, LLMPlayer, Player
@@ -174,16 +174,6 @@ class GameTask:
     seed: int
     seats: tuple[Entrant, ...]
     index: int = 0
-
-
-def public_url(url: str) -> str:
-    """``url`` without credentials (``http://user:key@host`` -> ``http://host``), for storing."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port is not None else host
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def _seatings(first: Entrant, second: Entrant) -> list[tuple[Entrant, Entrant]]:
@@ -513,7 +503,7 @@ async def run_async(
     )
     bar = progress if isinstance(progress, Progress) else None
     if progress is True:
-        bar = Progress(summary.total, summary.resumed, label=run_name)
+        bar = Progress(summary.total, summary.resumed, label=printable_line(run_name))
 
     async def worker() -> None:
         envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game

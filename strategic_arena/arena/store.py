@@ -142,8 +142,13 @@ _ADDED_MOVE_COLUMNS = {
     "tries": "TEXT NOT NULL DEFAULT '[]'",
 }
 
-#: Strings that look like API keys: OpenAI-style ``sk-...`` and bearer tokens.
-_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+)", re.IGNORECASE)
+#: Strings that look like credentials: OpenAI-style ``sk-...`` keys, bearer tokens, a URL's
+#: userinfo password (``//user:key@host``) and a URL query's value that is not masked
+#: (``?api-key=...``; :func:`strategic_arena.backends.public_url` writes ``***``).
+_SECRET = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+|//[^/?#@\s]*:[^/?#@\s]*@|[?&][^=&#\s]+=(?!\*\*\*(?:&|$))[^&#\s]+)",
+    re.IGNORECASE,
+)
 
 
 #: The longest response (and reasoning) text stored per answer, by default: far above any

@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -327,6 +328,8 @@ class OpenAIBackend:
 #: and every sum over them stay in range).
 _MAX_TOKENS = 2**31
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 #: The longest ``finish_reason`` kept (OpenAI's are a word: ``stop``, ``length``...).
 _MAX_FINISH_REASON = 64
 
@@ -356,12 +359,12 @@ def url_secrets(url: str) -> list[str]:
 
 
 def valid_text(text: str) -> str:
-    """``text`` as valid Unicode: lone surrogates (which JSON can carry) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
+    """``text`` as valid Unicode: each lone surrogate (which JSON can carry) becomes U+FFFD.
+
+    ``json.loads`` joins the escapes of a valid pair into one character, so any surrogate
+    left in a decoded string is a lone one.
+    """
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _token_count(value: object) -> int:

@@ -35,7 +35,21 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class FaultServer:
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 (``httpd``, set by the subclass) and its ``/v1`` base URL."""
+
+    httpd: ThreadingHTTPServer
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FaultServer(LoopbackServer):
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
@@ -155,11 +169,3 @@ class FaultServer:
                 fault = "ok"
             self.served[fault] += 1
             return fault
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -173,7 +173,7 @@ def test_random_faults_on_30_percent_of_requests(tmp_path: Path) -> None:
         else "empty"
         if f.startswith("no choices")
         else "slow"
-        if f == "timeout"
+        if f.startswith("timeout")
         else f
         for f in failures
     )

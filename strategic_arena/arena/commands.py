@@ -384,6 +384,7 @@ def _eval(args: argparse.Namespace) -> int:
                 tasks += versus([candidate], rivals, [env_id], num_games, seed)
             return tasks
 
+        make_tasks(0)  # a refused schedule fails before the store is even created
         settings: dict[str, Any] = {
             "candidates": [candidate.name],
             "model": dict(candidate.params),

@@ -146,7 +146,10 @@ _ADDED_MOVE_COLUMNS = {
 #: userinfo password (``//user:key@host``) and a URL query's value that is not masked
 #: (``?api-key=...``; :func:`strategic_arena.backends.public_url` writes ``***``).
 _SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+|//[^/?#@\s]*:[^/?#@\s]*@|[?&][^=&#\s]+=(?!\*\*\*(?:&|$))[^&#\s]+)",
+    r"sk-[A-Za-z0-9_\-]{8,}"
+    r"|Bearer\s+\S+"
+    r"|//[^/?#@\s]*:[^/?#@\s]*@"
+    r"|[?&][^=&#\s'\"]+=(?!\*\*\*(?![^&#\s'\"]))[^&#\s'\"]+",
     re.IGNORECASE,
 )
 
@@ -161,6 +164,10 @@ DEFAULT_LOCK_WAIT_S = 300.0
 
 class StoreError(OSError):
     """The results store cannot be opened, read or written; the message says why."""
+
+
+class _OlderSchema(StoreError):
+    """A store that must be upgraded before it can be read (so not read-only)."""
 
 
 def _cause(error: sqlite3.Error) -> str:
@@ -181,6 +188,34 @@ def _cause(error: sqlite3.Error) -> str:
         if any(word in lowered for word in words):
             return f"{meaning} ({text})"
     return text
+
+
+def connect_readonly(path: Path, timeout_s: float = DEFAULT_LOCK_WAIT_S) -> sqlite3.Connection:
+    """A connection that never writes ``path``: no journal switch, no schema, no ``-wal`` file.
+
+    Falls back to SQLite's ``immutable`` mode when even its shared-memory file cannot be made
+    (a WAL database in a folder that cannot be written: an archive, a read-only mount).
+
+    Raises:
+        sqlite3.Error: the file cannot be read as SQLite.
+    """
+    if not path.is_file():
+        raise sqlite3.OperationalError("unable to open database file: no such file")
+    uri = path.resolve().as_uri() + "?mode=ro"
+    for suffix in ("", "&immutable=1"):
+        db = sqlite3.connect(uri + suffix, uri=True, check_same_thread=False, timeout=timeout_s)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            db.close()
+            if suffix:
+                raise
+            continue
+        except BaseException:
+            db.close()
+            raise
+        return db
+    raise AssertionError("unreachable")
 
 
 def capped(text: str, limit: int) -> str:
@@ -239,8 +274,9 @@ class ResultsStore:
     def for_reading(cls, path: str | Path) -> ResultsStore:
         """The store at ``path`` for commands that only read it (report, replay, publish).
 
-        Read-only when the file or its folder cannot be written (an archive, a read-only
-        mount), so nothing is written; otherwise opened as usual (an older store is upgraded).
+        Opened read-only: nothing is written (no journal switch, no schema), so an archived
+        store, a read-only file or a read-only mount reads as it is. Only a store of an older
+        schema, which must be upgraded to be read, is opened for writing, where it can be.
 
         Raises:
             StoreError: there is no file at ``path``, or it is not a results store.
@@ -248,8 +284,15 @@ class ResultsStore:
         where = Path(path)
         if not where.is_file():
             raise StoreError(f"no results store at {where}")
-        writable = os.access(where, os.W_OK) and os.access(where.parent, os.W_OK | os.X_OK)
-        return cls(where, readonly=not writable)
+        try:
+            return cls(where, readonly=True)
+        except _OlderSchema:
+            if not (os.access(where, os.W_OK) and os.access(where.parent, os.W_OK | os.X_OK)):
+                raise StoreError(
+                    f"cannot open results store {where}: it has an older schema, which must be "
+                    "upgraded, and it is read-only; open a writable copy once"
+                ) from None
+            return cls(where)
 
     def _open(self, lock_wait_s: float) -> sqlite3.Connection:
         """The connection, set up for writing or reading only."""
@@ -274,36 +317,21 @@ class ResultsStore:
         return db
 
     def _open_readonly(self, lock_wait_s: float) -> sqlite3.Connection:
-        """A read-only connection; ``immutable`` when even SQLite's shared memory is barred."""
-        if not self.path.is_file():
-            raise sqlite3.OperationalError("unable to open database file: no such file")
-        uri = self.path.resolve().as_uri() + "?mode=ro"
-        for suffix in ("", "&immutable=1"):
-            db = sqlite3.connect(
-                uri + suffix, uri=True, check_same_thread=False, timeout=lock_wait_s
-            )
-            try:
-                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            except sqlite3.OperationalError:  # a WAL store in a folder it cannot write
-                db.close()
-                if suffix:
-                    raise
-                continue
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
+        """A read-only connection to a results store of the current schema."""
+        db = connect_readonly(self.path, lock_wait_s)
+        self._db = db
+        try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
             if "games" not in tables or "moves" not in tables:
-                db.close()
                 raise sqlite3.DatabaseError("not a database of this package: no games table")
             if self._games_need_rebuild() or self._missing_move_columns():
-                db.close()
-                raise sqlite3.DatabaseError(
-                    "an older schema that must be upgraded, which a read-only store cannot be; "
-                    "open a writable copy once"
+                raise _OlderSchema(
+                    f"cannot open results store {self.path} read-only: it has an older schema"
                 )
-            return db
-        raise AssertionError("unreachable")
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _missing_move_columns(self) -> list[str]:
         """Columns of ``moves`` an older store lacks."""
@@ -572,6 +600,10 @@ class ResultsStore:
             rows,
         )
         return True
+
+    def table_names(self) -> set[str]:
+        """The tables of the database (other modules keep theirs in the same file)."""
+        return {str(row[0]) for row in self._db.execute("SELECT name FROM sqlite_master")}
 
     def runs(self) -> list[StoredRun]:
         """Every run, oldest first."""

@@ -320,13 +320,9 @@ def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[
 
     Reads only: a store never graded has no grades (and gets no grading tables).
     """
-    import sqlite3
-
-    with sqlite3.connect(store.path) as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    if "strategy_grades" not in tables:
+    if "strategy_grades" not in store.table_names():
         return {"moves": [], "strategies": []}
     run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
     games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
-    with GradeTables(store.path) as grades:
+    with GradeTables(store.path, readonly=True) as grades:
         return report_data(grades, games, every_strategy=run_names is None)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strategic_arena.arena.store import connect_readonly
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS move_grades (
     game_id INTEGER NOT NULL,
@@ -102,9 +104,12 @@ _IDS_PER_QUERY = 900
 class GradeTables:
     """The grading tables of the SQLite file at ``path`` (the arena's results store)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         if not Path(path).exists():
             raise ValueError(f"no results store at {path}")
+        if readonly:  # reading grades (report, publish) writes nothing
+            self._db = connect_readonly(Path(path))
+            return
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)

@@ -80,7 +80,7 @@ def publish(
     path = Path(db)
     if not path.is_file():
         raise FileNotFoundError(f"no results database at {path}")
-    with ResultsStore(path) as store:
+    with ResultsStore.for_reading(path) as store:
         data = build(
             store, run_names, settings=settings, source=path.name, max_left_out=max_left_out
         )

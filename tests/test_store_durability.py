@@ -1,0 +1,141 @@
+"""A hostile disk: a store locked by another process, read-only, corrupt or full."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from strategic_arena.arena import play_match_sync
+from strategic_arena.arena.runner import Entrant, run, versus
+from strategic_arena.arena.store import ResultsStore, StoreError
+from strategic_arena.cli import main
+from strategic_arena.players import RandomPlayer
+
+# Holds the store's write lock until told to let go (a line on stdin), then holds it a few
+# seconds more and commits (the attack of the issue held it 7 s).
+LOCKER = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+db.execute("INSERT INTO meta (key, value) VALUES ('locker', 'was here')")
+print("locked", flush=True)
+sys.stdin.readline()
+time.sleep(7)  # longer than SQLite's default wait of 5 s
+db.execute("COMMIT")
+"""
+
+
+def tasks(num_games: int = 4) -> list:  # type: ignore[type-arg]
+    players = [Entrant.opponent("random"), Entrant.opponent("nash")]
+    return versus(players[:1], players[1:], ["kuhn_poker-v0"], num_games, seed=1)
+
+
+def filled_store(path: Path) -> None:
+    with ResultsStore(path) as store:
+        summary = run(store, "r", tasks(), seed=1, progress=False)
+    assert summary.complete
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_store_locked_by_another_process_is_waited_for(tmp_path: Path) -> None:
+    db = tmp_path / "locked.sqlite"
+    ResultsStore(db).close()  # the schema exists; the locker writes into it
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+        impatient = ResultsStore(db, lock_wait_s=0.2)  # a short wait gives up, clearly
+        with impatient, pytest.raises(StoreError, match="locked by another process"):
+            run(impatient, "r", tasks(), seed=1, progress=False)
+        # The run starts while the lock is held (7 s more) and waits for it instead of failing.
+        with ResultsStore(db) as store:
+            assert locker.stdin is not None
+            locker.stdin.write("go\n")
+            locker.stdin.flush()
+            summary = run(store, "r", tasks(), seed=1, progress=False)
+            assert summary.complete and summary.played == 4
+            assert len(store.games(store.run_id("r"))) == 4
+    finally:
+        locker.wait(timeout=60)
+    assert locker.returncode == 0
+    with sqlite3.connect(db) as check:
+        assert check.execute("SELECT value FROM meta WHERE key = 'locker'").fetchone() == (
+            "was here",
+        )
+
+
+def test_reading_commands_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An archived store: journal mode DELETE, no -wal file, the file read-only.
+    db = tmp_path / "archive.sqlite"
+    filled_store(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    db.chmod(0o444)
+    before = digest(db)
+    (game_id,) = [game.id for game in ResultsStore.for_reading(db).games()][:1]
+    assert main(["report", "--db", str(db)]) == 0
+    assert main(["replay", str(game_id), "--db", str(db)]) == 0
+    assert main(["publish", "--db", str(db), "--out", str(tmp_path / "site")]) == 0
+    assert "Runs: r (seed 1)" in capsys.readouterr().out
+    assert digest(db) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["archive.sqlite", "site"]
+    with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    with ResultsStore(db, readonly=True) as store, pytest.raises(StoreError, match="read-only"):
+        store.add_game(
+            store.run_id("r"),
+            "new",
+            play_match_sync("kuhn_poker-v0", [RandomPlayer(0), RandomPlayer(1)], seed=0),
+        )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a database, just text\n" * 200, b"SQLite format 3\x00" + b"\xff" * 4000],
+)
+def test_a_corrupt_store_gives_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    db = tmp_path / "corrupt.sqlite"
+    db.write_bytes(content)
+    dead_endpoint = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    for command in (
+        ["report"],
+        ["replay", "1"],
+        ["eval", "--envs", "kuhn_poker-v0", *dead_endpoint],
+    ):
+        assert main([*command, "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f"cannot open results store {db}: it is not a results store" in err
+    assert db.read_bytes() == content  # left as it was
+
+
+def test_a_full_disk_is_named_and_loses_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "full.sqlite"
+    filled_store(db)
+    with ResultsStore(db) as store:
+        run_id = store.run_id("r")
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        # SQLite's own limit on the file's size: the disk is "full" at the next new page.
+        store._db.execute(f"PRAGMA max_page_count = {pages}")
+        game = play_match_sync("kuhn_poker-v0", [RandomPlayer(0), RandomPlayer(1)], seed=0)
+        big = dataclasses.replace(game, infrastructure_error="x" * 100_000)
+        with pytest.raises(StoreError, match=r"the disk \(or the database's size limit\) is full"):
+            store.add_game(run_id, "too-big", big)
+        assert len(store.games(run_id)) == 4 and "too-big" not in store.completed_keys(run_id)
+        store._db.execute("PRAGMA max_page_count = 1073741823")
+        assert store.add_game(run_id, "fits-now", big)  # the connection is still usable

@@ -29,6 +29,7 @@ from strategic_arena.grading.moves import (
 from strategic_arena.grading.summary import move_summary, render_text
 from strategic_arena.grading.tables import GradeTables
 from strategic_arena.players import Player
+from strategic_arena.printable import printable_line
 
 #: Answers stored per transaction while querying a strategy.
 _FLUSH_EVERY = 500
@@ -89,7 +90,7 @@ def grade_main(args: argparse.Namespace) -> int:
         return _grade(args)
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"strategic-arena: error: {message}", file=sys.stderr)
+        print(f"strategic-arena: error: {printable_line(message)}", file=sys.stderr)
         return 2
 
 
@@ -133,7 +134,7 @@ def _grade(args: argparse.Namespace) -> int:
                     )
                 except IncompleteStrategyError as error:
                     incomplete += 1
-                    print(f"strategic-arena: {error}", file=sys.stderr)
+                    print(f"strategic-arena: {printable_line(error)}", file=sys.stderr)
         data = report_data(tables, games, every_strategy=run_ids is None)
     if args.json:
         import json
@@ -199,8 +200,8 @@ def _strategy_players(
             if kinds.get(name) == "llm":
                 if args.base_url is None:
                     print(
-                        f"strategic-arena: {name} ({game.env_id}): a model; give its "
-                        "--base-url to measure its strategy",
+                        f"strategic-arena: {printable_line(name)} ({game.env_id}): a model; "
+                        "give its --base-url to measure its strategy",
                         file=sys.stderr,
                     )
                 continue
@@ -209,7 +210,11 @@ def _strategy_players(
                 # gets its derived seed instead.
                 entrant = Entrant.opponent(_without_seed(name))
             except ValueError as error:
-                print(f"strategic-arena: {name}: not measured ({error})", file=sys.stderr)
+                print(
+                    f"strategic-arena: {printable_line(name)}: not measured "
+                    f"({printable_line(error)})",
+                    file=sys.stderr,
+                )
                 continue
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
     if args.base_url is not None:

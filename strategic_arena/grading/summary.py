@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena.grading.tables import MoveGrade
+from strategic_arena.printable import printable_line
 
 ALL = "all"
 
@@ -120,8 +121,9 @@ def render_text(moves: Sequence[dict[str, Any]], strategies: Sequence[dict[str, 
             if acc["ci95"] is not None:
                 accuracy += f" ±{acc['ci95']:.1f}"
             loss = row["value_loss"]["mean"]
+            player = printable_line(row["player"], limit=44)  # a name from an endpoint
             lines.append(
-                f"  {row['env_id']:<16} {row['player'][:44]:<44} {row['graded']:>6} "
+                f"  {row['env_id']:<16} {player:<44} {row['graded']:>6} "
                 f"{_pct(row['optimal']['share']):>8} {_pct(row['blunders']['share']):>8} "
                 f"{row['missed_wins']['count']:>7} {accuracy:>14} "
                 f"{'-' if loss is None else f'{loss:.2f}':>6} {row['invalid']:>7} "
@@ -141,8 +143,9 @@ def render_text(moves: Sequence[dict[str, Any]], strategies: Sequence[dict[str, 
         for row in strategies:
             low, high = row["ci95"]
             value = f"{row['exploitability']:.4f} [{low:.4f}, {high:.4f}]"
+            player = printable_line(row["player"], limit=44)
             lines.append(
-                f"  {row['env_id']:<16} {row['player'][:44]:<44} {row['samples']:>4} "
+                f"  {row['env_id']:<16} {player:<44} {row['samples']:>4} "
                 f"{value:>26} {row['best_response'][0]:>12.4f} {row['best_response'][1]:>12.4f} "
                 f"{row['distance']:>8.3f} {_pct(row['invalid']):>7}"
             )

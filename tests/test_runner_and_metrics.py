@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from strategic_arena.arena.match import MatchRecord
-from strategic_arena.arena.metrics import render_text, report, summarize
+from strategic_arena.arena.metrics import infrastructure, render_text, report, summarize
 from strategic_arena.arena.runner import Entrant, round_robin, run, versus
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.players import RandomPlayer
+from strategic_arena.players import Decision, GameState, RandomPlayer
 
 
 def bot(name: str, envs: tuple[str, ...] | None = None) -> Entrant:
@@ -83,6 +83,38 @@ def test_a_failing_player_is_reported_and_retried_on_rerun(tmp_path: Path) -> No
         assert second.resumed == 3 and second.played == 1 and second.complete
         with pytest.raises(ValueError, match="seed"):
             run(store, "r", tasks, seed=2, progress=False)
+
+
+class RaisesOnSecondMove(RandomPlayer):
+    """A player (ours or an endpoint's) that raises in the middle of a game."""
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        if state.spiel_state.move_number() >= 2:
+            raise ValueError("boom\x1b[2J")
+        return await super().act(state, seat)
+
+
+def test_a_player_that_raises_mid_game_is_stored_and_counted(tmp_path: Path) -> None:
+    def build(env_id: str, seed: int) -> RandomPlayer:
+        return RaisesOnSecondMove(seed, name="raiser")
+
+    raiser = Entrant("raiser", "x", {}, build)
+    tasks = versus([raiser], [bot("r")], ["tic_tac_toe-v0"], 2, seed=3)
+    with ResultsStore(tmp_path / "r.sqlite") as store:
+        settings = {"max_replays": 0}  # as eval stores it: the report says what eval will do
+        summary = run(store, "r", tasks, seed=3, progress=False, max_replays=0, settings=settings)
+        assert (summary.played, summary.incomplete, summary.given_up) == (0, 2, 2)
+        games = store.games(store.run_id("r"), include_incomplete=True)
+        assert len(games) == 2 and not any(game.scored for game in games)
+        for game in games:
+            moves = store.moves(game.id)
+            assert len(moves) >= 2 and moves[-1].action is None  # the moves before are kept
+            assert game.players[moves[-1].seat] == "raiser"
+            assert game.infrastructure_error == (
+                "endpoint: the player raised ValueError: boom\\x1b[2J"
+            )
+        (apart,) = infrastructure(store)
+        assert (apart.player, apart.incomplete_games, apart.given_up) == ("raiser", 2, 2)
 
 
 def record(env_id: str, players: tuple[str, str], returns: tuple[float, float]) -> MatchRecord:

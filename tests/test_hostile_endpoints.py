@@ -331,7 +331,9 @@ def test_terminal_escapes_from_an_endpoint_are_printed_as_escapes(
 
     db = tmp_path / "e.sqlite"
     with HostileServer(random_service(evil), escapes) as server:
-        assert main(eval_args(server.base_url, db, "--num-games", "2", "--concurrency", "1")) == 1
+        args = eval_args(server.base_url, db, "--num-games", "2", "--concurrency", "1")
+        args.remove("--quiet")  # the progress line names the run, and so the model
+        assert main(args) == 1
         with ResultsStore(db) as store:
             games = store.games(only_run(store), include_incomplete=True)
         assert evil in games[0].players  # stored exactly as received
@@ -343,6 +345,7 @@ def test_terminal_escapes_from_an_endpoint_are_printed_as_escapes(
     for raw in ("\x1b", "\x07", "\x00", "\u202e", "evil\x1b]0;pwned\x07\nmodel"):
         assert raw not in printed
     assert "evil\\x1b]0;pwned\\x07\\nmodel\\x00" in printed  # the name, on one line
+    assert "\\nmodel\\x00-" in err and "1/2 games" in err  # the progress line, escaped too
     assert "\\x1b[2J\\x1b]0;title\\x07\\x00\\u202eevil" in out  # the replayed reasoning
     assert "500 - \\x1b[2J\\x1b[Hgone" in out  # the failure, in the report
 

@@ -397,7 +397,9 @@ class Progress:
         interval_s: float = 5.0,
         unit: str = "games",
     ) -> None:
-        self.total, self.resumed, self.label, self.unit = total, resumed, label, unit
+        # The label names a run or a player, which may come from an endpoint: escaped once here.
+        self.total, self.resumed, self.unit = total, resumed, unit
+        self.label = printable_line(label)
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval_s = 0.1 if self.tty else interval_s
@@ -503,7 +505,7 @@ async def run_async(
     )
     bar = progress if isinstance(progress, Progress) else None
     if progress is True:
-        bar = Progress(summary.total, summary.resumed, label=printable_line(run_name))
+        bar = Progress(summary.total, summary.resumed, label=run_name)
 
     async def worker() -> None:
         envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game

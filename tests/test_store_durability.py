@@ -7,6 +7,7 @@ import hashlib
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,20 +16,39 @@ from strategic_arena.arena import play_match_sync
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.cli import main
-from strategic_arena.players import RandomPlayer
+from strategic_arena.players import Decision, GameState, RandomPlayer
 
-# Holds the store's write lock until told to let go (a line on stdin), then holds it a few
-# seconds more and commits (the attack of the issue held it 7 s).
+# Holds the store's write lock until told to let go (a line on stdin, or a minute at most),
+# then holds it argv[2] seconds more and commits; says whether it was told.
 LOCKER = """
-import sqlite3, sys, time
+import select, sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("BEGIN IMMEDIATE")
 db.execute("INSERT INTO meta (key, value) VALUES ('locker', 'was here')")
 print("locked", flush=True)
-sys.stdin.readline()
-time.sleep(7)  # longer than SQLite's default wait of 5 s
+told, _, _ = select.select([sys.stdin], [], [], 60)
+time.sleep(float(sys.argv[2]))
 db.execute("COMMIT")
+print("told" if told else "timed out", flush=True)
 """
+
+
+def lock(db: Path, hold_s: float) -> subprocess.Popen[str]:
+    """Another process holding the write lock of ``db`` (returns once it holds it)."""
+    locker = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(db), str(hold_s)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+    return locker
+
+
+def let_go(locker: subprocess.Popen[str]) -> None:
+    assert locker.stdin is not None
+    locker.stdin.write("go\n")
+    locker.stdin.flush()
 
 
 def tasks(num_games: int = 4) -> list:  # type: ignore[type-arg]
@@ -49,32 +69,72 @@ def digest(path: Path) -> str:
 def test_a_store_locked_by_another_process_is_waited_for(tmp_path: Path) -> None:
     db = tmp_path / "locked.sqlite"
     ResultsStore(db).close()  # the schema exists; the locker writes into it
-    locker = subprocess.Popen(
-        [sys.executable, "-c", LOCKER, str(db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    # Held 7 s after the run starts: longer than SQLite's default wait of 5 s (the attack of
+    # the issue held it 7 s).
+    locker = lock(db, 7)
     try:
-        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
         impatient = ResultsStore(db, lock_wait_s=0.2)  # a short wait gives up, clearly
         with impatient, pytest.raises(StoreError, match="locked by another process"):
             run(impatient, "r", tasks(), seed=1, progress=False)
-        # The run starts while the lock is held (7 s more) and waits for it instead of failing.
+        # The run starts while the lock is held and waits for it instead of failing.
         with ResultsStore(db) as store:
-            assert locker.stdin is not None
-            locker.stdin.write("go\n")
-            locker.stdin.flush()
+            let_go(locker)
             summary = run(store, "r", tasks(), seed=1, progress=False)
             assert summary.complete and summary.played == 4
             assert len(store.games(store.run_id("r"))) == 4
     finally:
-        locker.wait(timeout=60)
+        locker.wait(timeout=90)
     assert locker.returncode == 0
     with sqlite3.connect(db) as check:
         assert check.execute("SELECT value FROM meta WHERE key = 'locker'").fetchone() == (
             "was here",
         )
+
+
+class Counted(RandomPlayer):
+    """A random player that reports each decision it makes."""
+
+    def __init__(self, seed: int, on_act: Callable[[], None]) -> None:
+        super().__init__(seed)
+        self.on_act = on_act
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        self.on_act()
+        return await super().act(state, seat)
+
+
+def test_a_locked_store_does_not_stall_the_games_in_flight(tmp_path: Path) -> None:
+    # The lock is taken at the run's first decision, so the first game to end waits to be
+    # stored. Games in flight must go on meanwhile (the write waits in a worker thread, not in
+    # the event loop): the lock is let go only after 10 more decisions. Were the event loop
+    # blocked, none would come and the locker would give up after a minute on its own.
+    db = tmp_path / "busy.sqlite"
+    lockers: list[subprocess.Popen[str]] = []
+    decisions_while_locked = 0
+
+    def on_act() -> None:
+        nonlocal decisions_while_locked
+        if not lockers:
+            lockers.append(lock(db, 0))
+            return
+        decisions_while_locked += 1
+        if decisions_while_locked == 10:
+            let_go(lockers[0])
+
+    a, b = (Entrant(name, "x", {}, lambda env_id, seed: Counted(seed, on_act)) for name in "ab")
+    with ResultsStore(db) as store:
+        summary = run(
+            store,
+            "r",
+            versus([a], [b], ["tic_tac_toe-v0"], 8, seed=2),
+            seed=2,
+            concurrency=4,
+            progress=False,
+        )
+    (locker,) = lockers
+    out, _ = locker.communicate(timeout=90)
+    assert out == "told\n" and decisions_while_locked >= 10
+    assert summary.complete and summary.played == 8
 
 
 def test_reading_commands_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

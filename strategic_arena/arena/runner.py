@@ -46,13 +46,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
+import opponents
+from opponents.registry import KINDS, parse_spec
 from strategic_arena.actions import ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
@@ -61,9 +64,6 @@ from strategic_arena.printable import printable_line
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style, ThinkingInHistory
-
-if TYPE_CHECKING:
-    from strategic_arena.backends import OpenAIBackend
 
 PlayerBuilder = Callable[[str, int], Player]
 """Builds an entrant's player for one game: ``(env_id, seed) -> Player``."""
@@ -100,9 +100,6 @@ class Entrant:
     @classmethod
     def opponent(cls, spec: str) -> Entrant:
         """A built-in opponent from its spec (``mcts:simulations=100``), named by the spec."""
-        import opponents
-        from opponents.registry import KINDS, parse_spec
-
         name, params = parse_spec(spec)
 
         def build(env_id: str, seed: int) -> Player:

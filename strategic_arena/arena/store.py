@@ -279,11 +279,12 @@ class ResultsStore:
         schema, which must be upgraded to be read, is opened for writing, where it can be.
 
         Raises:
-            StoreError: there is no file at ``path``, or it is not a results store.
+            ValueError: there is no file at ``path``.
+            StoreError: it is not a results store (the message says why).
         """
         where = Path(path)
-        if not where.is_file():
-            raise StoreError(f"no results store at {where}")
+        if not where.is_file():  # a wrong path is bad input, not a broken store
+            raise ValueError(f"no results store at {where}")
         try:
             return cls(where, readonly=True)
         except _OlderSchema:

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from strategic_arena.arena.metrics import mean_ci
 from strategic_arena.grading.tables import MoveGrade
 from strategic_arena.printable import printable_line
 
@@ -39,8 +40,6 @@ def _sign(value: int) -> int:
 
 
 def _mean_ci(values: Sequence[float]) -> tuple[float | None, float | None]:
-    from strategic_arena.arena.metrics import mean_ci
-
     if not values:
         return None, None
     mean, half = mean_ci(values)

@@ -178,3 +178,74 @@ def test_credentials_in_the_base_url_are_not_stored() -> None:
     assert public_url("https://api.example.com/v1") == "https://api.example.com/v1"
     entrant = Entrant.llm(OpenAIBackend("m", "http://u:pw@localhost:9/v1"))
     assert entrant.params["base_url"] == "http://localhost:9/v1"
+
+
+def completion(message: Any, **choice: Any) -> dict[str, Any]:
+    """A ``chat.completion`` body with one choice."""
+    return {"choices": [{"message": message, **choice}]}
+
+
+@pytest.mark.parametrize(
+    ("message", "why"),
+    [
+        ({"content": 5}, "content is a int, not a string"),
+        ({"content": {"move": "bet"}}, "content is a dict, not a string"),
+        ({"content": "<answer>bet</answer>", "reasoning_content": ["a"]}, "reasoning_content is"),
+        ({"content": "x", "tool_calls": "play(bet)"}, "tool_calls is a str, not a list"),
+    ],
+)
+def test_reply_fields_of_the_wrong_type_are_the_models_malformed_answer(
+    message: dict[str, Any], why: str
+) -> None:
+    from strategic_arena.backends import read_reply
+
+    result = read_reply(completion(message))
+    assert result["malformed"] is not None and why in result["malformed"]
+
+
+def test_reply_fields_are_coerced_into_range_and_valid_text() -> None:
+    from strategic_arena.backends import read_reply
+
+    payload = {
+        "choices": [
+            {"message": {"content": "a\ud800b", "reasoning": "r\udfff"}, "finish_reason": 3}
+        ],
+        "usage": {"prompt_tokens": 10**30, "completion_tokens": True},
+    }
+    result = read_reply(payload, lambda text: text.replace("b", "*"))
+    assert result == {
+        "content": "a\ufffd*",
+        "reasoning": "r\ufffd",
+        "finish_reason": None,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "malformed": None,
+    }
+    assert (
+        read_reply(completion({"content": "ok"}, finish_reason="x" * 1000))["finish_reason"]
+        == "x" * 64
+    )
+
+
+@pytest.mark.parametrize("payload", [[], {"choices": "no"}, {"choices": [{"message": "hi"}]}])
+def test_a_body_that_is_not_a_completion_is_the_servers_fault(payload: Any) -> None:
+    from strategic_arena.backends import _Retry, read_reply
+
+    with pytest.raises(_Retry, match="malformed response"):
+        read_reply(payload)
+
+
+def test_secrets_in_the_base_url_are_masked_and_refused_unmasked() -> None:
+    from strategic_arena.arena.store import check_no_secrets
+    from strategic_arena.backends import public_url
+
+    url = "https://user:pw-123456789@api.example.com/v1?api-key=abcdef123456&api-version=2#x"
+    assert public_url(url) == "https://api.example.com/v1?api-key=***&api-version=***"
+    with pytest.raises(ValueError, match="looks like a secret"):
+        check_no_secrets({"base_url": url}, "player")
+    with pytest.raises(ValueError, match="looks like a secret"):
+        check_no_secrets({"base_url": "http://h/v1?token=abc"}, "player")
+    check_no_secrets({"base_url": public_url(url)}, "player")  # masked: stored as it is
+    backend = OpenAIBackend("m", url, api_key=SECRET)
+    assert "abcdef123456" not in repr(backend) and "pw-123456789" not in repr(backend)
+    assert backend._scrub(f"echo {SECRET} abcdef123456 pw-123456789") == "echo *** *** ***"

@@ -24,6 +24,7 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.endpoint import ModelOptions, model_entrant, served_endpoint
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
+from strategic_arena.backends import public_url
 from strategic_arena.games import CURATED, get_spec
 
 
@@ -191,7 +192,9 @@ def default_run_name(
     Without a seed (a secret one) the name is the same too: the rerun resumes with the stored
     seed.
     """
-    identity = {**settings, "model": {**candidate.params, "base_url": base_url}}
+    # The URL without its secrets: not even a hash of a key goes into the name.
+    public = None if base_url is None else public_url(base_url)
+    identity = {**settings, "model": {**candidate.params, "base_url": public}}
     label = "secret" if seed is None else seed
     digest = hashlib.sha256(json.dumps([identity, label], sort_keys=True).encode()).hexdigest()[:8]
     return f"eval-{candidate.name}-{digest}"

@@ -170,7 +170,7 @@ class _OlderSchema(StoreError):
     """A store that must be upgraded before it can be read (so not read-only)."""
 
 
-def _cause(error: sqlite3.Error) -> str:
+def explain(error: sqlite3.Error) -> str:
     """What a SQLite error means, in words (its own text kept after them)."""
     text = str(error)
     lowered = text.lower()
@@ -268,7 +268,7 @@ class ResultsStore:
         try:
             self._db = self._open(lock_wait_s)
         except sqlite3.Error as error:
-            raise StoreError(f"cannot open results store {self.path}: {_cause(error)}") from None
+            raise StoreError(f"cannot open results store {self.path}: {explain(error)}") from None
 
     @classmethod
     def for_reading(cls, path: str | Path) -> ResultsStore:
@@ -325,7 +325,7 @@ class ResultsStore:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
             if "games" not in tables or "moves" not in tables:
                 raise sqlite3.DatabaseError("not a database of this package: no games table")
-            if self._games_need_rebuild() or self._missing_move_columns():
+            if self._schema_is_older():
                 raise _OlderSchema(
                     f"cannot open results store {self.path} read-only: it has an older schema"
                 )
@@ -333,6 +333,18 @@ class ResultsStore:
             db.close()
             raise
         return db
+
+    def _schema_is_older(self) -> bool:
+        """Whether the store must be upgraded (by :meth:`_migrate`) before it can be read."""
+        row = None
+        if "meta" in self.table_names():
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        stored = int(row[0]) if row is not None and str(row[0]).isdigit() else 0
+        return (
+            stored < SCHEMA_VERSION
+            or self._games_need_rebuild()
+            or bool(self._missing_move_columns())
+        )
 
     def _missing_move_columns(self) -> list[str]:
         """Columns of ``moves`` an older store lacks."""
@@ -404,7 +416,7 @@ class ResultsStore:
                 yield
             except sqlite3.Error as error:
                 self._rollback()
-                raise StoreError(f"cannot write to {self.path}: {_cause(error)}") from None
+                raise StoreError(f"cannot write to {self.path}: {explain(error)}") from None
             except BaseException:
                 self._rollback()
                 raise
@@ -416,7 +428,7 @@ class ResultsStore:
             self._db.execute(statement)
         except sqlite3.Error as error:
             self._rollback()
-            raise StoreError(f"cannot write to {self.path}: {_cause(error)}") from None
+            raise StoreError(f"cannot write to {self.path}: {explain(error)}") from None
 
     def _rollback(self) -> None:
         """Roll back if a transaction is open (SQLite ends some on its own, e.g. disk full)."""

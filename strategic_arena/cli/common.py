@@ -7,11 +7,13 @@ errors library functions raise for bad input as one ``strategic-arena: error: ..
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.replay import ReplayError
+from strategic_arena.arena.store import explain
 from strategic_arena.printable import printable_line
 
 Handler = Callable[[argparse.Namespace], int]
@@ -45,5 +47,7 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(f"strategic-arena: replay diverged: {printable_line(error)}", file=sys.stderr)
         return 1
+    except sqlite3.Error as error:  # a store that fails while it is read
+        return fail(f"the results store failed: {explain(error)}")
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)

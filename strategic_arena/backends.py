@@ -292,7 +292,7 @@ class OpenAIBackend:
             raise _Retry(f"connection: {_short(str(error))}") from None
         except openai.InternalServerError as error:
             raise _Retry(f"{error.status_code}: {_short(error.message)}") from None
-        except ValueError as error:  # the body is not JSON
+        except (ValueError, RecursionError) as error:  # not JSON, or nested past the stack
             raise _Retry(f"malformed response: {_short(str(error))}") from None
         return read_reply(payload, self._scrub)
 

@@ -249,3 +249,22 @@ def test_secrets_in_the_base_url_are_masked_and_refused_unmasked() -> None:
     backend = OpenAIBackend("m", url, api_key=SECRET)
     assert "abcdef123456" not in repr(backend) and "pw-123456789" not in repr(backend)
     assert backend._scrub(f"echo {SECRET} abcdef123456 pw-123456789") == "echo *** *** ***"
+
+
+def test_a_body_nested_past_the_stack_is_a_malformed_response() -> None:
+    from strategic_arena.serve import PlayerService
+    from tests.hostile import HostileServer, Reply
+
+    service = PlayerService("random", lambda env_id: RandomPlayer(0))
+    nested = Reply(raw=b'{"choices": ' + b"[" * 200_000)
+    with HostileServer(service, lambda request: nested) as server:
+        env = sa.make("kuhn_poker-v0")
+        env.reset(seed=0)
+        information = sa.SeatInformation.of(env.spec, env.spiel_state, 0)
+        header = {GAME_HEADER: game_header(information, "marshal")}
+        result = asyncio.run(
+            backend(server.base_url, max_attempts=1).complete(
+                [{"role": "user", "content": "x"}], headers=header
+            )
+        )
+    assert result.error == "endpoint" and result.failures[0].startswith("malformed response")

@@ -39,11 +39,12 @@ def nash_service(model: str = "nash") -> PlayerService:
     return PlayerService(model, lambda env_id: opponents.make("nash", env_id, seed=0))
 
 
-def random_service(model: str = "random") -> PlayerService:
+def random_service(model: str = "model") -> PlayerService:
+    """A random player, served as ``model`` (not ``random``: the opponent's name)."""
     return PlayerService(model, lambda env_id: RandomPlayer(0))
 
 
-def eval_args(url: str, db: Path, *extra: str) -> list[str]:
+def eval_args(url: str, db: Path, *extra: str, opponent: str = "random") -> list[str]:
     return [
         "eval",
         "--base-url",
@@ -51,7 +52,7 @@ def eval_args(url: str, db: Path, *extra: str) -> list[str]:
         "--envs",
         KUHN,
         "--opponents",
-        "nash",
+        opponent,
         "--db",
         str(db),
         "--quiet",
@@ -97,9 +98,11 @@ def test_malformed_reasoning_on_losing_deals_is_the_models_invalid_answer(
             return tampered(request, reasoning_content=["I", "hold", "the", "Jack"])
         return Reply(payload=request.answer)
 
+    pytest.importorskip("numba", reason="the nash opponent needs the [solvers] extra")
     db = tmp_path / "a.sqlite"
     with HostileServer(nash_service(), jack_breaker) as server:
-        status = main(eval_args(server.base_url, db, "--name", "m", "--num-games", "40"))
+        args = eval_args(server.base_url, db, "--name", "m", "--num-games", "40", opponent="nash")
+        status = main(args)
     out = capsys.readouterr().out
     assert status == 0
     with ResultsStore(db) as store:
@@ -136,7 +139,7 @@ class DealGuesser:
 
     def __init__(self, num_games: int) -> None:
         model = Entrant("m", "llm", {}, lambda env_id, seed: RandomPlayer(seed))
-        tasks = versus([model], [Entrant.opponent("nash")], [KUHN], num_games, seed=0)
+        tasks = versus([model], [Entrant.opponent("random")], [KUHN], num_games, seed=0)
         self.order = schedule(tasks, 0)
         self.started = -1
         self.guesses: list[int] = []
@@ -275,7 +278,7 @@ def test_no_redirect_carries_the_key_to_another_origin(
         moved = Reply(302, {}, headers={"Location": f"{elsewhere.base_url}/models"})
         with HostileServer(random_service(), redirect, models=moved) as server:
             probe = main(eval_args(server.base_url, db, "--num-games", "2"))
-            status = main(eval_args(server.base_url, db, "--model", "random", "--num-games", "2"))
+            status = main(eval_args(server.base_url, db, "--model", "model", "--num-games", "2"))
             assert set(server.authorizations) == {f"Bearer {key}"}  # the origin it was for
         assert elsewhere.authorizations == []  # never reached, with or without the key
     out, err = capsys.readouterr()
@@ -299,7 +302,7 @@ def test_bad_usage_finish_reason_and_lone_surrogates_are_coerced(
         return Reply(payload=answer)  # json.dumps writes the lone surrogate as \ud800
 
     db = tmp_path / "f.sqlite"
-    with HostileServer(nash_service(), hostile_fields) as server:
+    with HostileServer(random_service(), hostile_fields) as server:
         status = main(eval_args(server.base_url, db, "--name", "m", "--num-games", "6"))
     out = capsys.readouterr().out
     assert status == 0
@@ -363,12 +366,12 @@ def test_a_reply_that_echoes_the_key_is_stored_with_the_key_masked(
     query_key = "query-secret-0123456789"
     with HostileServer(random_service(), echo) as server:
         url = f"{server.base_url}?api-key={query_key}"
-        assert main(eval_args(url, db, "--model", "random", "--num-games", "2")) == 0
+        assert main(eval_args(url, db, "--model", "model", "--num-games", "2")) == 0
         assert main(["report", "--db", str(db), "--json"]) == 0
     out, err = capsys.readouterr()
     with ResultsStore(db) as store:
         games = store.games(only_run(store))
-        moves = [m for g in games for m in store.moves(g.id) if g.players[m.seat] == "random"]
+        moves = [m for g in games for m in store.moves(g.id) if g.players[m.seat] == "model"]
         (player,) = [p for p in store.players().values() if p.kind == "llm"]
     assert moves and all(m.reasoning == "you sent Bearer ***" for m in moves)
     assert player.params["base_url"].endswith("/v1?api-key=***")

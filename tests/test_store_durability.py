@@ -52,7 +52,7 @@ def let_go(locker: subprocess.Popen[str]) -> None:
 
 
 def tasks(num_games: int = 4) -> list:  # type: ignore[type-arg]
-    players = [Entrant.opponent("random"), Entrant.opponent("nash")]
+    players = [Entrant.opponent("random"), Entrant.opponent("random:seed=7")]
     return versus(players[:1], players[1:], ["kuhn_poker-v0"], num_games, seed=1)
 
 

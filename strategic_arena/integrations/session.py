@@ -33,7 +33,7 @@ from strategic_arena.env import make
 from strategic_arena.players import game_header
 from strategic_arena.prompting import Message, render_messages
 from strategic_arena.seeding import derive_seed
-from strategic_arena.tools import play_tool
+from strategic_arena.styles import get_style
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.rewards import RewardConfig, game_reward
 from strategic_arena.turn import GameState, Player, SeatInformation, judge
@@ -82,7 +82,8 @@ class GameSession:
         env_id: the game.
         opponent: the opponent spec of every other seat (``"random"``, ``"mcts:simulations=50"``,
             ``"nash"``, ``"hanabi_bot"``...; see :mod:`opponents`).
-        style: the answer style (``marshal``, ``boxed``, ``json``, ``tools``).
+        style: the answer style (a registered name: ``marshal``, ``boxed``, ``json``, ``tools``,
+            ``spiral``, ``spin_bench``).
         policy: the illegal-move policy (``forfeit``, ``retry:K``, ``random``).
         strict: validate the style's exact layout (see :func:`strategic_arena.validate`).
         include_history: list the public moves so far in each prompt.
@@ -104,7 +105,7 @@ class GameSession:
 
         self.env_id = env_id
         self.opponent = opponent
-        self.style: Style = style
+        self.style: Style = get_style(style).name  # an unknown name fails here
         self.include_history = include_history
         self.reward_config = rewards or RewardConfig()
         self.wrapper = TextActionWrapper(make(env_id), style, policy, strict=strict)
@@ -168,10 +169,11 @@ class GameSession:
         )
 
     def tools(self) -> list[dict[str, Any]]:
-        """The ``play`` tool of the current decision (``tools`` style; else none)."""
-        if self.style != "tools" or self.done:
+        """The tools the style offers at the current decision (``play`` in ``tools``; else none)."""
+        if self.done:
             return []
-        return [play_tool(self.view().legal_actions.values())]
+        options = get_style(self.style).request_options(self.view().legal_actions.values())
+        return list(options.get("tools", []))
 
     def information(self) -> SeatInformation:
         """What the model's seat may know now (:class:`~strategic_arena.turn.SeatInformation`)."""

@@ -143,8 +143,16 @@ class TrainConfig:
     """Snapshots kept in the pool (the oldest leaves first)."""
 
     # -- prompts ---------------------------------------------------------------------------
-    style: Literal["marshal", "boxed", "json", "tools"] = "marshal"
-    """Prompt and answer style (tools: the policy calls play(move); the call is the action)."""
+    style: str = "marshal"
+    """Prompt and answer style, a registered one: marshal, boxed, json, tools (the policy calls
+    play(move); the call is the action), spiral (SPIRAL's parser: the last \\boxed{} wins)
+    or spin_bench ({"reason": ..., "action": ID}); see docs/styles.md."""
+    require_reasoning: bool | None = None
+    """Whether an answer without reasoning is invalid (null: the style decides; spiral and
+    tools need none, the others do)."""
+    prompts: str | None = None
+    """A prompt set: a folder laid out like the package's prompts/ whose files override the
+    package's (null: the package's own); recorded with every evaluation game."""
     strict: bool = True
     """Strict answer validation (exactly one answer block in the exact layout)."""
     include_history: bool = False
@@ -327,6 +335,8 @@ class TrainConfig:
             ValueError: a value out of range, or settings that contradict each other.
         """
         from strategic_arena.games import get_spec
+        from strategic_arena.prompt_sets import PromptSet
+        from strategic_arena.styles import style_names
 
         # ``~/...`` model and tokenizer paths mean the user's home, as in a shell.
         if self.model.startswith("~"):
@@ -336,6 +346,13 @@ class TrainConfig:
         problems = []
         if self.steps < 1:
             problems.append("steps must be >= 1")
+        if self.style not in style_names():
+            problems.append(f"style must be one of {', '.join(style_names())}; got {self.style!r}")
+        if self.prompts is not None:
+            try:
+                PromptSet.load(self.prompts)
+            except ValueError as error:
+                problems.append(str(error))
         if not self.games:
             problems.append("games must name at least one env id")
         for env_id in [*self.games, *self.eval_opponents]:

@@ -41,6 +41,7 @@ from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
@@ -196,6 +197,8 @@ def configured_player(
         strict=cfg.strict,
         seed=seed,
         shuffle_actions=cfg.shuffle_actions,
+        require_reasoning=cfg.require_reasoning,
+        prompts=cached_prompts(cfg.prompts),
     )
 
 

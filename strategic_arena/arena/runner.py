@@ -143,7 +143,7 @@ class Entrant:
         label = name or backend.model
         if prompts is not None and not prompts.is_default:
             params["prompts"] = prompts.label
-            label = name or f"{label} [prompts {prompts.label}]"
+            label = name or f"{label}+prompts-{prompts.label}"
 
         def build(env_id: str, seed: int) -> Player:
             return LLMPlayer(

@@ -156,3 +156,14 @@ def test_eval_spiral_prompts_are_recorded_and_reported_apart(
     # One name for two prompt sets is refused: results never pool.
     assert main([*common, *spiral, "--name", "solver-suite", "--run-name", "mixed"]) == 2
     assert "already has a player named 'solver-suite'" in capsys.readouterr().err
+
+
+def test_a_game_session_renders_with_its_prompt_set() -> None:
+    from strategic_arena.integrations.session import GameSession
+
+    session = GameSession("kuhn_poker-v0", style="spiral", prompts=PromptSet.load(SPIRAL_SET))
+    session.reset(seed=0, seat=0)
+    messages = session.messages()
+    assert [m["role"] for m in messages] == ["user"]
+    assert messages[0]["content"].startswith(SPIRAL_OPENING)
+    assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.env import make
 from strategic_arena.players import game_header
+from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import Message, render_messages
 from strategic_arena.seeding import derive_seed
 from strategic_arena.styles import get_style
@@ -88,6 +89,7 @@ class GameSession:
         strict: validate the style's exact layout (see :func:`strategic_arena.validate`).
         include_history: list the public moves so far in each prompt.
         rewards: the reward definitions (MARSHAL's values by default).
+        prompts: the prompt set of the messages (default: the package's own).
     """
 
     def __init__(
@@ -100,6 +102,7 @@ class GameSession:
         strict: bool = True,
         include_history: bool = False,
         rewards: RewardConfig | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         import opponents  # the core imports opponents only where they play
 
@@ -107,6 +110,7 @@ class GameSession:
         self.opponent = opponent
         self.style: Style = get_style(style).name  # an unknown name fails here
         self.include_history = include_history
+        self.prompts = prompts or default_prompts()
         self.reward_config = rewards or RewardConfig()
         self.wrapper = TextActionWrapper(make(env_id), style, policy, strict=strict)
         self.env = self.wrapper.text_env
@@ -165,7 +169,11 @@ class GameSession:
     def messages(self) -> list[Message]:
         """The system and user messages of the model's current decision."""
         return render_messages(
-            self.spec, self.view(), self.style, include_history=self.include_history
+            self.spec,
+            self.view(),
+            self.style,
+            include_history=self.include_history,
+            prompts=self.prompts,
         )
 
     def tools(self) -> list[dict[str, Any]]:

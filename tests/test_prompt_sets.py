@@ -7,6 +7,7 @@ prompt set and ``report`` keeps the two players apart.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -167,3 +168,40 @@ def test_a_game_session_renders_with_its_prompt_set() -> None:
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"].startswith(SPIRAL_OPENING)
     assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move
+
+
+def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
+    pytest.importorskip("yaml", reason="the [train] extra (pyyaml) is not installed")
+    from strategic_arena.train.config import load_config
+    from strategic_arena.train.rollout import configured_player
+
+    cfg = load_config(None, ["style=spiral", f"prompts={SPIRAL_SET}", "require_reasoning=true"])
+    player = configured_player(cfg, None, None, 0, name="policy")  # type: ignore[arg-type]
+    assert player.style.name == "spiral" and player.require_reasoning is True
+    assert player.prompts == PromptSet.load(SPIRAL_SET)
+    with pytest.raises(ValueError, match="style must be one of marshal, boxed"):
+        load_config(None, ["style=xml"])
+    with pytest.raises(ValueError, match="no such folder"):
+        load_config(None, ["prompts=/no/such/prompt/set"])
+
+
+def test_a_store_from_before_prompt_sets_gains_the_column_and_keeps_its_games(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from strategic_arena.arena.match import MatchRecord
+
+    db = tmp_path / "old.sqlite"
+    record = MatchRecord("kuhn_poker-v0", 1, ("a", "b"), (), (1.0, -1.0), "complete")
+    with ResultsStore(db) as store:
+        run_id = store.run("old", 0, {})
+        assert store.add_game(run_id, "k/0", record)
+    with sqlite3.connect(db) as con:  # the games table as a version-4 store has it
+        con.execute("ALTER TABLE games DROP COLUMN prompts")
+    with ResultsStore(db) as store:
+        (old,) = store.games()
+        assert old.prompts == () and old.returns == (1.0, -1.0)
+        spiral = {"name": "spiral", "digest": "0" * 64}
+        assert store.add_game(run_id, "k/1", dataclasses.replace(record, prompts=(spiral, None)))
+        assert store.games()[1].prompts == (spiral, None)

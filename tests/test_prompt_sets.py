@@ -205,3 +205,12 @@ def test_a_store_from_before_prompt_sets_gains_the_column_and_keeps_its_games(
         spiral = {"name": "spiral", "digest": "0" * 64}
         assert store.add_game(run_id, "k/1", dataclasses.replace(record, prompts=(spiral, None)))
         assert store.games()[1].prompts == (spiral, None)
+
+
+def test_play_shows_the_prompts_of_a_set(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["play", "kuhn_poker-v0", "--style", "spiral", "--prompts", str(SPIRAL_SET)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "--- user ---\n" + SPIRAL_OPENING in out and "--- system ---" not in out
+    assert main(["play", "kuhn_poker-v0", "--prompts", str(SPIRAL_SET / "missing")]) == 2
+    assert "no such folder" in capsys.readouterr().err

@@ -116,7 +116,8 @@ def validate(
         return ActionError(
             "multiple_actions", f"found {len(found.answers)} answers; give exactly one"
         )
-    answer = found.answers[-1].strip()
+    raw_answer = found.answers[-1]  # the style reads it as written (SPIRAL's spaces count)
+    answer = raw_answer.strip()
     if not answer:
         return ActionError("no_action", "the answer block is empty")
     if len(answer) > MAX_ANSWER_CHARS:
@@ -124,7 +125,7 @@ def validate(
             "unknown_action",
             f"the answer is {len(answer)} characters long; give only the action",
         )
-    return answer_style.read_answer(answer, menu, spec.grammar)
+    return answer_style.read_answer(raw_answer, menu, spec.grammar)
 
 
 def answer_block(style: Style | AnswerStyle, action_text: str) -> str:

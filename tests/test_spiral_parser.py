@@ -1,22 +1,27 @@
-r"""The ``spiral`` style against SPIRAL's own answer extraction, answer by answer.
+r"""The ``spiral`` style against SPIRAL's own answer reading, answer by answer.
 
-SPIRAL's package (``spiral-rl``) reads a move with ``extract_boxed_answer`` in
-``spiral/core/utils.py``: the last ``\boxed{...}``, ``\text{}`` unwrapped. The corpus below is
-built from that code's cases -- a bare box, several boxes, nested braces, ``\boxed{[bet]}``,
-whitespace, no box, text after the box, think tags, ``\boxed {x}``, ``\fbox``, an unclosed last
-box -- and each answer must give the same move text in both, or no move in both. SPIRAL's
-environments then match that text with TextArena's regexes, ours with the game's grammar; the
-test reads SPIRAL's text with our grammar, so "the same move" means: accepted by ``spiral``
-exactly when SPIRAL extracts a move, and then as the move SPIRAL's text names.
+SPIRAL's actor reads a move with ``extract_action`` (``train_spiral.py`` in SPIRAL's repository,
+the Qwen3-template path of the paper's runs): ``extract_boxed_answer`` (``spiral/core/utils.py``
+of the ``spiral-rl`` package: the last ``\boxed{...}``, ``\text{}`` unwrapped), the whole
+stripped response when that finds nothing, then brackets and spaces formatted, then an exact
+match against the legal actions written ``[MOVE]``. ``extract_boxed_answer`` is SPIRAL's own
+function, loaded from the installed package; the three formatting steps after it, which live in
+the training script (not in the package), are restated in :func:`spiral_extract_action`.
 
-Only ``spiral/core/utils.py`` is loaded (the package's ``__init__`` imports its training
-stacks); the test skips, saying why, where ``spiral-rl`` is not installed
-(``pip install --no-deps spiral-rl``).
+The corpus is built from that code's cases -- a bare box, several boxes, nested braces,
+``\boxed{[bet]}``, whitespace inside the box, case, no box, a bare move, text after the box,
+think tags, ``\boxed {x}``, ``\fbox``, an unclosed last box -- and each answer must be accepted
+by both as the same move, or refused by both.
+
+The test skips, saying why, where ``spiral-rl`` is not installed (``pip install --no-deps
+spiral-rl``: only ``spiral/core/utils.py`` is loaded, the package's ``__init__`` imports its
+training stacks).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,12 +64,13 @@ CORPUS = [
     "\\boxed{{bet}}",
     "\\boxed{\\boxed{bet}}",
     "\\boxed{\\text{bet}}",
-    "\\boxed{\\text{[call]}}",
+    "\\boxed{\\text{[check]}}",
     "\\boxed{\\textbf{bet}}",
-    # whitespace and case
+    # whitespace and case: SPIRAL's match is exact
     "\\boxed{ bet }",
     "\\boxed{\n  fold\n}",
     "\\boxed{BET}",
+    "\\boxed{Bet}",
     # text after the box
     "\\boxed{bet} because the King wins every showdown.",
     "\\boxed{bet}.",
@@ -72,21 +78,28 @@ CORPUS = [
     "<think>check or bet? \\boxed{check}</think> \\boxed{bet}",
     "<think>I will bet: \\boxed{bet}</think>",
     "<think>hmm</think>",
-    # no box, or not one SPIRAL reads
-    "I bet.",
+    "<think>hmm</think> bet",
+    # no readable box: the whole response is the candidate
     "bet",
+    "  check \n",
+    "[bet]",
+    "I bet.",
+    "I bet",
+    "my final answer is bet",
     "\\boxed {bet}",
     "\\fbox{bet}",
     "\\boxedbet",
-    "\\boxed{}",
-    "\\boxed{   }",
     "\\boxed{bet",
     "\\boxed{bet} and then \\boxed{call",
     "\\boxed{call} \\boxed",
     "\\\\boxed{bet}",
+    # an empty box
+    "\\boxed{}",
+    "\\boxed{   }",
     # a move that is no action, or not legal now
     "\\boxed{raise}",
     "\\boxed{call}",
+    "\\boxed{fold}",
     "\\boxed{bet call}",
 ]
 
@@ -95,38 +108,50 @@ KUHN = "kuhn_poker-v0"
 MENU = {0: "check", 1: "bet"}
 
 
-def _ours(answer: str) -> str | None:
-    """The move text the ``spiral`` style extracts, or ``None``."""
-    found = get_style("spiral").extract(answer, strict=True, need_reasoning=False)
-    if isinstance(found, ActionError) or not found.answers:
+def spiral_extract_action(
+    extract_boxed_answer: Callable[[str], str | None], text: str, action_space: list[str]
+) -> str | None:
+    """SPIRAL's ``extract_action`` (Qwen3 template): the valid action, or ``None`` if invalid.
+
+    Restated from ``train_spiral.py`` around SPIRAL's own ``extract_boxed_answer``.
+    """
+    if not text:
         return None
-    return found.answers[-1]
+    raw = extract_boxed_answer(text)
+    if raw is None:
+        raw = text.strip()
+    formatted = re.sub(r"\\boxed\{([^}]*)\}", r"[\1]", raw)
+    if "[" not in formatted and "]" not in formatted and len(formatted.split()) <= 5:
+        formatted = f"[{formatted}]"
+    formatted = re.sub(r"\s+", " ", formatted).strip()
+    return formatted if formatted in action_space else None
 
 
 @pytest.mark.parametrize("answer", CORPUS)
-def test_spiral_style_extracts_what_spirals_code_extracts(answer: str) -> None:
+def test_spiral_style_finds_the_box_spirals_code_finds(answer: str) -> None:
     theirs = _spiral_extract()(answer)
-    assert _ours(answer) == theirs
+    found = get_style("spiral").extract(answer, strict=True, need_reasoning=False)
+    assert not isinstance(found, ActionError)
+    assert found.answers == [theirs if theirs is not None else answer.strip()]
 
 
 @pytest.mark.parametrize("answer", CORPUS)
 def test_spiral_style_accepts_exactly_what_spiral_accepts(answer: str) -> None:
-    theirs = _spiral_extract()(answer)
-    grammar = sa.get_spec(KUHN).grammar
-    expected = (
-        grammar.parse(theirs.strip(), MENU)
-        if theirs is not None and theirs.strip()
-        else ActionError("no_action", "")
-    )
+    action_space = [f"[{text}]" for text in MENU.values()]
+    theirs = spiral_extract_action(_spiral_extract(), answer, action_space)
     for strict in (True, False):
         outcome = sa.validate(KUHN, answer, MENU, "spiral", strict=strict)
-        if isinstance(expected, Action):
-            assert outcome == expected, (answer, theirs, outcome)
+        if theirs is None:
+            assert isinstance(outcome, ActionError), (answer, outcome)
         else:
-            assert isinstance(outcome, ActionError), (answer, theirs, outcome)
+            assert isinstance(outcome, Action), (answer, theirs, outcome)
+            assert f"[{outcome.text}]" == theirs
 
 
 def test_the_corpus_covers_accepted_and_refused_answers() -> None:
+    action_space = [f"[{text}]" for text in MENU.values()]
     extract = _spiral_extract()
-    accepted = [answer for answer in CORPUS if (extract(answer) or "").strip()]
-    assert 10 < len(accepted) < len(CORPUS) - 8
+    verdicts = [spiral_extract_action(extract, answer, action_space) for answer in CORPUS]
+    accepted = [verdict for verdict in verdicts if verdict is not None]
+    assert set(accepted) == {"[check]", "[bet]"}
+    assert 10 < len(accepted) < len(CORPUS) - 15

@@ -147,6 +147,15 @@ def test_spiral_takes_the_last_box_in_both_modes() -> None:
         assert validate(KUHN, response, KUHN_MENU, "spiral", strict=strict) == Action(1, "bet")
     # boxed, strict, refuses the same answer
     assert isinstance(validate(KUHN, response, KUHN_MENU, "boxed"), ActionError)
+    # SPIRAL's fallback: a response that is just the move counts, written exactly
+    assert validate(KUHN, " bet\n", KUHN_MENU, "spiral") == Action(1, "bet")
+    assert validate(KUHN, "[check]", KUHN_MENU, "spiral") == Action(0, "check")
+    for refused in ("I bet", "\\boxed{BET}", "\\boxed{ bet }", "\\fbox{bet}", "\\boxed{bet"):
+        outcome = validate(KUHN, refused, KUHN_MENU, "spiral")
+        assert isinstance(outcome, ActionError), refused
+    upper = validate(KUHN, "\\boxed{BET}", KUHN_MENU, "spiral")
+    assert isinstance(upper, ActionError) and upper.kind == "format"
+    assert "\\boxed{bet}" in upper.detail
 
 
 def test_spin_bench_reads_ids_and_move_texts() -> None:

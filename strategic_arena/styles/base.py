@@ -93,8 +93,8 @@ class AnswerStyle(abc.ABC):
     def read_answer(
         self, answer: str, menu: Mapping[int, str], grammar: ActionGrammar
     ) -> Action | ActionError:
-        """Read one answer's move text against the menu of legal actions (the game's grammar)."""
-        return grammar.parse(answer, menu)
+        """Read one answer's move text (as written) against the menu, by the game's grammar."""
+        return grammar.parse(answer.strip(), menu)
 
     def action_line(self, action: int, text: str) -> str:
         """How one legal action is listed in the prompt."""

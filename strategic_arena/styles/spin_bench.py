@@ -34,6 +34,7 @@ class SpinBenchStyle(JsonStyle):
         self, answer: str, menu: Mapping[int, str], grammar: ActionGrammar
     ) -> Action | ActionError:
         """An id (digits) from the menu, else a move text read by the grammar."""
+        answer = answer.strip()
         if not _is_id(answer):
             return grammar.parse(answer, menu)
         action = int(answer)

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -50,11 +51,14 @@ class PromptSet:
         name: ``default`` for the package's own set, else the folder's name.
         digest: SHA-256 (hex) of the set's files: relative paths and contents.
         root: the user's folder; ``None`` for the package's set.
+        files: the folder's prompt files as read when loading (relative path, text): what
+            the digest covers is what is rendered, even if the folder changes afterwards.
     """
 
     name: str
     digest: str
     root: Path | None = None
+    files: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @classmethod
     def load(cls, folder: str | Path) -> PromptSet:
@@ -64,10 +68,8 @@ class PromptSet:
             raise ValueError(f"prompt set {str(folder)!r}: no such folder")
         files = _prompt_files(root)
         known_dirs = _package_dirs()
-        for relative in files:
-            _check_file(root, relative, known_dirs)
-        digest = _digest(root, files)
-        return cls(root.resolve().name or "prompts", digest, root.resolve())
+        texts = tuple((relative, _check_file(root, relative, known_dirs)) for relative in files)
+        return cls(root.resolve().name or "prompts", _digest(texts), root.resolve(), texts)
 
     @property
     def is_default(self) -> bool:
@@ -79,16 +81,20 @@ class PromptSet:
         """``name@digest12``: short enough for names and reports, long enough to tell apart."""
         return f"{self.name}@{self.digest[:12]}"
 
+    @functools.cached_property
+    def _texts(self) -> dict[str, str]:
+        """:attr:`files` by relative path."""
+        return dict(self.files)
+
     def record(self) -> dict[str, str]:
         """What is stored with every game: ``{"name": ..., "digest": ...}``."""
         return {"name": self.name, "digest": self.digest}
 
     def text(self, *parts: str) -> str | None:
         """The file ``prompts/<parts...>``: the user's if the set has it, else the package's."""
-        if self.root is not None:
-            path = self.root.joinpath(*parts)
-            if path.is_file():
-                return path.read_text(encoding="utf-8")
+        own = self._texts.get("/".join(part for part in parts if part))
+        if own is not None:
+            return own
         package = resources.files("strategic_arena").joinpath("prompts", *parts)
         return package.read_text(encoding="utf-8") if package.is_file() else None
 
@@ -97,7 +103,8 @@ class PromptSet:
 def default_prompts() -> PromptSet:
     """The package's own prompt set (its digest computed once)."""
     root = Path(str(resources.files("strategic_arena") / "prompts"))
-    return PromptSet(DEFAULT_NAME, _digest(root, _prompt_files(root)))
+    texts = [(name, (root / name).read_text(encoding="utf-8")) for name in _prompt_files(root)]
+    return PromptSet(DEFAULT_NAME, _digest(texts))
 
 
 def load_prompts(folder: str | Path | None) -> PromptSet:
@@ -124,12 +131,11 @@ def _prompt_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def _digest(root: Path, files: list[str]) -> str:
-    """SHA-256 over each file's relative path and bytes."""
+def _digest(texts: Iterable[tuple[str, str]]) -> str:
+    """SHA-256 over each file's relative path and UTF-8 bytes, in path order."""
     digest = hashlib.sha256()
-    for relative in files:
-        digest.update(relative.encode("utf-8") + b"\0")
-        digest.update((root / relative).read_bytes() + b"\0")
+    for relative, text in sorted(texts):
+        digest.update(relative.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
     return digest.hexdigest()
 
 
@@ -141,8 +147,8 @@ def _package_dirs() -> frozenset[str]:
     return frozenset((folders - {"styles", "__pycache__"}) | {"generic"})
 
 
-def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> None:
-    """Refuse a file the package would never read, or a template with unknown placeholders."""
+def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> str:
+    """The file's text; refuses a file the package never reads or unknown placeholders."""
     from strategic_arena.styles import style_names
 
     parts = relative.split("/")
@@ -169,7 +175,7 @@ def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> None:
     except UnicodeDecodeError:
         raise ValueError(f"{where}: not UTF-8 text") from None
     if fields is None:
-        return
+        return text
     names = set()
     for match in Template.pattern.finditer(text):  # Python 3.10 has no get_identifiers()
         if match.group("invalid") is not None:
@@ -183,3 +189,4 @@ def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> None:
             f"{where}: unknown placeholder(s) {', '.join('$' + name for name in unknown)}; "
             f"this file may use {', '.join('$' + name for name in sorted(fields))}"
         )
+    return text

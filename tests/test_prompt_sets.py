@@ -80,8 +80,12 @@ def test_the_digest_follows_the_prompt_files_only(tmp_path: Path) -> None:
     assert PromptSet.load(copy).digest == original.digest
     (copy / "README.md").write_text("notes", encoding="utf-8")
     assert PromptSet.load(copy).digest == original.digest
+    loaded = PromptSet.load(copy)
     (copy / "user.txt").write_text("$observation\n$actions", encoding="utf-8")
     assert PromptSet.load(copy).digest != original.digest
+    # a loaded set renders what its digest covers, whatever happens to the folder afterwards
+    (user,) = render_messages("kuhn_poker-v0", kuhn_view(), "spiral", prompts=loaded)
+    assert user["content"].startswith(SPIRAL_OPENING)
     assert load_prompts(None) == default_prompts() and default_prompts().is_default
 
 

@@ -14,7 +14,12 @@ Loading rules (:func:`load_config`):
    mappings: ``--set games=[kuhn_poker-v0,tic_tac_toe-v0]``);
 4. check the result (:meth:`TrainConfig.validate`).
 
-Only the standard library and PyYAML (imported when a file is read) are needed here.
+The advantage estimator's settings are a union tagged by ``type`` (one config class per
+estimator of :mod:`strategic_arena.train.estimators`); ``--set advantage.KEY=VALUE`` reaches
+into it. The pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a
+``FutureWarning``.
+
+Only the standard library, numpy and PyYAML (imported when a file is read) are needed here.
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ import os
 import textwrap
 import types
 import typing
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from strategic_arena._extras import require
+from strategic_arena.train.estimators import EstimatorConfig
+from strategic_arena.train.estimators.marshal import MarshalConfig
 from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
@@ -238,14 +246,12 @@ class TrainConfig:
     """Terminal reward of the non-offending seat of a forfeited game (MARSHAL 0, SPIRAL 0.5)."""
 
     # -- advantages ------------------------------------------------------------------------
-    estimator: Literal["grpo", "marshal", "mt_grpo", "rae"] = "marshal"
-    """Advantage estimator."""
-    role_grouping: bool = True
-    """Normalize (or baseline) per (game, role) instead of per game."""
-    rae_alpha: float = 0.95
-    """RAE: EMA decay of the per-(game, role) baselines."""
-    whiten_advantages: bool = False
-    """Normalize all advantages of the batch once more (MARSHAL repository option)."""
+    advantage: EstimatorConfig = field(default_factory=MarshalConfig)
+    """Advantage estimator: a mapping tagged by ``type`` (grpo, marshal, mt_grpo, rae, rloo)
+    with that estimator's own settings, e.g. ``{type: rloo, level: turn}`` (docs/training.md);
+    from the command line ``--set advantage.type=rae`` or ``--set advantage.lam=0.95``. The
+    flat keys estimator, role_grouping, rae_alpha and whiten_advantages still load, with a
+    deprecation warning."""
     drop_zero_advantage: bool = False
     """Leave turns with advantage exactly 0 out of the loss (SPIRAL's code)."""
 
@@ -333,7 +339,7 @@ class TrainConfig:
             self.model = os.path.expanduser(self.model)
         if self.tokenizer is not None and self.tokenizer.startswith("~"):
             self.tokenizer = os.path.expanduser(self.tokenizer)
-        problems = []
+        problems = list(self.advantage.problems())
         if self.steps < 1:
             problems.append("steps must be >= 1")
         if not self.games:
@@ -448,8 +454,62 @@ def load_config(
     return config
 
 
+#: Flat keys of the configs before the estimator registry -> their key in ``advantage``.
+LEGACY_ADVANTAGE_KEYS: Mapping[str, str] = {
+    "estimator": "type",
+    "role_grouping": "role_grouping",
+    "rae_alpha": "alpha",
+    "whiten_advantages": "whiten",
+}
+
+
+def _legacy_warning(keys: Sequence[str]) -> None:
+    new = ", ".join(f"advantage.{LEGACY_ADVANTAGE_KEYS[key]}" for key in keys)
+    warnings.warn(
+        f"training config keys {', '.join(keys)} are deprecated: use {new} "
+        "(advantage: {type: ..., ...}; docs/training.md)",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+def _set_advantage_key(section: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """``section`` (advantage settings as plain data) with ``key`` set to ``value``.
+
+    Setting ``type`` switches the estimator: the settings the new one also has are kept, the
+    others are dropped (``rae``'s ``alpha`` means nothing to ``marshal``).
+    """
+    updated = dict(section)
+    if key == "type" and value != updated.get("type"):
+        kept = EstimatorConfig.variant(value)
+        known = {f.name for f in dataclasses.fields(kept)}
+        updated = {k: v for k, v in updated.items() if k in known}
+    updated[key] = value
+    return updated
+
+
 def from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    """A :class:`TrainConfig` from a mapping of field names to values (converted and checked)."""
+    """A :class:`TrainConfig` from a mapping of field names to values (converted and checked).
+
+    Flat pre-registry keys (:data:`LEGACY_ADVANTAGE_KEYS`) are moved into ``advantage`` with a
+    ``FutureWarning``; giving both forms is an error.
+    """
+    legacy = [key for key in LEGACY_ADVANTAGE_KEYS if key in data]
+    if legacy:
+        if "advantage" in data:
+            raise ValueError(
+                f"{', '.join(legacy)} and advantage both set: keep only advantage (the flat keys "
+                "are deprecated)"
+            )
+        _legacy_warning(legacy)
+        section: dict[str, Any] = dataclasses.asdict(MarshalConfig())
+        for key in ("estimator", *(k for k in legacy if k != "estimator")):
+            if key == "rae_alpha" and section["type"] != "rae":
+                continue  # it never did anything without rae
+            if key in data:
+                section = _set_advantage_key(section, LEGACY_ADVANTAGE_KEYS[key], data[key])
+        data = {k: v for k, v in data.items() if k not in LEGACY_ADVANTAGE_KEYS}
+        data["advantage"] = section
     config: TrainConfig = _build(TrainConfig, data, "")
     return config
 
@@ -464,6 +524,23 @@ def apply_override(config: TrainConfig, item: str) -> None:
     key = key.strip()
     if not sep or not key:
         raise ValueError(f"--set expects key=value, got {item!r}")
+    section, dot, inner = key.partition(".")
+    if dot or key in LEGACY_ADVANTAGE_KEYS:
+        if key in LEGACY_ADVANTAGE_KEYS:
+            _legacy_warning([key])
+            section, inner = "advantage", LEGACY_ADVANTAGE_KEYS[key]
+        if section != "advantage" or not inner:
+            raise ValueError(f"--set {key}: only advantage.KEY reaches into a section")
+        yaml = require("yaml", "--set overrides")
+        try:
+            value = yaml.safe_load(raw.strip())
+        except yaml.YAMLError as error:
+            raise ValueError(f"{key}: cannot read {raw!r}: {error}") from None
+        current = dataclasses.asdict(config.advantage)
+        config.advantage = _convert(
+            _set_advantage_key(current, inner, value), EstimatorConfig, "advantage"
+        )
+        return
     hints = _hints(TrainConfig)
     if key not in hints:
         raise ValueError(_unknown(key, hints, "TrainConfig"))
@@ -565,7 +642,17 @@ def _convert(value: Any, kind: Any, name: str) -> Any:
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         if isinstance(value, kind):
             return value
-        if isinstance(value, str):  # a bare spec string is shorthand for {spec: ...}
+        variant = getattr(kind, "variant", None)
+        if callable(variant):  # a union tagged by ``type``: a bare string names the type
+            if isinstance(value, str):
+                value = {"type": value}
+            if not isinstance(value, Mapping) or "type" not in value:
+                raise ValueError(f"{name} must be a mapping with a type, got {value!r}")
+            try:
+                kind = variant(value["type"])
+            except ValueError as error:
+                raise ValueError(f"{name}.type: {error}") from None
+        elif isinstance(value, str):  # a bare spec string is shorthand for {spec: ...}
             value = {"spec": value}
         return _build(kind, value, f"{name}.")
     if value is None:

@@ -12,7 +12,13 @@ it. The reward r_t of a learner turn is the sum of
    error steps stay in training with their penalty (In2AI).
 2. a **length penalty** of its ``len(response_ids)`` (:func:`length_penalty`, after Kimi k1.5),
    whatever the turn's validity.
-3. on the seat's **last** turn only, the **terminal game reward** (:func:`game_reward`):
+3. the **game reward**. Games that pay during play (Hanabi: +1 to both seats per card played)
+   pay each turn what the game gave its seat from that decision to the seat's next one
+   (``Turn.game_reward`` times ``game_scale``: MARSHAL's per-turn reward), and the seat's
+   **last** turn settles the rest, so that the seat's game rewards over the episode always add
+   up to the **terminal game reward** (:func:`game_reward`) below. Per-turn rewards change
+   *when* the game reward is paid, never how much; in games that pay only at the end (every
+   zero-sum curated game) all of it lands on the last turn, as before:
 
    * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if that is exactly
      0 (a draw, a Hanabi game with no card played) and ``draw_reward`` is set, ``draw_reward``
@@ -25,6 +31,11 @@ it. The reward r_t of a learner turn is the sum of
      MARSHAL's code, whatever OpenSpiel's forfeit returns say (the +1 a zero-sum forfeit hands
      the opponent was not earned by play); SPIRAL gives it +0.5. ``draw_reward`` does not
      apply either: the game was cut short, not drawn.
+
+   So in a forfeited Hanabi game the cards played before the forfeit were paid at their turns
+   and each seat's last turn takes them back (the forfeit ends the shared score at 0, as the
+   env's own rewards do); the non-offending seat's last turn is the one gating leaves out, so
+   under ``gate_unobserved`` its earlier turns keep what their cards earned.
 
 **Gating** (``gate_unobserved``, In2AI): a turn whose outcome was never observed is not
 training data, rather than training data with an arbitrary reward. Every seat observes the
@@ -157,13 +168,17 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
         )
     for seat in episode.learner_seats:
         trajectory = episode.trajectory(seat)
+        paid = 0.0  # game reward already paid to the seat's earlier turns
         for t, turn in enumerate(trajectory):
             is_last = t == len(trajectory) - 1
             invalid = turn.error_kind is not None or (is_last and seat == episode.forfeited_by)
             reward = cfg.invalid_penalty if invalid else cfg.format_reward
             reward += length_penalty(len(turn.response_ids), cfg)
             if is_last:
-                reward += game_reward(episode, seat, cfg)
+                reward += game_reward(episode, seat, cfg) - paid
+            else:
+                reward += turn.game_reward * cfg.scale(episode.env_id)
+                paid += turn.game_reward * cfg.scale(episode.env_id)
             turn.reward = reward
             turn.eligible = True
     if cfg.gate_unobserved:

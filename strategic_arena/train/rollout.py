@@ -45,6 +45,7 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 
 SELF_PLAY = "self"
 
@@ -200,9 +201,20 @@ def configured_player(
 
 
 def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameSpec) -> list[Turn]:
-    """The :class:`Turn` of every learner decision of ``record`` that carries a token trace."""
+    """The :class:`Turn` of every learner decision of ``record`` that carries a token trace.
+
+    Each turn carries what the game paid its seat from that decision to the seat's next one
+    (:mod:`strategic_arena.train.game_rewards`: Hanabi's +1 per card played).
+    """
+    seats = [move.seat for move in record.moves]
+    paid = rewards_by_move(spec, record.history, seats)
+    game_rewards: dict[int, float] = {}
+    if paid is not None:
+        for seat in set(learner_seats):
+            mine = [i for i, who in enumerate(seats) if who == seat]
+            game_rewards.update(zip(mine, seat_game_rewards(paid, seats, seat), strict=True))
     turns = []
-    for move in record.moves:
+    for index, move in enumerate(record.moves):
         trace = move.decision.trace
         if move.seat not in learner_seats or trace is None:
             continue
@@ -217,6 +229,7 @@ def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameS
                 text=move.response,
                 error_kind=None if move.error is None else move.error.kind,
                 weight_version=trace.weight_version,
+                game_reward=game_rewards.get(index, 0.0),
             )
         )
     return turns
@@ -378,6 +391,7 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
         forfeited_by=record.forfeited_by,
         turns=learner_turns(record, plan.learner_seats, spec),
         num_seats=spec.num_players,
+        num_moves=len(record.moves),
     )
 
 

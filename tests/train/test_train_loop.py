@@ -69,6 +69,8 @@ def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
     trainer.sync()  # shared weights: nothing to push
     summary = rollout_metrics(episodes)
     assert summary["train/episodes"] == 6 and 0.0 <= summary["train/invalid_rate"] <= 1.0
+    # Kuhn games last 1 (a forfeit at once) to 3 decisions.
+    assert 1.0 <= summary["train/kuhn_poker-v0/game_length"] <= 3.0
 
 
 def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overrides) -> None:

@@ -15,10 +15,11 @@ it. The reward r_t of a learner turn is the sum of
 3. the **game reward**. Games that pay during play (Hanabi: +1 to both seats per card played)
    pay each turn what the game gave its seat from that decision to the seat's next one
    (``Turn.game_reward`` times ``game_scale``: MARSHAL's per-turn reward), and the seat's
-   **last** turn settles the rest, so that the seat's game rewards over the episode always add
-   up to the **terminal game reward** (:func:`game_reward`) below. Per-turn rewards change
-   *when* the game reward is paid, never how much; in games that pay only at the end (every
-   zero-sum curated game) all of it lands on the last turn, as before:
+   **last** turn settles the rest, so that the seat's game rewards over the episode add up to
+   the **terminal game reward** (:func:`game_reward`) below -- except for the non-offending
+   seats of a forfeit, which keep what play paid them and add ``forfeit_other_reward`` (as
+   MARSHAL's code does). In games that pay only at the end (every zero-sum curated game) all of
+   it lands on the last turn, as before:
 
    * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if that is exactly
      0 (a draw, a Hanabi game with no card played) and ``draw_reward`` is set, ``draw_reward``
@@ -32,10 +33,9 @@ it. The reward r_t of a learner turn is the sum of
      the opponent was not earned by play); SPIRAL gives it +0.5. ``draw_reward`` does not
      apply either: the game was cut short, not drawn.
 
-   So in a forfeited Hanabi game the cards played before the forfeit were paid at their turns
-   and each seat's last turn takes them back (the forfeit ends the shared score at 0, as the
-   env's own rewards do); the non-offending seat's last turn is the one gating leaves out, so
-   under ``gate_unobserved`` its earlier turns keep what their cards earned.
+   So in a forfeited Hanabi game the cards played before the forfeit were paid at their turns;
+   the offender's last turn takes them back (its forfeit return: the shared score ends at 0)
+   besides its penalty, as MARSHAL's code does (``-returns - 10``), and its partner keeps them.
 
 **Gating** (``gate_unobserved``, In2AI): a turn whose outcome was never observed is not
 training data, rather than training data with an arbitrary reward. Every seat observes the
@@ -174,11 +174,15 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
             invalid = turn.error_kind is not None or (is_last and seat == episode.forfeited_by)
             reward = cfg.invalid_penalty if invalid else cfg.format_reward
             reward += length_penalty(len(turn.response_ids), cfg)
-            if is_last:
-                reward += game_reward(episode, seat, cfg) - paid
+            paid_now = turn.game_reward * cfg.scale(episode.env_id)
+            if not is_last:
+                reward += paid_now
+                paid += paid_now
+            elif episode.forfeited_by is not None and seat != episode.forfeited_by:
+                # The partner of a forfeit keeps what play paid it (MARSHAL's code).
+                reward += paid_now + game_reward(episode, seat, cfg)
             else:
-                reward += turn.game_reward * cfg.scale(episode.env_id)
-                paid += turn.game_reward * cfg.scale(episode.env_id)
+                reward += game_reward(episode, seat, cfg) - paid
             turn.reward = reward
             turn.eligible = True
     if cfg.gate_unobserved:

@@ -408,10 +408,10 @@ def test_hanabi_forfeit_settles_the_score_on_each_seats_last_turn() -> None:
     assert [t.game_reward for t in episode.trajectory(0)] == [1.0, 1.0]
     assert [t.game_reward for t in episode.trajectory(1)] == [2.0, 0.0]
     score_episode(episode, RewardConfig(format_reward=0.0, length_alpha=0.0))
-    # Every seat's game rewards still add up to the terminal rule's: P0 (not the offender)
-    # forfeit_other_reward 0 -> last turn 0 - 1; P1 its forfeit return 0 -> last turn 0 - 2,
-    # plus the invalid penalty -10. P0's last turn is the unobserved one (gated).
-    assert rewards(episode.trajectory(0)) == [1.0, -1.0]
+    # As in MARSHAL's code: the offender P1 ends with its forfeit return 0 (last turn 0 - 2,
+    # taking back what it was paid) plus the invalid penalty -10; its partner P0 keeps what play
+    # paid it and adds forfeit_other_reward 0 (its last turn is the unobserved one: gated).
+    assert rewards(episode.trajectory(0)) == [1.0, 1.0]
     assert rewards(episode.trajectory(1)) == [2.0, -12.0]
     assert eligible(episode.trajectory(0)) == [True, False]
 

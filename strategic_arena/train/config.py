@@ -8,7 +8,8 @@ documentation and the code cannot drift apart.
 Loading rules (:func:`load_config`):
 
 1. start from the defaults;
-2. apply the YAML file's keys (an unknown key is an error that names the closest field);
+2. apply the YAML file's keys (an unknown key is an error that names the closest field), on
+   top of those of the file it ``extends``, if it names one (:func:`read_config_file`);
 3. apply ``--set key=value`` overrides in order, each value converted to the field's type
    (``true``/``false`` for booleans, ``null`` for optional fields, YAML syntax for lists and
    mappings: ``--set games=[kuhn_poker-v0,tic_tac_toe-v0]``);
@@ -184,6 +185,11 @@ class TrainConfig:
     ``</answer>``, or ``}`` with a ``\\boxed{`` prefill), which a stop token alone cannot say."""
     max_sequence_tokens: int = 32768
     """Longest prompt plus response; the response budget shrinks to fit."""
+    overlong_tokens_left: int = 0
+    """MARSHAL's over-long rule: a response that leaves this many tokens or fewer of
+    max_sequence_tokens counts as cut off (``truncated``: invalid, the game is forfeited with
+    the invalid penalty, as MARSHAL's "lose for overlong sequence"; MARSHAL: 1000 of 32768);
+    0: off. A response of max_new_tokens tokens is cut off anyway."""
     max_concurrent_episodes: int = 256
     """Games in flight at once during rollouts (their turns are batched together)."""
     max_batch_size: int = 256
@@ -313,6 +319,9 @@ class TrainConfig:
     """Opponent specs per env id, e.g. ``{kuhn_poker-v0: [nash]}``."""
     eval_temperature: float | None = None
     """Sampling temperature in evaluation (``null``: the training one; 0: greedy)."""
+    eval_top_p: float | None = None
+    """Nucleus sampling threshold in evaluation (``null``: the training top_p). SPIRAL
+    evaluates at temperature 0.6 and top-p 0.95."""
     eval_db: str | None = None
     """Results store of evaluations (``null``: output_dir/eval.db)."""
 
@@ -365,6 +374,10 @@ class TrainConfig:
             problems.append("lr must be > 0")
         if not 0 < self.top_p <= 1:
             problems.append("top_p must lie in (0, 1]")
+        if self.eval_top_p is not None and not 0 < self.eval_top_p <= 1:
+            problems.append("eval_top_p must lie in (0, 1]")
+        if not 0 <= self.overlong_tokens_left < self.max_sequence_tokens:
+            problems.append("overlong_tokens_left must lie in [0, max_sequence_tokens)")
         if self.temperature <= 0:
             problems.append("temperature must be > 0 in training (0 is greedy: eval only)")
         if self.dual_clip is not None and self.dual_clip <= 1:
@@ -437,21 +450,41 @@ def load_config(
     Raises:
         ValueError: an unknown key, a value that does not fit its field, or a failed check.
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        yaml = require("yaml", "YAML training configs")
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")
-        data = loaded
+    data = read_config_file(path) if path is not None else {}
     config = from_dict(data)
     for item in overrides:
         apply_override(config, item)
     if check:
         config.validate()
     return config
+
+
+def read_config_file(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file's keys, those of the file it ``extends`` (recursively) beneath them.
+
+    ``extends: other.yaml`` (a path relative to the file) starts from that file's keys; the
+    file's own keys replace them one by one (a mapping such as ``advantage`` is replaced
+    whole). An ablation is then its base run plus the settings it changes.
+
+    Raises:
+        ValueError: not a YAML mapping, or a cycle of ``extends``.
+    """
+    yaml = require("yaml", "YAML training configs")
+    resolved = Path(path).resolve()
+    if resolved in _seen:
+        raise ValueError(f"{path}: extends itself through {' -> '.join(map(str, _seen))}")
+    loaded = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")
+    parent = loaded.pop("extends", None)
+    if parent is None:
+        return loaded
+    if not isinstance(parent, str):
+        raise ValueError(f"{path}: extends must be the path of another config file")
+    base = read_config_file(resolved.parent / parent, _seen=(*_seen, resolved))
+    return {**base, **loaded}
 
 
 #: Flat keys of the configs before the estimator registry -> their key in ``advantage``.

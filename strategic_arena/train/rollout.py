@@ -116,6 +116,9 @@ class EngineBackend:
         max_sequence_tokens: prompt + response budget (the response gets what is left).
         seed: this game's sampling seed.
         model: the name the backend reports.
+        overlong_tokens_left: MARSHAL's over-long rule: an answer leaving this many tokens or
+            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason`` ``length``:
+            the validator's ``truncated``); 0: off.
     """
 
     def __init__(
@@ -127,8 +130,10 @@ class EngineBackend:
         max_sequence_tokens: int,
         seed: int,
         model: str = "policy",
+        overlong_tokens_left: int = 0,
     ) -> None:
         self.client = client
+        self.overlong_tokens_left = overlong_tokens_left
         self.encoder = encoder
         self.max_new_tokens = max_new_tokens
         self.max_sequence_tokens = max_sequence_tokens
@@ -157,11 +162,15 @@ class EngineBackend:
         )
         self.requests += 1
         generation = await self.client.generate(request)
+        finish_reason = generation.finish_reason
+        left = self.max_sequence_tokens - len(prompt_ids) - len(generation.token_ids)
+        if self.overlong_tokens_left and left <= self.overlong_tokens_left:
+            finish_reason = "length"  # the sequence budget is spent: an over-long answer
         return ChatResult(
             # The prefix is a prefill: the model's answer starts with it, so the validator reads
             # it as part of the answer (the tokens of the trace are the generated ones only).
             content=self.encoder.response_prefix + self.encoder.decode(generation.token_ids),
-            finish_reason=generation.finish_reason,
+            finish_reason=finish_reason,
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),
             trace=TokenTrace(
@@ -187,6 +196,7 @@ def configured_player(
         max_sequence_tokens=cfg.max_sequence_tokens,
         seed=seed,
         model=name,
+        overlong_tokens_left=cfg.overlong_tokens_left,
     )
     return LLMPlayer(
         backend,

@@ -1,11 +1,19 @@
 """SPIRAL's role-conditioned advantage estimation (RAE): a moving-average baseline per key.
 
 For each trajectory, in batch order: A = R - b[key], then b[key] <- alpha * b[key] + (1 -
-alpha) * R. As coded in SPIRAL (``spiral/components/estimators.py``): the baseline starts at 0
-and is read *before* it is updated with the return it baselines, every turn of the trajectory
-gets the same A, and zero-advantage turns are dropped from the loss (the trainer's
-``drop_zero_advantage``). The baselines persist across steps and are checkpointed (the
-estimator's :meth:`RAE.state_dict`). There are no groups: a key's first return gets ``R - 0``.
+alpha) * R. As coded in SPIRAL (``train_spiral.py``, ``prepare_trajectories``, with the ``EMA``
+of ``spiral.core.utils``): the baseline starts at 0 and is read *before* it is updated with the
+return it baselines, every turn of the trajectory gets the same A, and zero-advantage turns are
+dropped from the loss (the trainer's ``drop_zero_advantage``). The baselines persist across
+steps and are checkpointed (the estimator's :meth:`RAE.state_dict`). There are no groups: a
+key's first return gets ``R - 0``. ``alpha = 1`` keeps every baseline at 0: plain REINFORCE,
+SPIRAL's "without RAE" ablation.
+
+Two differences from SPIRAL's code, both checked against it in
+``tests/train/test_spiral_crosscheck.py``: a seat that made no decision (its partner forfeited
+on the first move) has no trajectory here, so it does not update its baseline, where SPIRAL's
+code folds its +0.5 in; and SPIRAL's code keeps one baseline per player id across games, where
+the paper's b[G, p], and this estimator under ``role_grouping``, keep one per (game, role).
 """
 
 from __future__ import annotations

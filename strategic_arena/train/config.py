@@ -765,4 +765,38 @@ def describe_fields(width: int = 100) -> str:
             lines += textwrap.wrap(
                 text, width=width, initial_indent="      ", subsequent_indent="      "
             )
+        if isinstance(default, EstimatorConfig):
+            lines += _describe_estimators(width)
     return "\n".join(lines)
+
+
+def _describe_estimators(width: int) -> list[str]:
+    """The settings of every registered estimator, for the ``advantage`` field's help."""
+    from strategic_arena.train.estimators import names, registered
+
+    shared = {item.name for item in dataclasses.fields(EstimatorConfig)}
+
+    def describe(config_class: type[EstimatorConfig], wanted: set[str] | None) -> list[str]:
+        docs: dict[str, str] = {}
+        for cls in reversed(config_class.__mro__):  # a subclass's docstring wins
+            if dataclasses.is_dataclass(cls):
+                docs.update(field_docs(cls))
+        hints, defaults, described = _hints(config_class), config_class(), []
+        for item in dataclasses.fields(config_class):
+            if item.name == "type" or (wanted is not None and item.name not in wanted):
+                continue
+            head = f"{item.name} ({_type_name(hints[item.name])}, "
+            head += f"default {getattr(defaults, item.name)!r}): {docs.get(item.name, '')}"
+            described += textwrap.wrap(
+                head, width=width, initial_indent="        ", subsequent_indent="          "
+            )
+        return described
+
+    lines = ["      every estimator:", *describe(EstimatorConfig, shared)]
+    for name in names():
+        config_class = registered(name).config_class
+        as_type: type = config_class  # field_docs caches by class
+        doc = field_docs(as_type).get("type", "")
+        lines.append(f"      advantage: {{type: {name}}} -- {doc}")
+        lines += describe(config_class, {f.name for f in dataclasses.fields(config_class)} - shared)
+    return lines

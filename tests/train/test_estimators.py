@@ -197,3 +197,15 @@ def test_legacy_flat_keys_still_load_with_a_warning(tmp_path: Path) -> None:
     path.write_text("estimator: rae\nadvantage: {type: rae}\n")
     with pytest.raises(ValueError, match="keep only advantage"):
         load_config(path)
+
+
+def test_help_lists_every_estimators_own_settings() -> None:
+    from strategic_arena.train.config import describe_fields
+
+    text = describe_fields()
+    for name in names():
+        assert f"advantage: {{type: {name}}}" in text
+    # Own settings under their estimator, the shared ones once.
+    assert "level (Literal['turn', 'trajectory'], default 'turn')" in text
+    assert "alpha (float, default 0.95): EMA decay" in text
+    assert text.count("role_grouping (bool, default True)") == 1

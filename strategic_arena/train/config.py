@@ -481,6 +481,8 @@ def read_config_file(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[
         return loaded
     if not isinstance(parent, str):
         raise ValueError(f"{path}: extends must be the path of another config file")
+    if not (resolved.parent / parent).is_file():
+        raise ValueError(f"{path}: extends {parent!r}, which is not a file next to it")
     base = read_config_file(resolved.parent / parent, _seen=(*_seen, resolved))
     return {**base, **loaded}
 

@@ -73,6 +73,9 @@ def test_extends_merges_and_refuses_cycles(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
     with pytest.raises(ValueError, match="extends itself"):
         load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: missing.yaml\n")
+    with pytest.raises(ValueError, match=r"extends 'missing\.yaml', which is not a file"):
+        load_config(tmp_path / "c.yaml")
 
 
 # --- evaluation sampling ------------------------------------------------------------------------

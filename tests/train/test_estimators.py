@@ -163,8 +163,11 @@ def test_rae_owns_and_restores_its_state() -> None:
     legacy = build(RAEConfig(alpha=0.5))
     legacy.load_state_dict(state["rae_baselines"])
     assert legacy.state_dict() == first.state_dict()
-    # Stateless estimators have nothing to save.
+    # Stateless estimators have nothing to save; RAE resumed from their empty state starts fresh.
     assert build(MTGRPOConfig()).state_dict() == {}
+    fresh = RAE(RAEConfig())
+    fresh.load_state_dict({})
+    assert fresh.baselines.keys() == []
 
 
 # --- the config: a union tagged by type ----------------------------------------------------------

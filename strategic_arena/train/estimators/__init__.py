@@ -21,8 +21,9 @@ rloo       leave-one-out baseline per environment and role, In2AI's (:mod:`.rloo
 **Adding an estimator** is one module and a test:
 
 1. write ``strategic_arena/train/estimators/<name>.py`` with a config dataclass subclassing
-   :class:`~.base.EstimatorConfig` whose first field is ``type: Literal["<name>"] =
-   "<name>"`` (field docstrings are the ``--help``; override ``problems()`` to check values),
+   :class:`~.base.EstimatorConfig` with the tag field ``type: Literal["<name>"] = "<name>"``
+   and its own settings (field docstrings are the ``--help``; override ``problems()`` to
+   check values),
    and an :class:`~.base.Estimator` subclass with ``config_class`` set and ``advantages()``
    implemented (plus ``state_dict``/``load_state_dict`` if it keeps state across steps: the
    trainer checkpoints whatever they return);

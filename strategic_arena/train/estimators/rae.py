@@ -175,5 +175,11 @@ class RAE(Estimator):
         return {"rae_baselines": self.baselines.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore the baselines; a pre-registry checkpoint's bare baseline state works too."""
-        self.baselines.load_state_dict(state.get("rae_baselines", state))
+        """Restore the baselines; a pre-registry checkpoint's bare baseline state works too.
+
+        An empty state (a checkpoint of a stateless estimator, resumed with ``rae``) leaves the
+        baselines fresh.
+        """
+        saved = state.get("rae_baselines", state)
+        if saved:
+            self.baselines.load_state_dict(saved)

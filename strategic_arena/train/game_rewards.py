@@ -39,6 +39,8 @@ def rewards_by_move(
         replayed decision by decision (a simultaneous-move game, or a history whose player
         actions do not match the decisions): the caller then pays everything at the end.
     """
+    if not seats:
+        return []  # nobody decided: nothing to attribute
     num_seats = spec.num_players
     paid = [[0.0] * num_seats for _ in seats]
     state = spec.game.new_initial_state()

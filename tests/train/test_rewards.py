@@ -15,6 +15,7 @@ from strategic_arena.games import get_spec
 from strategic_arena.players import Decision, GameState
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import returns_to_go
+from strategic_arena.train.game_rewards import rewards_by_move
 from strategic_arena.train.rewards import (
     RewardConfig,
     game_reward,
@@ -423,3 +424,13 @@ def test_zero_sum_games_pay_only_on_the_last_turn() -> None:
     episode = episode_from_record(record, GamePlan(0, TTT, 0, None, (0, 1)), get_spec(TTT))
     assert [t.game_reward for t in episode.trajectory(0)] == [0.0, 0.0, 1.0]
     assert [t.game_reward for t in episode.trajectory(1)] == [0.0, -1.0]
+
+
+def test_a_history_that_does_not_match_the_decisions_pays_everything_at_the_end() -> None:
+    # Kuhn: two deal chance outcomes, then P0 and P1 decide. Seats that disagree with the
+    # history (P1 first) cannot be replayed: None, and the scorer pays at the last turn only.
+    spec = get_spec(KUHN)
+    assert rewards_by_move(spec, [0, 1, 0, 0], [1, 0]) is None
+    assert rewards_by_move(spec, [0, 1], []) == []
+    # Pass, pass: P0 holds the J (card 0), P1 the Q: P1 wins the antes, paid at P1's decision.
+    assert rewards_by_move(spec, [0, 1, 0, 0], [0, 1]) == [[0.0, 0.0], [-1.0, 1.0]]

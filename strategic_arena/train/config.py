@@ -241,7 +241,8 @@ class TrainConfig:
     invalid_penalty: float = RewardConfig.invalid_penalty
     """Reward of an invalid move (which also forfeits the game)."""
     draw_reward: float | None = RewardConfig.draw_reward
-    """Replaces a terminal game reward of exactly 0 (MARSHAL's code: 0.1); ``null``: keep 0."""
+    """Replaces a final payment of exactly 0 in a game ended by its rules (a draw; in Hanabi a
+    last move that plays no card), as MARSHAL's code does (0.1); ``null``: keep 0."""
     length_alpha: float = RewardConfig.length_alpha
     """Weight of the length penalty (0: off)."""
     length_min: int = RewardConfig.length_min

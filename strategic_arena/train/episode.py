@@ -97,6 +97,9 @@ class Episode:
         num_seats: the number of seats of the game.
         num_moves: the decisions of every seat in the game, opponents' included (SPIRAL's
             game length, in turns); ``None`` when unknown.
+        final_rewards: what the game's last move paid each seat (OpenSpiel's rewards of the
+            final transition; the whole return in games that pay only at the end); ``None``
+            when unknown. MARSHAL's ``draw_reward`` replaces a final payment of 0.
     """
 
     env_id: str
@@ -109,6 +112,7 @@ class Episode:
     turns: list[Turn]
     num_seats: int = 2
     num_moves: int | None = None
+    final_rewards: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in EPISODE_STATUSES:

@@ -21,9 +21,13 @@ it. The reward r_t of a learner turn is the sum of
    MARSHAL's code does). In games that pay only at the end (every zero-sum curated game) all of
    it lands on the last turn, as before:
 
-   * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if that is exactly
-     0 (a draw, a Hanabi game with no card played) and ``draw_reward`` is set, ``draw_reward``
-     (unscaled, like the format reward: it is a shaping constant, not a game outcome);
+   * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if the game's
+     last move paid the seat exactly 0 (``Episode.final_rewards``: a draw in the zero-sum
+     games, whose last move pays the whole return; in Hanabi a last move that plays no card)
+     and ``draw_reward`` is set, that 0 becomes ``draw_reward`` (unscaled, like the format
+     reward: it is a shaping constant, not a game outcome), as MARSHAL's code does at the
+     final step. Without ``final_rewards`` (episodes built by hand) the return itself is
+     tested for 0;
    * a forfeit, for the offender: its forfeit return times the scale (the lost game, -1 in the
      competitive games; 0 in Hanabi, whose forfeit ends the shared score at 0). Together with
      the format term the offender's last turn gets loss + ``invalid_penalty`` and no format
@@ -71,8 +75,9 @@ class RewardConfig:
         invalid_penalty: reward of a turn whose response was not (it replaces the format
             reward; an invalid move also ends the game with the offender's loss under the
             ``forfeit`` policy).
-        draw_reward: if set (MARSHAL's code uses 0.1), replaces a terminal game reward of
-            exactly 0 in a game that ended by its rules; ``None`` leaves it 0.
+        draw_reward: if set (MARSHAL's code uses 0.1), replaces a payment of exactly 0 by the
+            last move of a game that ended by its rules (a draw; a Hanabi game whose last move
+            played no card); ``None`` leaves it 0.
         length_alpha: weight of the length penalty; 0 disables it.
         length_min: L_min, the shortest valid response in tokens.
         length_max: L_max, the soft token budget of one response; longer ones are penalised.
@@ -120,18 +125,19 @@ def length_penalty(num_tokens: int, cfg: RewardConfig) -> float:
 def game_reward(episode: Episode, seat: int, cfg: RewardConfig) -> float:
     """The terminal game reward of ``seat``, added to that seat's last turn.
 
-    The outcome by the rules (``returns[seat]`` times the game's scale, an exact 0 replaced by
-    ``draw_reward`` if set); in a forfeit, the offender's forfeit return times the scale and
-    ``forfeit_other_reward`` (0 in MARSHAL's code) for every other seat. See the module
-    docstring for why.
+    The outcome by the rules (``returns[seat]`` times the game's scale, plus ``draw_reward`` if
+    set and the last move paid the seat exactly 0); in a forfeit, the offender's forfeit return
+    times the scale and ``forfeit_other_reward`` (0 in MARSHAL's code) for every other seat.
+    See the module docstring for why.
     """
     if episode.forfeited_by is not None:
         if seat != episode.forfeited_by:
             return cfg.forfeit_other_reward
         return episode.returns[seat] * cfg.scale(episode.env_id)
     reward = episode.returns[seat] * cfg.scale(episode.env_id)
-    if reward == 0.0 and cfg.draw_reward is not None:
-        return cfg.draw_reward
+    final = reward if episode.final_rewards is None else episode.final_rewards[seat]
+    if final == 0.0 and cfg.draw_reward is not None:
+        return reward + cfg.draw_reward  # the 0 the last move paid becomes draw_reward
     return reward
 
 

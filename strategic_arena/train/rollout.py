@@ -211,14 +211,22 @@ def configured_player(
     )
 
 
-def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameSpec) -> list[Turn]:
+def learner_turns(
+    record: MatchRecord,
+    learner_seats: Sequence[int],
+    spec: GameSpec,
+    paid: Sequence[Sequence[float]] | None = None,
+) -> list[Turn]:
     """The :class:`Turn` of every learner decision of ``record`` that carries a token trace.
 
     Each turn carries what the game paid its seat from that decision to the seat's next one
-    (:mod:`strategic_arena.train.game_rewards`: Hanabi's +1 per card played).
+    (:mod:`strategic_arena.train.game_rewards`: Hanabi's +1 per card played); ``paid`` is
+    :func:`~strategic_arena.train.game_rewards.rewards_by_move` of the record when the caller
+    has it already.
     """
     seats = [move.seat for move in record.moves]
-    paid = rewards_by_move(spec, record.history, seats)
+    if paid is None:
+        paid = rewards_by_move(spec, record.history, seats)
     game_rewards: dict[int, float] = {}
     if paid is not None:
         for seat in set(learner_seats):
@@ -390,6 +398,7 @@ def plan_games(
 
 def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> Episode:
     """The :class:`Episode` of a finished game (complete or forfeited)."""
+    paid = rewards_by_move(spec, record.history, [move.seat for move in record.moves])
     return Episode(
         env_id=record.env_id,
         seed=record.seed,
@@ -398,9 +407,10 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
         returns=tuple(float(r) for r in record.returns),
         status=record.status,
         forfeited_by=record.forfeited_by,
-        turns=learner_turns(record, plan.learner_seats, spec),
+        turns=learner_turns(record, plan.learner_seats, spec, paid),
         num_seats=spec.num_players,
         num_moves=len(record.moves),
+        final_rewards=tuple(paid[-1]) if paid else None,
     )
 
 

@@ -401,6 +401,21 @@ def test_hanabi_pays_each_card_to_both_seats_at_the_turn_it_is_played() -> None:
     assert rewards(episode.trajectory(0)) == pytest.approx([2.05, 4.05, 0.05])
 
 
+def test_draw_reward_replaces_a_final_payment_of_zero_as_marshals_code() -> None:
+    # MARSHAL's env turns a 0 reward of the final step into 0.1. The scripted game ends with
+    # P0's hint (paid 0): each seat's last turn gets +0.1 on top of what play paid it.
+    episode = scripted_hanabi(list(HANABI_SCRIPT))
+    assert episode.final_rewards == (0.0, 0.0)
+    score_episode(episode, RewardConfig(format_reward=0.0, length_alpha=0.0, draw_reward=0.1))
+    assert rewards(episode.trajectory(0)) == pytest.approx([1.0, 2.0, 0.1])
+    assert rewards(episode.trajectory(1)) == pytest.approx([2.0, 1.1])
+    # A perfect game whose last move plays the last card (Y2: +1) gets no 0.1.
+    perfect = scripted_hanabi(["play 0", "play 0", "play 2", "play 2"])
+    assert perfect.returns == (4.0, 4.0) and perfect.final_rewards == (1.0, 1.0)
+    score_episode(perfect, RewardConfig(format_reward=0.0, length_alpha=0.0, draw_reward=0.1))
+    assert sum(rewards(perfect.turns)) == 8.0
+
+
 def test_hanabi_forfeit_settles_the_score_on_each_seats_last_turn() -> None:
     # Same game, but P1's move 3 is invalid: the forfeit ends the shared score at 0.
     episode = scripted_hanabi(["play 0", "hint red", "play 2", None])

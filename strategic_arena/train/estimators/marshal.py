@@ -17,6 +17,13 @@ baseline; its hyperparameter table lists lambda 0.95 and gamma 1. The general fo
 With lambda = 1 step 3 telescopes to A_t = G_t - b, so lambda = gamma = 1 is exactly the
 paper's formula (with ``mean_std``, the estimator the paper evaluates; ``mean`` is its
 "group mean baseline" wording without the division). A group whose G_t are all equal gets 0.
+
+MARSHAL's repository (``examples/*/agentic_val_*_selfplay.yaml``, ``roll/utils/functionals.py``)
+runs ``adv_estimator: reinforce``, whose ``compute_reinforce_return`` computes the gamma = 1
+returns-to-go and never reads ``lambd`` (the table's 0.95 is the framework's default for its GAE
+path), then centres per player by a mean (``advantage_norm: mean``, over the distinct values)
+and whitens over tokens (``whiten_advantages: true``): ``centering: mean`` with ``whiten: true``
+is the closest setting here.
 """
 
 from __future__ import annotations
@@ -98,7 +105,8 @@ class MarshalConfig(CenteredConfig):
     gamma: float = 1.0
     """Discount of the returns-to-go (MARSHAL: 1)."""
     lam: float = 1.0
-    """GAE lambda (MARSHAL's text: 1; its table lists 0.95)."""
+    """GAE lambda (MARSHAL's text: 1; its table lists 0.95, which its code's REINFORCE path
+    never reads)."""
 
     def problems(self) -> list[str]:
         """Both gamma and lambda must lie in [0, 1]."""

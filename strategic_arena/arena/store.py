@@ -95,7 +95,8 @@ CREATE TABLE IF NOT EXISTS games (
     history TEXT NOT NULL,
     duration_s REAL NOT NULL,
     finished REAL NOT NULL,
-    infrastructure_error TEXT
+    infrastructure_error TEXT,
+    prompts TEXT
 );
 CREATE TABLE IF NOT EXISTS moves (
     id INTEGER PRIMARY KEY,
@@ -141,6 +142,11 @@ _ADDED_MOVE_COLUMNS = {
     "finish_reason": "TEXT",
     "tries": "TEXT NOT NULL DEFAULT '[]'",
 }
+
+#: Columns of ``games`` added after version 4 (added to older stores on open): ``prompts``,
+#: the prompt set of each seat (JSON list of ``{"name", "digest"}`` or ``null`` for a seat that
+#: reads no prompt; ``NULL`` for games stored before).
+_ADDED_GAME_COLUMNS = {"prompts": "TEXT"}
 
 #: Strings that look like credentials: OpenAI-style ``sk-...`` keys, bearer tokens, a URL's
 #: userinfo password (``//user:key@host``) and a URL query's value that is not masked
@@ -341,26 +347,25 @@ class ResultsStore:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         stored = int(row[0]) if row is not None and str(row[0]).isdigit() else 0
         return (
-            stored < SCHEMA_VERSION
-            or self._games_need_rebuild()
-            or bool(self._missing_move_columns())
+            stored < SCHEMA_VERSION or self._games_need_rebuild() or bool(self._missing_columns())
         )
 
-    def _missing_move_columns(self) -> list[str]:
-        """Columns of ``moves`` an older store lacks."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
-        return [column for column in _ADDED_MOVE_COLUMNS if column not in columns]
+    def _missing_columns(self) -> list[tuple[str, str, str]]:
+        """``(table, column, definition)`` of every added column an older store lacks."""
+        missing = []
+        for table, added in (("moves", _ADDED_MOVE_COLUMNS), ("games", _ADDED_GAME_COLUMNS)):
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            missing += [(table, c, d) for c, d in added.items() if c not in columns]
+        return missing
 
     def _migrate(self) -> None:
         """Bring an older store up to :data:`SCHEMA_VERSION`, keeping its data."""
         if self._games_need_rebuild():
             self._rebuild_games()
         self._db.executescript(_INDEXES)
-        for column in self._missing_move_columns():
+        for table, column, definition in self._missing_columns():
             try:
-                self._db.execute(
-                    f"ALTER TABLE moves ADD COLUMN {column} {_ADDED_MOVE_COLUMNS[column]}"
-                )
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
             except sqlite3.OperationalError as error:  # another process added it first
                 if "duplicate column" not in str(error):
                     raise
@@ -553,8 +558,8 @@ class ResultsStore:
             return False
         cursor = db.execute(
             "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
-            "status, forfeited_by, history, duration_s, finished, infrastructure_error) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
+            "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 game_key,
@@ -568,6 +573,7 @@ class ResultsStore:
                 record.duration_s,
                 time.time(),
                 record.infrastructure_error,
+                json.dumps(list(record.prompts)) if any(record.prompts) else None,
             ),
         )
         if cursor.rowcount == 0:
@@ -688,7 +694,7 @@ class ResultsStore:
         return self._select_games(" WHERE " + " AND ".join(where) if where else "", params)
 
     def _select_games(self, where: str, params: tuple[Any, ...]) -> list[StoredGame]:
-        query = f"SELECT {_GAME_COLUMNS}, infrastructure_error FROM games"
+        query = f"SELECT {_GAME_COLUMNS}, infrastructure_error, prompts FROM games"
         rows = self._db.execute(query + where + " ORDER BY id", params)
         return [
             StoredGame(
@@ -705,6 +711,7 @@ class ResultsStore:
                 duration_s=row[10],
                 finished=row[11],
                 infrastructure_error=row[12],
+                prompts=tuple(json.loads(row[13])) if row[13] else (),
             )
             for row in rows
         ]

@@ -328,6 +328,10 @@ class _Contained:
         self.player = player
         self.name = player.name
 
+    def __getattr__(self, attribute: str) -> Any:
+        # Everything else is the player's own (its prompt set, which the match records).
+        return getattr(self.player, attribute)
+
     async def act(self, state: GameState, seat: int) -> Decision:
         try:
             return await self.player.act(state, seat)

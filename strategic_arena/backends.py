@@ -421,43 +421,33 @@ def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, 
     return result
 
 
-#: The largest ``/models`` listing read (a listing is a few kB).
-_MAX_LISTING_BYTES = 1 << 20
-
-
 def list_models(base_url: str, api_key: str | None, timeout_s: float) -> list[dict[str, Any]]:
     """The endpoint's ``/models`` listing; empty when it cannot be read within ``timeout_s``.
 
-    The deadline covers the whole request (a server trickling its reply is cut), no redirect
-    is followed (the key is never sent to another origin), and at most 1 MiB is read.
+    Read with the same client as the chat requests and under the same rules: the deadline
+    covers the whole request (a server trickling its reply is cut) and no redirect is followed
+    (the key is never sent to another origin).
     """
-    httpx = require("httpx", "OpenAI-compatible endpoints")
+    openai = require("openai", "OpenAI-compatible endpoints")
 
-    async def fetch() -> bytes:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout_s) as client:
-            url = base_url.rstrip("/") + "/models"
-            async with client.stream("GET", url, headers=headers) as response:
-                if response.status_code != 200:
-                    return b""
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > _MAX_LISTING_BYTES:
-                        return b""
-                return body
-
-    async def fetch_by_deadline() -> bytes:
-        return await asyncio.wait_for(fetch(), timeout_s)
+    async def fetch() -> str:
+        client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout_s
+        )
+        try:
+            request = client.get("/models", cast_to=str, options={"follow_redirects": False})
+            return str(await asyncio.wait_for(request, timeout_s))
+        finally:
+            await client.close()
 
     try:
-        data = json.loads(asyncio.run(fetch_by_deadline()))
-    except (asyncio.TimeoutError, OSError, ValueError, httpx.HTTPError):
+        data = json.loads(asyncio.run(fetch()))
+    except (asyncio.TimeoutError, ValueError, RecursionError, openai.APIError):
         return []
     models = data.get("data") if isinstance(data, dict) else None
-    return (
-        [model for model in models if isinstance(model, dict)] if isinstance(models, list) else []
-    )
+    if not isinstance(models, list):
+        return []
+    return [model for model in models if isinstance(model, dict)]
 
 
 def _retry_after(response: Any) -> float | None:

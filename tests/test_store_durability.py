@@ -199,3 +199,23 @@ def test_a_full_disk_is_named_and_loses_nothing(tmp_path: Path) -> None:
         assert len(store.games(run_id)) == 4 and "too-big" not in store.completed_keys(run_id)
         store._db.execute("PRAGMA max_page_count = 1073741823")
         assert store.add_game(run_id, "fits-now", big)  # the connection is still usable
+
+
+def test_an_archived_store_of_an_older_version_reads_without_an_upgrade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The committed ladder was stored before games.prompts existed: an older store, read as it
+    # is (the missing column reads as its default) instead of being upgraded on every read.
+    committed = Path(__file__).resolve().parent.parent / "leaderboards" / "ladder.db"
+    if not committed.exists():
+        pytest.skip("leaderboards/ladder.db is not in this checkout")
+    db = tmp_path / "ladder.db"
+    db.write_bytes(committed.read_bytes())
+    db.chmod(0o444)
+    before = digest(db)
+    with ResultsStore.for_reading(db) as store:
+        assert store.readonly and len(store.games()) == 7500
+        assert all(game.prompts == () for game in store.games()[:10])
+    assert main(["report", "--db", str(db), "--all-players"]) == 0
+    assert "baseline-ladder (seed 0)" in capsys.readouterr().out
+    assert digest(db) == before  # (SQLite's -wal/-shm files of a WAL store may appear beside)

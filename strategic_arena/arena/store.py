@@ -197,7 +197,7 @@ def explain(error: sqlite3.Error) -> str:
 
 
 def connect_readonly(path: Path, timeout_s: float = DEFAULT_LOCK_WAIT_S) -> sqlite3.Connection:
-    """A connection that never writes ``path``: no journal switch, no schema, no ``-wal`` file.
+    """A connection that never writes ``path``: no journal switch, no schema.
 
     Falls back to SQLite's ``immutable`` mode when even its shared-memory file cannot be made
     (a WAL database in a folder that cannot be written: an archive, a read-only mount).
@@ -281,8 +281,9 @@ class ResultsStore:
         """The store at ``path`` for commands that only read it (report, replay, publish).
 
         Opened read-only: nothing is written (no journal switch, no schema), so an archived
-        store, a read-only file or a read-only mount reads as it is. Only a store of an older
-        schema, which must be upgraded to be read, is opened for writing, where it can be.
+        store, a read-only file or a read-only mount reads as it is; columns added since it was
+        written read as their defaults. Only a store older than schema version 4, which must
+        be rebuilt to be read, is opened for writing, where it can be.
 
         Raises:
             ValueError: there is no file at ``path``.
@@ -335,6 +336,7 @@ class ResultsStore:
                 raise _OlderSchema(
                     f"cannot open results store {self.path} read-only: it has an older schema"
                 )
+            self._shadow_missing_columns()
         except BaseException:
             db.close()
             raise
@@ -346,15 +348,31 @@ class ResultsStore:
         if "meta" in self.table_names():
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         stored = int(row[0]) if row is not None and str(row[0]).isdigit() else 0
-        return (
-            stored < SCHEMA_VERSION or self._games_need_rebuild() or bool(self._missing_columns())
-        )
+        return stored < SCHEMA_VERSION or self._games_need_rebuild()
+
+    def _shadow_missing_columns(self) -> None:
+        """Read-only: columns added since the store was written, read as their defaults.
+
+        A temporary view (in memory, never in the file) named like the table shows the table
+        with each missing added column as its default, so an archived store of an older
+        version reads without being upgraded.
+        """
+        shown: dict[str, list[str]] = {}
+        for table, column, definition in self._missing_columns():
+            default = re.search(r"DEFAULT\s+('(?:[^']|'')*'|\S+)", definition)
+            value = default.group(1) if default else "NULL"
+            shown.setdefault(table, []).append(f"{value} AS {column}")
+        for table, columns in shown.items():
+            self._db.execute(
+                f"CREATE TEMP VIEW {table} AS SELECT *, {', '.join(columns)} FROM main.{table}"
+            )
 
     def _missing_columns(self) -> list[tuple[str, str, str]]:
         """``(table, column, definition)`` of every added column an older store lacks."""
         missing = []
         for table, added in (("moves", _ADDED_MOVE_COLUMNS), ("games", _ADDED_GAME_COLUMNS)):
-            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            rows = self._db.execute(f"PRAGMA main.table_info({table})")
+            columns = {row[1] for row in rows}
             missing += [(table, c, d) for c, d in added.items() if c not in columns]
         return missing
 

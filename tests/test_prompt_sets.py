@@ -218,3 +218,14 @@ def test_play_shows_the_prompts_of_a_set(capsys: pytest.CaptureFixture[str]) -> 
     assert "--- user ---\n" + SPIRAL_OPENING in out and "--- system ---" not in out
     assert main(["play", "kuhn_poker-v0", "--prompts", str(SPIRAL_SET / "missing")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_the_spiral_config_uses_spirals_parser_and_template() -> None:
+    pytest.importorskip("yaml", reason="the [train] extra (pyyaml) is not installed")
+    from strategic_arena.train.config import load_config
+
+    configs = Path(__file__).parents[1] / "configs"
+    for name in ("spiral_multi_game.yaml", "spiral_multi_game_no_rae.yaml"):
+        cfg = load_config(configs / name)
+        assert cfg.style == "spiral" and cfg.prompts is not None
+        assert PromptSet.load(cfg.prompts) == PromptSet.load(SPIRAL_SET)

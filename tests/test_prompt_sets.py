@@ -172,6 +172,10 @@ def test_a_game_session_renders_with_its_prompt_set() -> None:
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"].startswith(SPIRAL_OPENING)
     assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move
+    strict = GameSession("kuhn_poker-v0", style="spiral", require_reasoning=True)
+    strict.reset(seed=0, seat=0)
+    outcome = strict.step("\\boxed{bet}")
+    assert outcome.error is not None and outcome.error.kind == "missing_reasoning"
 
 
 def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:

@@ -389,7 +389,7 @@ class Learner:
         mine: dict[int, list[float]] = {}
         with self.torch.no_grad(), self.compute():
             for chunk in self._plan(turns):
-                rows = chunk or [0]  # FSDP needs the same number of passes on every rank
+                rows = chunk or _shortest(turns)  # FSDP: as many passes on every rank
                 batch = collate([turns[i] for i in rows], pad_id=self.pad_id, device=self.device)
                 values = sequence_logprobs(self.model, batch, self.cfg.temperature)
                 for row, index in enumerate(chunk):
@@ -476,7 +476,7 @@ class Learner:
         for chunk in self._plan(minibatch):
             dummy = not chunk  # FSDP needs the same number of passes on every rank
             if dummy:
-                chunk = [0]
+                chunk = _shortest(minibatch)
             batch = collate(
                 [minibatch[i] for i in chunk],
                 pad_id=self.pad_id,
@@ -576,6 +576,13 @@ class Learner:
                         delta = module.get_delta_weight(adapter)
                         deltas[key] = deltas[key] + delta if key in deltas else delta
         return deltas
+
+
+def _shortest(turns: Sequence[Turn]) -> list[int]:
+    """The index of the shortest turn: the cheapest dummy pass (its loss weight is zero)."""
+    return [
+        min(range(len(turns)), key=lambda i: len(turns[i].prompt_ids) + len(turns[i].response_ids))
+    ]
 
 
 class _Stats:

@@ -74,6 +74,18 @@ def resolve_compute_dtype(cfg: TrainConfig, device: Any) -> Any:
     return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
+def resolve_policy_dtype(cfg: TrainConfig, master_dtype: Any, compute_dtype: Any) -> Any:
+    """The dtype the policy is loaded in: the master dtype, except a LoRA model's frozen base.
+
+    Under LoRA with ``dtype: auto`` the base weights never change, so they are held in the
+    compute dtype (half the memory on a GPU); peft keeps the adapters, the only trained
+    weights, in float32 (its ``autocast_adapter_dtype``).
+    """
+    if cfg.lora_rank > 0 and cfg.dtype == "auto":
+        return compute_dtype
+    return master_dtype
+
+
 def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
     """The rollout server's dtype (``vllm_dtype``; ``auto``: the learner's compute dtype)."""
     torch = require("torch", "training")

@@ -64,6 +64,7 @@ from strategic_arena.train.models import (
     resolve_compute_dtype,
     resolve_device,
     resolve_dtype,
+    resolve_policy_dtype,
     resolve_server_dtype,
     save_full_model,
     save_policy,
@@ -109,7 +110,8 @@ class Trainer:
         resume_from = self._resume_path()
         weights_dir = resume_from / "policy" if resume_from is not None else None
         self.tokenizer = load_tokenizer(cfg, weights_dir)
-        model = load_policy(cfg, self.tokenizer, self.device, self.dtype, weights_dir)
+        policy_dtype = resolve_policy_dtype(cfg, self.dtype, self.compute_dtype)
+        model = load_policy(cfg, self.tokenizer, self.device, policy_dtype, weights_dir)
         reference = load_reference(cfg, self.tokenizer, self.device, self.compute_dtype)
         if self.info.distributed:
             if cfg.lora_rank > 0:

@@ -269,6 +269,7 @@ def test_precision_defaults() -> None:
     from strategic_arena.train.models import (
         resolve_compute_dtype,
         resolve_dtype,
+        resolve_policy_dtype,
         resolve_server_dtype,
     )
 
@@ -281,6 +282,10 @@ def test_precision_defaults() -> None:
     pinned = load_config(None, ["vllm_dtype=float16", "compute_dtype=bfloat16"])
     assert resolve_server_dtype(pinned, torch.float32) == torch.float16
     assert resolve_compute_dtype(pinned, cpu) == torch.bfloat16
+    # a LoRA model's frozen base only computes; its float32 adapters are peft's
+    lora = load_config(None, ["lora_rank=4"])
+    assert resolve_policy_dtype(lora, torch.float32, torch.bfloat16) == torch.bfloat16
+    assert resolve_policy_dtype(cfg, torch.float32, torch.bfloat16) == torch.float32
 
 
 def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:

@@ -305,7 +305,10 @@ def test_importance_correction_against_top_k_sampling(
 
 
 def test_trainer_with_top_k_reports_the_correction(
-    server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path
+    server: VLLMServer,
+    tiny_overrides: Overrides,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """With vLLM the correction is on by default: the learner recomputes the old log-probs."""
     from strategic_arena.train.config import load_config
@@ -324,8 +327,9 @@ def test_trainer_with_top_k_reports_the_correction(
         ),
     )
     assert cfg.corrects_behaviour
-    with Trainer(cfg) as trainer:
+    with Trainer(cfg) as trainer, caplog.at_level("WARNING", logger="strategic_arena.train"):
         metrics = trainer.train_step()
+    assert "disagree" not in caplog.text  # a ratio below 1 is expected under top-k
     assert metrics["train/is_ratio_mean"] < 0.9 and metrics["train/is_ratio_max"] <= 1 + 1e-3
     assert metrics["train/is_ratio_mean"] == pytest.approx(metrics["train/logprob_ratio"])
     assert metrics["train/is_truncated_frac"] == 0.0  # every ratio is below the cap 2

@@ -9,11 +9,6 @@ equal to those one process computes.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +22,7 @@ from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.learner import Learner  # noqa: E402
 from strategic_arena.train.tiny import build_tiny  # noqa: E402
+from tests.train.launch import torchrun  # noqa: E402
 
 #: (prompt, response) lengths: one turn as long as the six others together.
 SHAPES = [(40, 8), *[(6, 2)] * 6]
@@ -73,31 +69,15 @@ def model_and_turns() -> tuple[Any, int, list[Turn]]:
     return model, int(tokenizer.pad_token_id), turns
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_two_ranks_recompute_each_turn_once_with_equal_tokens(tmp_path: Path) -> None:
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-    if torchrun is None:
-        pytest.skip("torchrun is not installed next to this python")
     sizes = [p + r for p, r in SHAPES]
     plan = plan_micro_batches(sizes, 2, max_rows=2)
     assert plan == [[[0], [], []], [[1, 2], [3, 4], [5, 6]]]  # 48 tokens each
 
     script = tmp_path / "rank.py"
     script.write_text(RANK_SCRIPT.format(tests=str(Path(__file__).parent), out=str(tmp_path)))
-    done = subprocess.run(
-        [torchrun, "--nproc-per-node", "2", "--master-port", str(_free_port()), str(script)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        timeout=600,
-        check=False,
-    )
+    done = torchrun([str(script)], timeout_s=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     # rank 0: the long turn, then two dummy passes of the shortest turn (FSDP needs as many

@@ -336,6 +336,38 @@ def test_trainer_with_top_k_reports_the_correction(
     assert metrics["train/is_masked_frac"] == 0.0
 
 
+def test_two_torchrun_ranks_train_through_one_server(
+    server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path, no_hang: None
+) -> None:
+    """Two CPU ranks (FSDP2 on gloo) share the server: each sends its share of the games, the
+    old log-probs are recomputed split over the ranks, rank 0 pushes the weights every step."""
+    from strategic_arena.train.metrics import read_metrics
+    from tests.train.launch import torchrun, train_command
+
+    out = tmp_path / "ranks"
+    overrides = tiny_overrides(
+        *TINY_VLLM,
+        "old_logprobs=auto",  # the correction's default with vLLM: the learner recomputes
+        f"vllm_base_urls=[{server.base_url}]",
+        "vllm_served_model=tiny",
+        "steps=2",
+        "episodes_per_game=8",
+        f"output_dir={out}",
+        f"weight_sync_dir={tmp_path / 'sync'}",
+    )
+    sent = ServerAdmin(server.base_url)
+    done = torchrun([train_command(), "train", *(a for o in overrides for a in ("--set", o))])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = read_metrics(out / "metrics.jsonl")
+    assert [row["step"] for row in rows] == [1, 2]
+    assert [row["sync/weight_version"] for row in rows] == [1, 2]
+    assert [row["train/weight_version"] for row in rows] == [0, 1]
+    for row in rows:  # the learner's recomputed log-probs match what the server sampled with
+        assert row["train/is_ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+        assert row["train/is_truncated_frac"] == 0.0 and row["train/trainable_turns"] > 0
+    assert sent.weight_version() == "2"
+
+
 def _live_members(pgid: int) -> list[int]:
     """Processes of group ``pgid`` that still run (zombies, dead but not reaped, do not count:
     a container's init may never reap the server's orphaned workers)."""

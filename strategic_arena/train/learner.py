@@ -310,12 +310,16 @@ class Learner:
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
             raise ValueError("the policy has no trainable parameters")
+        # One process on a GPU: the fused kernel, since the default multi-tensor one allocates
+        # temporaries as large as all the weights (16 GB for a 4B model in float32 masters).
+        fused = world_size == 1 and params[0].device.type == "cuda"
         self.optimizer = self.torch.optim.AdamW(
             params,
             lr=cfg.lr,
             betas=(cfg.adam_beta1, cfg.adam_beta2),
             eps=cfg.adam_eps,
             weight_decay=cfg.weight_decay,
+            fused=fused or None,
         )
         self.scheduler = self.torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_update)

@@ -4,6 +4,8 @@ Meant for one H100 (``make gpu-check``, about 10-25 minutes), also on a locked-d
 has torch but no vLLM and no network: every model is built locally from a config with random
 weights. Each check is one row of a table (printed, and written as JSON with ``--json``):
 
+0. ``cuda``: a usable CUDA device (name, memory, bfloat16 support); without one the check
+   fails, since the other rows would have run on the CPU;
 1. ``precision``: one AdamW step at lr 1e-6 of a small model with float32 master weights and
    bfloat16 compute (autocast) moves essentially every weight of a decoder layer; the same step
    with bfloat16 weights moves a few percent (the reason masters are float32);
@@ -82,6 +84,10 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
+#: The trainer's tiny model in a shape vLLM's attention kernels take (head dim 64).
+TINY_FOR_VLLM = ["model=tiny", "tiny_hidden_size=128", "tiny_heads=2", "tiny_vocab=answers"]
+
+
 @dataclass
 class Row:
     """One check: ``ok``, ``fail`` or ``skip``, its figures and a note (why, when not ok)."""
@@ -156,6 +162,30 @@ def _timed(row: Row) -> Iterator[None]:
     except Exception as error:  # a check that crashed is a failed row, not a crashed run
         row.status, row.note = "fail", f"{type(error).__name__}: {error}"[:500]
     row.seconds = round(time.perf_counter() - started, 2)
+
+
+def check_cuda(args: argparse.Namespace) -> Row:
+    """Row 0: a usable CUDA device (else every other row ran on the CPU and proves nothing)."""
+    import torch
+
+    row = Row("cuda")
+    if args.smoke:
+        row.status, row.note = "skip", "smoke mode runs on the CPU"
+    elif not torch.cuda.is_available():
+        row.status = "fail"
+        row.note = (
+            f"no usable CUDA device (torch {torch.__version__}, built for CUDA "
+            f"{torch.version.cuda or 'none'}): the rows below ran on the CPU"
+        )
+    else:
+        properties = torch.cuda.get_device_properties(0)
+        row.figures = {
+            "name": properties.name,
+            "memory_gib": round(properties.total_memory / 2**30, 1),
+            "capability": f"{properties.major}.{properties.minor}",
+            "bf16": str(torch.cuda.is_bf16_supported()),
+        }
+    return row
 
 
 def check_precision(args: argparse.Namespace) -> Row:
@@ -396,8 +426,9 @@ def check_colocated(args: argparse.Namespace) -> Row:
         return row
     with _timed(row), tempfile.TemporaryDirectory() as folder:
         sets = [
-            "model=tiny" if args.model is None else f"model={args.model}",
+            *(TINY_FOR_VLLM if args.model is None else [f"model={args.model}"]),
             "engine=vllm",
+            "vllm_enforce_eager=true",
             "steps=3",
             "episodes_per_game=16",
             "tensorboard=false",
@@ -415,6 +446,7 @@ def check_colocated(args: argparse.Namespace) -> Row:
 
 
 CHECKS: tuple[Callable[[argparse.Namespace], Row], ...] = (
+    check_cuda,
     check_precision,
     check_learner,
     check_fsdp,

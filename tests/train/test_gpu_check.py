@@ -36,6 +36,7 @@ def test_gpu_check_smoke_mode_writes_every_row(tmp_path: Path) -> None:
     assert report["smoke"] is True and report["passed"] is True and report["device"] == "cpu"
     rows = {row["name"]: row for row in report["rows"]}
     assert list(rows) == [
+        "cuda",
         "precision",
         "learner",
         "fsdp",
@@ -56,6 +57,6 @@ def test_gpu_check_smoke_mode_writes_every_row(tmp_path: Path) -> None:
     assert export["dtype"] == "bfloat16"
     params = rows["learner"]["figures"]["parameters"]
     assert params * 2 <= export["bytes"] < params * 2 + 100_000  # 2 bytes a weight + header
-    for name in ("vllm_tests", "bench_rollout", "colocated"):
+    for name in ("cuda", "vllm_tests", "bench_rollout", "colocated"):
         assert rows[name]["status"] == "skip" and "smoke" in rows[name]["note"]
     assert "GPU check on cpu" in done.stdout and "passed" in done.stdout

@@ -1,7 +1,7 @@
 r"""The learner: token-level PPO-clip on the policy's turns, AdamW, schedules, LoRA, FSDP.
 
 The *update* stage of a training step. Every eligible learner turn is one sequence (prompt +
-response); only response tokens carry loss. For token t of a response, with behaviour log-prob
+response); only response tokens carry loss. For token t of a response, with old log-prob
 ``old_logprob`` (the engine's, or the learner's own recomputed before the update), advantage A
 of its turn, and the current log-prob ``logprob``:
 
@@ -427,14 +427,14 @@ class Learner:
         """
         cfg = self.cfg
         stats = _Stats()
-        behaviour = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
+        old = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
         is_weights: list[list[float]] | None = None
         is_metrics: dict[str, float] = {}
         if correct_behaviour:
             if old_logprobs is None:
                 raise ValueError("the importance correction needs the learner's old log-probs")
             correction = correct(
-                behaviour,
+                old,
                 [t.logprobs for t in turns],
                 cap=cfg.tis_cap,
                 mask_low=cfg.is_mask_low,
@@ -450,7 +450,7 @@ class Learner:
                     weights = token_weights(minibatch, cfg, self.world_size)
                     self._accumulate(
                         minibatch,
-                        [behaviour[i] for i in indices],
+                        [old[i] for i in indices],
                         weights,
                         None if is_weights is None else [is_weights[i] for i in indices],
                         stats,
@@ -467,7 +467,7 @@ class Learner:
     def _accumulate(
         self,
         minibatch: list[Turn],
-        behaviour: list[Sequence[float]],
+        old: list[Sequence[float]],
         weights: list[float],
         is_weights: list[list[float]] | None,
         stats: _Stats,
@@ -485,7 +485,7 @@ class Learner:
                 [minibatch[i] for i in chunk],
                 pad_id=self.pad_id,
                 device=self.device,
-                old_logprobs=[behaviour[i] for i in chunk],
+                old_logprobs=[old[i] for i in chunk],
                 weights=[0.0 if dummy else weights[i] for i in chunk],
                 is_weights=None if is_weights is None else [is_weights[i] for i in chunk],
             )

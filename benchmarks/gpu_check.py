@@ -199,9 +199,14 @@ def check_precision(args: argparse.Namespace) -> Row:
         base = _build("tiny", device, torch.float32, seed=1)
         turns = _turns(SHAPES["tiny"]["vocab_size"], 8, 16, 16, seed=1)
         moved = {}
+        forward_dtype = ""
         for label, dtype in (("mixed", torch.float32), ("pure_bf16", torch.bfloat16)):
             model = copy.deepcopy(base).to(dtype)
             learner = _learner(model, torch.bfloat16, "grad_clip=0")
+            if label == "mixed":  # the matrix products really run in bfloat16
+                with torch.no_grad(), learner.compute():
+                    ids = torch.tensor([turns[0].prompt_ids], device=device)
+                    forward_dtype = str(model(input_ids=ids).logits.dtype)
             layer = {n: p for n, p in model.named_parameters() if ".layers." in n and p.dim() == 2}
             before = {n: p.detach().clone() for n, p in layer.items()}
             learner.update(turns, np.random.default_rng(0))
@@ -210,9 +215,12 @@ def check_precision(args: argparse.Namespace) -> Row:
         row.figures = {
             "moved_fp32_master_bf16_compute": round(moved["mixed"], 4),
             "moved_bf16_weights": round(moved["pure_bf16"], 4),
+            "forward_dtype": forward_dtype,
         }
         if moved["mixed"] < 0.99:
             row.status, row.note = "fail", "float32 masters did not move at lr 1e-6"
+        elif forward_dtype != "torch.bfloat16":
+            row.status, row.note = "fail", f"the forward pass ran in {forward_dtype}"
     return row
 
 

@@ -48,6 +48,7 @@ def test_gpu_check_smoke_mode_writes_every_row(tmp_path: Path) -> None:
     precision = rows["precision"]["figures"]
     assert precision["moved_fp32_master_bf16_compute"] > 0.99
     assert precision["moved_bf16_weights"] < 0.05
+    assert precision["forward_dtype"] == "torch.bfloat16"  # autocast over float32 masters
     for name in ("learner", "fsdp"):
         assert rows[name]["status"] == "ok", rows[name]["note"]
         assert rows[name]["figures"]["tokens_per_s"] > 0

@@ -328,6 +328,9 @@ class TrainConfig:
     """Tokens whose ratio is below this get no policy-gradient weight (``null``: no bound)."""
     is_mask_high: float | None = None
     """Tokens whose ratio is above this get no policy-gradient weight (``null``: no bound)."""
+    is_level: Literal["token", "sequence"] = "token"
+    """Where the ratio is taken: per token, or per response (the product of its tokens' ratios,
+    truncated and masked as a whole, every token weighted alike: TRL's sequence modes)."""
     micro_batch_tokens: int | None = None
     """Most padded tokens (rows x longest sequence) of a micro-batch, besides
     micro_batch_size (``null``: no token cap). Ranks always get equal tokens, not equal turns,

@@ -18,6 +18,11 @@ token:
 4. the token's policy-gradient term is multiplied by the weight (a constant: no gradient flows
    through it); the KL and entropy terms are not.
 
+At the ``sequence`` level (TRL's ``sequence_truncate`` / ``sequence_mask`` modes) the ratio of a
+whole response, the product of its tokens' ratios (``exp`` of their summed log-ratios), goes
+through steps 2-3 and every token of the response gets its weight: a response sampled far off
+the learner's policy is truncated or dropped as a whole.
+
 This module is numpy only; :func:`correct` returns per-turn weights and the ``train/is_*``
 metrics of the step.
 """
@@ -32,14 +37,14 @@ import numpy as np
 
 
 @dataclass(frozen=True)
-class TokenWeights:
-    """The correction of a flat array of tokens.
+class Weights:
+    """The correction of a flat array of units (tokens, or whole responses).
 
     Attributes:
-        ratio: ``pi_old / mu`` per token.
-        weights: the weight of each token's policy-gradient term.
-        truncated: tokens whose weight is the cap (ratio above it, not masked).
-        masked: tokens whose weight is 0 (ratio outside the band).
+        ratio: ``pi_old / mu`` per unit.
+        weights: the weight of each unit's policy-gradient term.
+        truncated: units whose weight is the cap (ratio above it, not masked).
+        masked: units whose weight is 0 (ratio outside the band).
     """
 
     ratio: np.ndarray
@@ -48,13 +53,13 @@ class TokenWeights:
     masked: np.ndarray
 
 
-def token_weights(
+def importance_weights(
     log_ratio: np.ndarray,
     *,
     cap: float | None,
     mask_low: float | None = None,
     mask_high: float | None = None,
-) -> TokenWeights:
+) -> Weights:
     """Steps 1-3 of the module docstring over ``log_ratio = log pi_old - log mu``."""
     ratio = np.exp(np.asarray(log_ratio, dtype=np.float64))
     masked = np.zeros(ratio.shape, dtype=bool)
@@ -64,7 +69,7 @@ def token_weights(
         masked |= ratio > mask_high
     truncated = ~masked & (ratio > cap) if cap is not None else np.zeros_like(masked)
     kept = ratio if cap is None else np.minimum(ratio, cap)
-    return TokenWeights(ratio, np.where(masked, 0.0, kept), truncated, masked)
+    return Weights(ratio, np.where(masked, 0.0, kept), truncated, masked)
 
 
 @dataclass(frozen=True)
@@ -82,21 +87,35 @@ def correct(
     cap: float | None,
     mask_low: float | None = None,
     mask_high: float | None = None,
+    level: str = "token",
 ) -> Correction:
-    """The correction of each turn's tokens (learner and behaviour log-probs, turn by turn)."""
+    """The correction of each turn's tokens (learner and behaviour log-probs, turn by turn).
+
+    ``level``: ``token`` or ``sequence`` (see the module docstring). The metrics are over the
+    units the ratio is taken at: tokens, or responses.
+    """
     sizes = [len(values) for values in learner_logprobs]
     if sizes != [len(values) for values in behaviour_logprobs]:
         raise ValueError("learner and behaviour log-probs differ in shape")
+    if level not in ("token", "sequence"):
+        raise ValueError(f"unknown importance-correction level {level!r}")
     pairs = zip(learner_logprobs, behaviour_logprobs, strict=True)
-    flat = np.concatenate([np.subtract(mine, theirs) for mine, theirs in pairs] or [np.zeros(0)])
-    result = token_weights(flat, cap=cap, mask_low=mask_low, mask_high=mask_high)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    weights = [result.weights[a:b].tolist() for a, b in itertools.pairwise(starts)]
-    tokens = max(1, flat.size)
+    log_ratios = [np.subtract(mine, theirs) for mine, theirs in pairs]
+    bounds = dict(cap=cap, mask_low=mask_low, mask_high=mask_high)
+    if level == "sequence":
+        units = np.array([float(np.sum(part)) for part in log_ratios])
+        result = importance_weights(units, **bounds)
+        weights = [[float(w)] * size for w, size in zip(result.weights, sizes, strict=True)]
+    else:
+        units = np.concatenate(log_ratios or [np.zeros(0)])
+        result = importance_weights(units, **bounds)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        weights = [result.weights[a:b].tolist() for a, b in itertools.pairwise(starts)]
+    count = max(1, units.size)
     metrics = {
-        "train/is_ratio_mean": float(result.ratio.mean()) if flat.size else 1.0,
-        "train/is_ratio_max": float(result.ratio.max()) if flat.size else 1.0,
-        "train/is_truncated_frac": float(result.truncated.sum()) / tokens,
-        "train/is_masked_frac": float(result.masked.sum()) / tokens,
+        "train/is_ratio_mean": float(result.ratio.mean()) if units.size else 1.0,
+        "train/is_ratio_max": float(result.ratio.max()) if units.size else 1.0,
+        "train/is_truncated_frac": float(result.truncated.sum()) / count,
+        "train/is_masked_frac": float(result.masked.sum()) / count,
     }
     return Correction(weights, metrics)

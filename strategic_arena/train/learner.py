@@ -439,6 +439,7 @@ class Learner:
                 cap=cfg.tis_cap,
                 mask_low=cfg.is_mask_low,
                 mask_high=cfg.is_mask_high,
+                level=cfg.is_level,
             )
             is_weights, is_metrics = correction.weights, correction.metrics
         first_minibatch = True

@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.importance import correct, token_weights
+from strategic_arena.train.importance import correct, importance_weights
 
 
 def test_truncation_and_masking_by_hand() -> None:
     ratios = np.array([0.25, 0.5, 1.0, 1.5, 3.0, 10.0])
-    result = token_weights(np.log(ratios), cap=2.0)
+    result = importance_weights(np.log(ratios), cap=2.0)
     np.testing.assert_allclose(result.weights, [0.25, 0.5, 1.0, 1.5, 2.0, 2.0])
     assert result.truncated.tolist() == [False, False, False, False, True, True]
     assert not result.masked.any()
-    banded = token_weights(np.log(ratios), cap=2.0, mask_low=0.4, mask_high=5.0)
+    banded = importance_weights(np.log(ratios), cap=2.0, mask_low=0.4, mask_high=5.0)
     np.testing.assert_allclose(banded.weights, [0.0, 0.5, 1.0, 1.5, 2.0, 0.0])
     assert banded.masked.tolist() == [True, False, False, False, False, True]
     assert banded.truncated.tolist() == [False, False, False, False, True, False]
-    uncapped = token_weights(np.log(ratios), cap=None)
+    uncapped = importance_weights(np.log(ratios), cap=None)
     np.testing.assert_allclose(uncapped.weights, ratios)
 
 
@@ -40,6 +40,21 @@ def test_per_turn_weights_and_metrics() -> None:
     assert empty.weights == [] and empty.metrics["train/is_ratio_mean"] == 1.0
     with pytest.raises(ValueError, match="shape"):
         correct([[0.0]], [[0.0, 0.0]], cap=2.0)
+
+
+def test_sequence_level_weights_whole_responses() -> None:
+    learner = [[math.log(0.5), math.log(0.2)], [math.log(0.9)], [math.log(0.1)]]
+    behaviour = [[math.log(0.25), math.log(0.4)], [math.log(0.3)], [math.log(0.2)]]
+    # response ratios: 2 * 0.5 = 1, 3, 0.5
+    result = correct(learner, behaviour, cap=2.5, mask_low=0.6, level="sequence")
+    np.testing.assert_allclose(result.weights[0], [1.0, 1.0])
+    np.testing.assert_allclose(result.weights[1], [2.5])
+    np.testing.assert_allclose(result.weights[2], [0.0])
+    assert result.metrics["train/is_ratio_mean"] == pytest.approx((1 + 3 + 0.5) / 3)
+    assert result.metrics["train/is_truncated_frac"] == pytest.approx(1 / 3)
+    assert result.metrics["train/is_masked_frac"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="level"):
+        correct(learner, behaviour, cap=2.0, level="turn")
 
 
 def test_the_correction_is_on_with_vllm_by_default() -> None:

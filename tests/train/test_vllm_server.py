@@ -336,6 +336,7 @@ def test_trainer_with_top_k_reports_the_correction(
     assert metrics["train/is_masked_frac"] == 0.0
 
 
+@pytest.mark.slow
 def test_two_torchrun_ranks_train_through_one_server(
     server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path, no_hang: None
 ) -> None:

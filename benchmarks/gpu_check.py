@@ -20,8 +20,8 @@ weights. Each check is one row of a table (printed, and written as JSON with ``-
 5. with vLLM installed (``.venv-vllm`` or ``$STRATEGIC_ARENA_VLLM_PYTHON``), also
    ``vllm_tests`` (the real-server tests, ``pytest -m vllm``), ``bench_rollout``
    (``benchmarks/bench_rollout.py`` at 256 games) and ``colocated`` (a 3-step run with the
-   trainer's colocated mode, if this trainer has one); without vLLM these rows are skipped
-   with the reason.
+   server on the learner's GPU and vLLM's sleep mode, ``vllm_sleep_level: 1``, if this trainer
+   has it); without vLLM these rows are skipped with the reason.
 
 ``--smoke`` runs the same checks at tiny shapes on the CPU (seconds; part of the test suite)
 and skips the vLLM rows. The exit status is 0 when no row failed.
@@ -404,24 +404,17 @@ def check_bench_rollout(args: argparse.Namespace) -> Row:
 
 
 def colocated_overrides() -> list[str] | None:
-    """``--set`` overrides that switch the trainer's colocated mode on (``None``: it has none).
+    """``--set`` overrides of the trainer's colocated mode (``None``: this trainer has none).
 
-    The mode is a ``TrainConfig`` field whose name contains ``coloc``: a boolean is set true,
-    a choice is set to its value containing ``coloc``.
+    Colocated is the default placement (the started server on the learner's GPU) with vLLM's
+    sleep mode around each update: the ``vllm_sleep_level`` field, where the trainer has it.
     """
-    import typing
-
     from strategic_arena.train.config import TrainConfig
 
-    hints = typing.get_type_hints(TrainConfig)
-    for item in dataclasses.fields(TrainConfig):
-        kind = hints[item.name]
-        if "coloc" in item.name and kind is bool:
-            return [f"{item.name}=true"]
-        choices = [c for c in typing.get_args(kind) if isinstance(c, str) and "coloc" in c]
-        if choices:
-            return [f"{item.name}={choices[0]}"]
-    return None
+    names = {item.name for item in dataclasses.fields(TrainConfig)}
+    if "vllm_sleep_level" not in names:
+        return None
+    return ["vllm_sleep_level=1", "vllm_gpu_memory_utilization=0.3"]
 
 
 def check_colocated(args: argparse.Namespace) -> Row:
@@ -430,7 +423,7 @@ def check_colocated(args: argparse.Namespace) -> Row:
     overrides = colocated_overrides()
     if overrides is None:
         row.status = "skip"
-        row.note = "this trainer has no colocated mode (no TrainConfig field for it)"
+        row.note = "this trainer has no colocated mode (no vllm_sleep_level in TrainConfig)"
         return row
     with _timed(row), tempfile.TemporaryDirectory() as folder:
         sets = [

@@ -240,10 +240,11 @@ class VLLMServerEngine:
                 pass
             self.weight_version = version
             return
+        weights = in_dtype(weights, self.weight_dtype)  # the servers' dtype, not the masters'
         started = time.perf_counter()
         on_every_server(self.admins, ServerAdmin.pause)
         try:
-            self.transport.push(in_dtype(weights, self.weight_dtype), self.admins)
+            self.transport.push(weights, self.admins)
 
             def publish(admin: ServerAdmin) -> None:
                 admin.reset_prefix_cache()

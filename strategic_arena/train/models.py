@@ -99,7 +99,8 @@ def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
     keeps reductions such as softmax in float32; gradients flow back to the float32 masters.
     """
     torch = require("torch", "training")
-    if compute_dtype == master_dtype:
+    # autocast only lowers precision: float32 compute over 16-bit weights runs as the weights
+    if compute_dtype == master_dtype or compute_dtype == torch.float32:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=compute_dtype)
 

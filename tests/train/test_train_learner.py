@@ -270,6 +270,7 @@ def test_bfloat16_compute_over_float32_masters_learns_at_lr_1e_6(tiny: tuple[Any
 
 def test_precision_defaults() -> None:
     from strategic_arena.train.models import (
+        compute_context,
         resolve_compute_dtype,
         resolve_dtype,
         resolve_policy_dtype,
@@ -289,6 +290,11 @@ def test_precision_defaults() -> None:
     lora = load_config(None, ["lora_rank=4"])
     assert resolve_policy_dtype(lora, torch.float32, torch.bfloat16) == torch.bfloat16
     assert resolve_policy_dtype(cfg, torch.float32, torch.bfloat16) == torch.float32
+    # autocast only lowers precision; float32 "compute" over bfloat16 weights is no autocast
+    with compute_context(cpu, torch.bfloat16, torch.float32):
+        assert torch.is_autocast_enabled("cpu")
+    with compute_context(cpu, torch.float32, torch.bfloat16):
+        assert not torch.is_autocast_enabled("cpu")
 
 
 def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:

@@ -102,7 +102,9 @@ def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
     # autocast only lowers precision: float32 compute over 16-bit weights runs as the weights
     if compute_dtype == master_dtype or compute_dtype == torch.float32:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=compute_dtype)
+    # No cast cache: it would keep a compute-dtype copy of every weight until the forward pass
+    # ends, and saves no work here (each weight is used once a pass, a tied embedding twice).
+    return torch.autocast(device_type=device.type, dtype=compute_dtype, cache_enabled=False)
 
 
 def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> Any:

@@ -1,9 +1,11 @@
-"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoured markdown tables.
+r"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoured markdown tables.
 
 Every string that came from a user or a model (player names, parameters, answers) goes through
-:func:`escape`, which keeps it inside its table cell and shows HTML as text: ``<``, ``>`` and
-``&`` become entities, ``|``, backslashes, backticks and brackets (code spans, links) are
-backslash-escaped, and line breaks become spaces.
+:func:`escape`, which keeps it inside its table cell and shows it literally: first
+:func:`~strategic_arena.printable.printable` turns control bytes (ESC, NUL), bidi controls, line
+breaks and lone surrogates into visible escapes (``\x1b``, ``\n``), so the file never holds a
+byte a terminal or an editor would act on; then ``<``, ``>`` and ``&`` become entities, and
+``|``, backslashes, backticks and brackets (code spans, links) are backslash-escaped.
 """
 
 from __future__ import annotations
@@ -14,16 +16,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
+from strategic_arena.printable import printable_line
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`|\[\]])")
 
 
 def escape(text: object) -> str:
-    """``text`` safe inside a markdown table cell: shown literally, never as HTML or a link."""
-    value = "".join(_ENTITIES.get(char, char) for char in str(text))
+    """``text`` safe inside a markdown table cell: shown literally, never as HTML or a link.
+
+    Control characters and line breaks are shown as escapes (one line, no raw control byte),
+    markup as entities, markdown syntax backslash-escaped; runs of blanks become one space.
+    """
+    value = "".join(_ENTITIES.get(char, char) for char in printable_line(text))
     value = _SPECIAL.sub(r"\\\1", value)
-    return " ".join(value.split())  # line breaks and runs of blanks: one space
+    return " ".join(value.split())  # runs of blanks: one space
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: int = 0) -> list[str]:
@@ -186,7 +193,7 @@ def _reproduce(data: Mapping[str, Any]) -> list[str]:
         lines.append(f"- run {escape(run['name'])}, seed {run['seed']}")
         command = run["settings"].get("command")
         if isinstance(command, str):
-            lines += ["", "  ```bash", f"  {' '.join(command.split())}", "  ```"]
+            lines += ["", "  ```bash", f"  {' '.join(printable_line(command).split())}", "  ```"]
     rating = data["rating"]
     lines += [
         "",

@@ -22,6 +22,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.leaderboard import FILES, publish, schema
 from strategic_arena.players import Decision, GameState, Player
+from strategic_arena.printable import printable
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"
@@ -98,7 +99,7 @@ def validate(data: dict[str, Any]) -> None:
 def test_json_validates_against_its_schema(published: Path) -> None:
     data = load(published)
     validate(data)
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert data["coverage"] == []  # no server failed here
     grades = data["grades"]
     pooled = {row["player"]: row for row in grades["moves"] if row["opponent"] == "all"}
@@ -380,7 +381,8 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
     # Model and user strings show as text and never run.
     tabs[5].click()
     text = browser.find_element(By.ID, "panel-players").text
-    assert EVIL_NAME in text and EVIL_PARAM in text
+    parameters = printable(json.dumps({"model": EVIL_PARAM}, ensure_ascii=False))
+    assert EVIL_NAME in text and parameters in text  # controls shown as escapes
     assert "<script>window.__xss = 1; alert(2)</script>" in text
     assert browser.execute_script("return window.__xss === undefined") is True
     assert len(browser.find_elements(By.TAG_NAME, "script")) == 1

@@ -173,13 +173,32 @@ def _overall(data: Mapping[str, Any]) -> list[str]:
     return lines + _table(header, rows, right=2)
 
 
+def _reasons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per row the coverage rule leaves without a rank, saying why (none: nothing)."""
+    reasons = fmt.unranked_reasons(rows)
+    return ["", *(f"- Not ranked: {escape(name)}: {escape(why)}." for name, why in reasons)]
+
+
 def _coverage(data: Mapping[str, Any]) -> list[str]:
     """The players whose server failures left games unscored (nothing when there are none)."""
     if not data["coverage"]:
         return []
     rows = [[escape(row["player"]), *fmt.coverage_row(row)] for row in data["coverage"]]
-    lines = ["", fmt.coverage_note(data["rating"]["max_left_out_share"]), ""]
+    note = fmt.coverage_note(data["rating"]["max_left_out_share"])
+    lines = [*_reasons(data["overall"]["rows"]), "", note, ""]
     return lines + _table(["player", *fmt.COVERAGE_HEADER], rows, right=1)
+
+
+def _env_coverage(env: Mapping[str, Any]) -> list[str]:
+    """An env's players with games left out, per opponent, and why some are not ranked."""
+    if not env["coverage"]:
+        return []
+    rows = [
+        [escape(player), escape(against), *cells]
+        for player, against, cells in fmt.coverage_lines(env["coverage"])
+    ]
+    lines = [*_reasons(env["rows"]), "", "Games left out by the players' own server failures:", ""]
+    return lines + _table(["player", "against", *fmt.COVERAGE_HEADER], rows, right=2)
 
 
 def _reproduce(data: Mapping[str, Any]) -> list[str]:
@@ -215,7 +234,7 @@ def render(data: Mapping[str, Any]) -> str:
         kind = ", cooperative" if env["cooperative"] else ""
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
-        sections.append((title, body))
+        sections.append((title, body + _env_coverage(env)))
     sections.append(("Grades against exact solvers", _grades(data["grades"])))
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))

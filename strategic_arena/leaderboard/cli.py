@@ -107,7 +107,7 @@ def _fail(message: object) -> int:
 
 
 def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None) -> int:
-    from strategic_arena.leaderboard import publish
+    from strategic_arena.leaderboard import PublishError, publish
     from strategic_arena.ratings import TrueSkillSettings
 
     if args.passes < 1:
@@ -117,6 +117,8 @@ def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None)
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
         paths = publish(db, args.out, run_names, settings, max_left_out=args.max_left_out)
+    except PublishError as error:
+        return _fail(error.strerror)
     except (FileNotFoundError, KeyError, MissingExtraError) as error:
         return _fail(error.args[0] if isinstance(error, KeyError) else error)
     for path in paths.values():

@@ -69,6 +69,7 @@ from typing import Any
 
 import pyspiel
 
+import opponents
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.seat_checks import ImpossibleSeat, check_seat
@@ -566,8 +567,6 @@ class PlayerServer:
             specs = player
 
             def factory(env_id: str) -> Player:
-                import opponents  # the core imports opponents only when serving a spec
-
                 if isinstance(specs, str):
                     return opponents.make(specs, env_id, seed=0)
                 if env_id not in specs:

@@ -21,6 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.leaderboard import html, markdown
+from strategic_arena.leaderboard.atomic import write_all
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
 from strategic_arena.ratings import TrueSkillSettings
 
@@ -46,9 +49,6 @@ def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
     Raises:
         PublishError: nothing was replaced (its message names the folder and the cause).
     """
-    from strategic_arena.leaderboard import html, markdown
-    from strategic_arena.leaderboard.atomic import write_all
-
     folder = Path(out)
     contents = {
         "LEADERBOARD.md": markdown.render(data),
@@ -88,8 +88,6 @@ def publish(
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
     """
-    from strategic_arena.arena.store import ResultsStore
-
     path = Path(db)
     if not path.is_file():
         raise FileNotFoundError(f"no results database at {path}")

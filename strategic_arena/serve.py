@@ -397,8 +397,8 @@ def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPR
 
         def setup(self) -> None:
             super().setup()
-            raw = _DeadlineReader(self.connection, lambda: self.deadline)
-            self.rfile = io.BufferedReader(raw)
+            self.rfile.close()  # the plain reader: replaced, and its hold on the socket freed
+            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, lambda: self.deadline))
 
         def handle_one_request(self) -> None:
             # A timeout anywhere in reading the request ends up in the base class's

@@ -145,6 +145,15 @@ def test_every_malformed_field_is_a_400(server: PlayerServer, name: str) -> None
     assert (status, answer["error"]["message"]) == (400, message)
 
 
+def test_a_body_that_is_not_utf8_is_a_400(server: PlayerServer) -> None:
+    body = b'{"messages": [], "x": "\xff\xfe\xfa"}'
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    with connect(server) as sock:
+        sock.sendall(head.encode() + body)
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"not JSON" in answer
+
+
 def test_a_real_seat_still_gets_a_legal_move(server: PlayerServer) -> None:
     for env_id in (KUHN, HANABI):
         field = seat_field(env_id)

@@ -191,7 +191,7 @@ def _replay(spec: GameSpec, information: SeatInformation) -> pyspiel.State:
 
 
 @dataclass
-class _Seat:
+class _GamePlayer:
     """One game's player, built on first use, with the lock that serializes its decisions."""
 
     lock: threading.Lock
@@ -236,39 +236,39 @@ class PlayerService:
     def __init__(self, model: str, factory: PlayerFactory) -> None:
         self.model = model
         self._factory = factory
-        self._seats: dict[str, _Seat] = {}
+        self._games: dict[str, _GamePlayer] = {}
         self._lock = threading.Lock()  # guards the dict only, never held while a player works
 
-    def _seat(self, env_id: str) -> _Seat:
+    def _game(self, env_id: str) -> _GamePlayer:
         with self._lock:
-            return self._seats.setdefault(env_id, _Seat(threading.Lock()))
+            return self._games.setdefault(env_id, _GamePlayer(threading.Lock()))
 
-    def _player(self, seat: _Seat, env_id: str) -> Player:
+    def _player(self, game: _GamePlayer, env_id: str) -> Player:
         """The game's player, built on first use under its lock (a ValueError is a 400)."""
-        if seat.player is None:
+        if game.player is None:
             try:
-                seat.player = self._factory(env_id)
+                game.player = self._factory(env_id)
             except ValueError as error:
                 raise RequestError(str(error)) from None
-        return seat.player
+        return game.player
 
     def player(self, env_id: str) -> Player:
         """The player for ``env_id`` (built once; a ValueError becomes a 400)."""
-        seat = self._seat(env_id)
-        with seat.lock:
-            return self._player(seat, env_id)
+        game = self._game(env_id)
+        with game.lock:
+            return self._player(game, env_id)
 
     def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
         """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
         messages, _, _ = _body_options(body)
         request = GameRequest.from_body(body, header)
         state = request.game_state()
-        seat_index = request.information.seat
-        seat = self._seat(request.information.env_id)
-        with seat.lock:  # this game's player: one decision at a time
-            player = self._player(seat, request.information.env_id)
-            decision = asyncio.run(player.act(state, seat_index))
-        menu = state.menu(seat_index)
+        seat = request.information.seat
+        game = self._game(request.information.env_id)
+        with game.lock:  # this game's player: one decision at a time
+            player = self._player(game, request.information.env_id)
+            decision = asyncio.run(player.act(state, seat))
+        menu = state.menu(seat)
         verdict = judge(decision, menu)
         if verdict.action is None:
             raise RequestError(

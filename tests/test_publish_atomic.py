@@ -89,6 +89,10 @@ def test_a_folder_that_cannot_be_swapped_gets_each_file_replaced(
     assert atomic.write_all(out, publications[0]) == "per-file"
     assert snapshot(out) == publications[0]
     assert (out / "sub" / "kept.txt").read_text() == "kept" and leftovers(out) == []
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "arena.db-wal").write_bytes(b"pages a writer has not checkpointed")
+    assert atomic.write_all(live, publications[0]) == "per-file"  # never swapped away from it
     assert atomic.write_all(tmp_path / "fresh", publications[1]) == "swapped"
     assert snapshot(tmp_path / "fresh") == publications[1]
 

@@ -17,11 +17,12 @@ A crash (kill -9, power loss) before step 3 leaves the old files as they were pl
 temporary folder; after it, the new ones. Leftover temporary folders of dead processes are
 removed by the next write. A full disk fails in step 1, before anything is replaced.
 
-Where the target cannot be swapped as a whole -- it holds sub-folders, is a mount point, or is
-the working folder (or above it) of this process, or its file system has no hard links -- each
-file is instead written beside its
-final name, flushed and renamed over it, in the order given: every file is then whole, old or
-new, but for a moment some may be new and others old. :func:`write_all` says which it did.
+Where the target cannot be swapped as a whole -- it holds sub-folders, is a mount point, is
+the working folder (or above it) of this process, holds a database in use (an SQLite ``-wal``
+or ``-journal`` file), or its file system has no hard links -- each file is instead written
+beside its final name, flushed and renamed over it, in the order given: every file is then
+whole, old or new, but for a moment some may be new and others old. :func:`write_all` says
+which it did.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ from pathlib import Path
 from typing import Literal
 
 Mode = Literal["swapped", "per-file"]
+
+#: Files beside an SQLite database that is open: its pages may live there, under that name,
+#: and a folder swap would leave the copy a writer creates meanwhile in the old folder.
+_LIVE_DATABASE = ("-wal", "-shm", "-journal")
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -106,7 +111,10 @@ def _swappable(target: Path) -> bool:
     here = Path.cwd().resolve()
     if here == target or target in here.parents:
         return False
-    return all(not entry.is_dir() or entry.is_symlink() for entry in os.scandir(target))
+    return all(
+        (not entry.is_dir() or entry.is_symlink()) and not entry.name.endswith(_LIVE_DATABASE)
+        for entry in os.scandir(target)
+    )
 
 
 def _per_file(target: Path, files: Mapping[str, bytes]) -> None:

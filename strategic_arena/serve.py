@@ -495,6 +495,7 @@ class _Server(ThreadingHTTPServer):
     """
 
     daemon_threads = True
+    block_on_close = False  # stop() does not wait for clients still connected (up to a deadline)
     request_queue_size = LISTEN_BACKLOG  # listen(2)'s backlog (socketserver's default: 5)
 
     def __init__(

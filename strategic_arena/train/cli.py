@@ -10,11 +10,20 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from typing import Any
 
 from strategic_arena._extras import MissingExtraError
+from strategic_arena.printable import printable_line
+from strategic_arena.train.checkpoint import latest_checkpoint
 from strategic_arena.train.config import describe_fields, load_config
+from strategic_arena.train.console import (
+    checkpoint_step,
+    finished_checkpoint,
+    missing_model,
+    run_summary,
+)
 from strategic_arena.train.vllm_server import VLLMServerError
 
 COMMANDS = ("train",)
@@ -59,6 +68,15 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         return 0
+    missing = missing_model(cfg)
+    if missing is not None:
+        print(f"strategic-arena train: error: {missing}", file=sys.stderr)
+        return 2
+    done = finished_checkpoint(cfg)
+    if done is not None:  # nothing to train: say so instead of "resumed ... at step N"
+        if os.environ.get("RANK", "0") == "0":
+            print(run_summary(cfg, checkpoint_step(done) or cfg.steps, done, already=True))
+        return 0
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -74,17 +92,22 @@ def dispatch(args: argparse.Namespace) -> int:
     except (MissingExtraError, ImportError) as error:
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a model or tokenizer that cannot be found or read
+        first = printable_line(str(error).strip().splitlines()[0] if str(error).strip() else "")
+        print(f"strategic-arena train: error: cannot load {cfg.model!r}: {first}", file=sys.stderr)
+        return 2
     except VLLMServerError as error:
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 1
+    finished = False
     try:
         steps = trainer.train()
+        finished = True
     except VLLMServerError as error:  # the server died or failed mid-run: say so, no traceback
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 1
-    finally:
-        trainer.close()  # stops a vLLM server the trainer started
-    if steps < cfg.steps:
-        print(f"stopped at step {steps} of {cfg.steps}; rerun the same command to resume")
-        return 130
-    return 0
+    finally:  # stops a vLLM server the trainer started; leaves the process group
+        trainer.close(wait=finished)
+    if trainer.info.main:
+        print(run_summary(cfg, steps, latest_checkpoint(cfg.output_dir)), flush=True)
+    return 130 if steps < cfg.steps else 0

@@ -303,8 +303,10 @@ class TrainConfig:
     """Evaluate every this many steps (0: never); also after the last step when set."""
     eval_games: int = 16
     """Games per (game, opponent), split over both seats."""
-    eval_opponents: dict[str, list[str]] = field(default_factory=dict)
-    """Opponent specs per env id, e.g. ``{kuhn_poker-v0: [nash]}``."""
+    eval_opponents: dict[str, list[str | OpponentConfig]] = field(default_factory=dict)
+    """Opponents per env id, e.g. ``{kuhn_poker-v0: [nash, checkpoint:runs/x/policy]}``: an
+    opponent spec, ``checkpoint:PATH``, or a mapping ``{spec: MODEL, base_url: URL}`` for a
+    model behind an OpenAI-compatible endpoint (keys as in ``opponents``)."""
     eval_temperature: float | None = None
     """Sampling temperature in evaluation (``null``: the training one; 0: greedy)."""
     eval_db: str | None = None
@@ -319,6 +321,11 @@ class TrainConfig:
     """Save a checkpoint every this many steps (0: only at the end and on Ctrl-C)."""
     keep_checkpoints: int = 3
     """Checkpoints kept on disk (older ones are deleted)."""
+
+    # -- placement, distribution and memory (docs/training.md, "Placement") --------------------
+    dist_timeout_s: float = 1800.0
+    """Under torchrun: how long a collective waits for the other ranks before the run fails
+    (NCCL's own default is 600). Must exceed a started vLLM server's start-up timeout."""
 
     def validate(self) -> None:
         """Check values that the types alone do not constrain (and expand ``~`` in paths).
@@ -388,9 +395,16 @@ class TrainConfig:
         from opponents.registry import parse_spec
 
         specs = [o.spec for o in self.opponents if o.base_url is None]
-        specs += [spec for specs_of_env in self.eval_opponents.values() for spec in specs_of_env]
+        for entries in self.eval_opponents.values():
+            for entry in entries:
+                if isinstance(entry, str):
+                    specs.append(entry)
+                elif entry.base_url is None:
+                    specs.append(entry.spec)
         for spec in specs:
             if spec.startswith("checkpoint:"):
+                if not Path(spec.removeprefix("checkpoint:")).is_dir():
+                    problems.append(f"opponent {spec!r}: no model directory there")
                 continue
             try:
                 parse_spec(spec)
@@ -400,10 +414,28 @@ class TrainConfig:
             unknown = [g for g in opponent.games or [] if g not in self.games]
             if unknown:
                 problems.append(f"opponent {opponent.spec!r} names games not trained: {unknown}")
+        problems += self._placement_problems()
         if self.resume not in ("auto", "never") and not Path(self.resume).exists():
             problems.append(f"resume: no checkpoint at {self.resume!r}")
         if problems:
             raise ValueError("invalid training config: " + "; ".join(problems))
+
+    def _placement_problems(self) -> list[str]:
+        """Contradictions in placement, distribution and timeouts."""
+        problems = []
+        if self.dist_timeout_s <= 0:
+            problems.append("dist_timeout_s must be > 0")
+        elif (
+            self.engine == "vllm"
+            and not self.vllm_base_urls
+            and self.vllm_startup_timeout_s >= self.dist_timeout_s
+        ):
+            problems.append(
+                f"vllm_startup_timeout_s ({self.vllm_startup_timeout_s:g}) must be below "
+                f"dist_timeout_s ({self.dist_timeout_s:g}): under torchrun the other ranks "
+                "wait for rank 0's server"
+            )
+        return problems
 
     def reward_config(self) -> RewardConfig:
         """The reward settings of this config, as :func:`rewards.score` takes them."""
@@ -434,7 +466,13 @@ def load_config(
     data: dict[str, Any] = {}
     if path is not None:
         yaml = require("yaml", "YAML training configs")
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except yaml.YAMLError as error:  # one line: what is wrong and where
+            problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+            mark = getattr(error, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            raise ValueError(f"{path}: not valid YAML: {problem}{where}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

@@ -44,17 +44,20 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.advantages import RAEBaselines, assign
 from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
     DistInfo,
     all_gather_objects,
     barrier,
     broadcast_object,
+    collective_timeout_s,
     init_distributed,
     shard,
+    shutdown,
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.episode import Episode, Turn
-from strategic_arena.train.evaluation import evaluate_policy
+from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
@@ -97,8 +100,24 @@ class Trainer:
         if cfg.torch_threads > 0:
             self.torch.set_num_threads(cfg.torch_threads)
         self.output_dir = Path(cfg.output_dir)
+        self._closed = False
         use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
-        self.info: DistInfo = init_distributed(use_cuda)
+        self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s)
+        if self.info.distributed and self.info.main:
+            log.info(
+                "process group: %d ranks, collective timeout %.0f s",
+                self.info.world_size,
+                collective_timeout_s(self.info),
+            )
+        try:
+            self._build(engine)
+        except BaseException:
+            self.close(wait=False)
+            raise
+
+    def _build(self, engine: Engine | None) -> None:
+        """Models, learner and engine, then :meth:`_set_up` (a failure here tears down)."""
+        cfg = self.cfg
         self.device = resolve_device(cfg, self.info.local_rank)
         self.dtype = resolve_dtype(cfg, self.device, sharded=self.info.distributed)
         resume_from = self._resume_path()
@@ -127,11 +146,7 @@ class Trainer:
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
-        try:  # a server the engine started must not outlive a failed construction
-            self._set_up(resume_from)
-        except BaseException:
-            self.engine.close()
-            raise
+        self._set_up(resume_from)  # on failure __init__ closes the engine (a started server)
 
     def _set_up(self, resume_from: Path | None) -> None:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
@@ -154,6 +169,7 @@ class Trainer:
         self._stage = "idle"
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
+        self.last_evaluation: Evaluation | None = None
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         if resume_from is not None:
             self._load(resume_from)
@@ -384,16 +400,20 @@ class Trainer:
         """Play the policy against ``eval_opponents`` through the arena runner; ``eval/`` metrics.
 
         Games land in the results store (``eval_db``) under the run
-        ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it.
+        ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it. Under torchrun
+        every rank plays a share of the games. Rank 0 prints the table and keeps the result in
+        :attr:`last_evaluation`.
         """
         cfg = self.cfg
         if not cfg.eval_opponents:
             return {}
-        metrics: dict[str, float] = {}
+        evaluation = asyncio.run(
+            evaluate_policy(cfg, self.engine, self.encoder, self.step, self.opponents, self.info)
+        )
         if self.info.main:
-            metrics = asyncio.run(evaluate_policy(cfg, self.engine, self.encoder, self.step))
-        barrier(self.info)
-        return metrics
+            self.last_evaluation = evaluation
+            print(eval_table(evaluation), flush=True)
+        return evaluation.metrics
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -481,17 +501,28 @@ class Trainer:
 
     # -- shutting down -------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Stop what the trainer started (a vLLM server) and release the engine; idempotent."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop what the trainer started, release the engine, leave the process group.
+
+        Idempotent; a vLLM server the trainer started is stopped.
+
+        Args:
+            wait: let the ranks meet at a barrier before leaving the process group (a normal
+                end); ``False`` after an error, when other ranks may never arrive.
+        """
         engine = getattr(self, "engine", None)
-        if engine is not None:
-            engine.close()
+        try:
+            if engine is not None and not self._closed:
+                self._closed = True
+                engine.close()
+        finally:
+            shutdown(self.info, wait=wait)
 
     def __enter__(self) -> Trainer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=kind is None)
 
     # -- the loop ------------------------------------------------------------------------------
 

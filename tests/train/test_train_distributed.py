@@ -60,9 +60,11 @@ def _torchrun(overrides: list[str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_two_cpu_processes_match_one(tiny_overrides: Overrides, tmp_path: Path) -> None:
     shared = tiny_overrides("steps=2", "episodes_per_game=8", "checkpoint_every=1")
-    ranked = [*shared, f"output_dir={tmp_path / 'ddp'}"]
+    ranked = [*shared, f"output_dir={tmp_path / 'ddp'}", "dist_timeout_s=1234"]
     result = _torchrun(ranked)
     assert result.returncode == 0, result.stdout + result.stderr
+    # the timeout read back from the process group, not from the config
+    assert "2 ranks, collective timeout 1234 s" in result.stderr
     distributed = read_metrics(tmp_path / "ddp" / "metrics.jsonl")
     assert [record["step"] for record in distributed] == [1, 2]
 

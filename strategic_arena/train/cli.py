@@ -24,6 +24,7 @@ from strategic_arena.train.console import (
     missing_model,
     run_summary,
 )
+from strategic_arena.train.placement import PlacementError
 from strategic_arena.train.vllm_server import VLLMServerError
 
 COMMANDS = ("train",)
@@ -89,7 +90,7 @@ def dispatch(args: argparse.Namespace) -> int:
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         trainer = Trainer(cfg)
-    except (MissingExtraError, ImportError) as error:
+    except (MissingExtraError, ImportError, PlacementError) as error:
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # a model or tokenizer that cannot be found or read

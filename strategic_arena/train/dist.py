@@ -54,12 +54,15 @@ class DistInfo:
 DEFAULT_TIMEOUT_S = 1800.0
 
 
-def init_distributed(use_cuda: bool, timeout_s: float = DEFAULT_TIMEOUT_S) -> DistInfo:
+def init_distributed(
+    use_cuda: bool, timeout_s: float = DEFAULT_TIMEOUT_S, gpu: int | None = None
+) -> DistInfo:
     """Join the ``torchrun`` process group if there is one (idempotent).
 
     Args:
-        use_cuda: NCCL on this rank's GPU (``LOCAL_RANK``) instead of gloo on the CPU.
+        use_cuda: NCCL on this rank's GPU instead of gloo on the CPU.
         timeout_s: how long a collective may wait for the other ranks before it fails.
+        gpu: this rank's GPU index (default: ``LOCAL_RANK``).
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size <= 1:
@@ -70,7 +73,7 @@ def init_distributed(use_cuda: bool, timeout_s: float = DEFAULT_TIMEOUT_S) -> Di
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if not dist.is_initialized():
         if use_cuda:
-            torch.cuda.set_device(local_rank)
+            torch.cuda.set_device(local_rank if gpu is None else gpu)
         dist.init_process_group(
             backend="nccl" if use_cuda else "gloo",
             timeout=datetime.timedelta(seconds=timeout_s),

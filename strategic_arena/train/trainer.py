@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -70,6 +71,14 @@ from strategic_arena.train.models import (
     save_policy,
 )
 from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.placement import (
+    World,
+    check_placement,
+    cuda_unusable_reason,
+    learner_gpu,
+    server_groups,
+    visible_devices,
+)
 from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     OpponentPool,
@@ -102,7 +111,16 @@ class Trainer:
         self.output_dir = Path(cfg.output_dir)
         self._closed = False
         use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
-        self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s)
+        if cfg.device == "auto":
+            unusable = cuda_unusable_reason()
+            if unusable is not None:
+                log.warning("!!! %s; training on the CPU !!!", unusable)
+        # Before anything is loaded: refuse a layout that cannot fit or cannot connect.
+        self.memory_estimate = check_placement(cfg, World.from_env(), use_cuda)
+        if self.memory_estimate is not None and int(os.environ.get("RANK", "0")) == 0:
+            log.info("memory estimate:\n%s", self.memory_estimate.table())
+        self.gpu = learner_gpu(cfg, int(os.environ.get("LOCAL_RANK", "0")))
+        self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s, self.gpu)
         if self.info.distributed and self.info.main:
             log.info(
                 "process group: %d ranks, collective timeout %.0f s",
@@ -118,7 +136,7 @@ class Trainer:
     def _build(self, engine: Engine | None) -> None:
         """Models, learner and engine, then :meth:`_set_up` (a failure here tears down)."""
         cfg = self.cfg
-        self.device = resolve_device(cfg, self.info.local_rank)
+        self.device = resolve_device(cfg, self.gpu)
         self.dtype = resolve_dtype(cfg, self.device, sharded=self.info.distributed)
         resume_from = self._resume_path()
         weights_dir = resume_from / "policy" if resume_from is not None else None
@@ -218,7 +236,7 @@ class Trainer:
             WeightTransport,
         )
         from strategic_arena.train.vllm_nccl import server_args as nccl_server_args
-        from strategic_arena.train.vllm_server import VLLMServer
+        from strategic_arena.train.vllm_server import VLLMServer, start_all
 
         cfg = self.cfg
         servers: list[VLLMServer] = []
@@ -230,32 +248,41 @@ class Trainer:
                 save_full_model(
                     self.learner.model, self.tokenizer, dict(self.learner.full_weights()), path
                 )
-            server = VLLMServer(
-                path,
-                python=cfg.vllm_python,
-                served_name=cfg.vllm_served_model,
-                dtype=str(self.dtype).removeprefix("torch."),
-                max_model_len=cfg.vllm_max_model_len or self._context_length(),
-                gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
-                tensor_parallel_size=cfg.vllm_tensor_parallel_size,
-                enable_prefix_caching=cfg.vllm_enable_prefix_caching,
-                enforce_eager=cfg.vllm_enforce_eager,
-                extra_args=[
-                    *cfg.vllm_server_args,
-                    *(["--trust-remote-code"] if cfg.trust_remote_code else []),
-                    *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
-                ],
-                env=cfg.vllm_server_env,
-                log_path=self.output_dir / "vllm-server.log",
-                startup_timeout_s=cfg.vllm_startup_timeout_s,
-            )
-            log.info("starting a vLLM server (log: %s)", server.log_path)
+            groups: list[list[int] | None] = [*server_groups(cfg)] or [None]
+            for index, group in enumerate(groups):
+                env = dict(cfg.vllm_server_env)
+                if group is not None:  # this server's GPUs (placement: vllm_gpus)
+                    env["CUDA_VISIBLE_DEVICES"] = visible_devices(group)
+                name = "vllm-server.log" if len(groups) == 1 else f"vllm-server-{index}.log"
+                servers.append(
+                    VLLMServer(
+                        path,
+                        python=cfg.vllm_python,
+                        served_name=cfg.vllm_served_model,
+                        dtype=str(self.dtype).removeprefix("torch."),
+                        max_model_len=cfg.vllm_max_model_len or self._context_length(),
+                        gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+                        tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+                        enable_prefix_caching=cfg.vllm_enable_prefix_caching,
+                        enforce_eager=cfg.vllm_enforce_eager,
+                        enable_sleep_mode=cfg.vllm_sleep_level > 0,
+                        extra_args=[
+                            *cfg.vllm_server_args,
+                            *(["--trust-remote-code"] if cfg.trust_remote_code else []),
+                            *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
+                        ],
+                        env=env,
+                        log_path=self.output_dir / name,
+                        startup_timeout_s=cfg.vllm_startup_timeout_s,
+                    )
+                )
+            logs = ", ".join(str(server.log_path) for server in servers)
+            log.info("starting %d vLLM server(s) (log: %s)", len(servers), logs)
             started = time.perf_counter()
-            server.start()
+            start_all(servers)  # at once: start-up is rank 0's longest lone wait
             waited = time.perf_counter() - started
-            log.info("vLLM server %s healthy after %.0f s", server.base_url, waited)
-            servers.append(server)
-            urls = [server.base_url]
+            urls = [server.base_url for server in servers]
+            log.info("vLLM server(s) %s healthy after %.0f s", " ".join(urls), waited)
         urls = broadcast_object(urls, self.info)
         transport: WeightTransport | None = None
         if self.info.main:
@@ -274,6 +301,7 @@ class Trainer:
             timeout_s=cfg.vllm_request_timeout_s,
             max_in_flight=cfg.max_batch_size,
             pushes=self.info.main,
+            sleep_level=cfg.vllm_sleep_level,
         )
 
     def _context_length(self) -> int:
@@ -321,6 +349,8 @@ class Trainer:
         """Stage 4: PPO epochs on the step's trainable turns."""
         cfg = self.cfg
         self.engine.sleep()
+        if cfg.vllm_sleep_level:  # no rank's update may start beside a server still awake
+            barrier(self.info)
         turns = self.trainable_turns(episodes)
         rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
         use_learner = cfg.old_logprobs == "learner" or (

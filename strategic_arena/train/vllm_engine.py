@@ -125,6 +125,8 @@ class VLLMServerEngine:
         max_in_flight: most requests in flight per server (the rest wait here).
         pushes: whether :meth:`load_weights` pushes (under ``torchrun`` only rank 0 does; the
             other ranks still take part in gathering the weights).
+        sleep_level: vLLM sleep mode around updates (0: off; 1 or 2, see :meth:`sleep`); only
+            an engine that pushes puts the servers to sleep and wakes them.
     """
 
     def __init__(
@@ -139,6 +141,7 @@ class VLLMServerEngine:
         max_attempts: int = 3,
         max_in_flight: int = 256,
         pushes: bool = True,
+        sleep_level: int = 0,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -153,6 +156,8 @@ class VLLMServerEngine:
         self.max_attempts = max_attempts
         self.max_in_flight = max_in_flight
         self.pushes = pushes
+        self.sleep_level = sleep_level
+        self.asleep = False
         self.weight_version: int | None = None
         self.requests = 0
         self.sync_seconds: list[float] = []
@@ -166,10 +171,25 @@ class VLLMServerEngine:
         return sampling.greedy or (sampling.top_k <= 0 and sampling.top_p >= 1.0)
 
     def sleep(self) -> None:
-        """Nothing to do: the servers keep their memory (they run apart from the learner)."""
+        """Before an update: ``POST /sleep?level=N`` on every server (sleep mode on only).
+
+        Without sleep mode the servers keep their memory (they run apart from the learner).
+        Asleep, a server has released its KV cache (and at level 1 moved its weights to CPU
+        memory, at level 2 dropped them), which a learner on the same GPU then uses.
+        """
+        if not self.sleep_level or not self.pushes or self.asleep:
+            return
+        for admin in self.admins:
+            admin.sleep(self.sleep_level)
+        self.asleep = True
 
     def wake_up(self) -> None:
-        """Nothing to do."""
+        """``POST /wake_up`` on every sleeping server (nothing to do when awake)."""
+        if not self.asleep:
+            return
+        for admin in self.admins:
+            admin.wake_up()
+        self.asleep = False
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
@@ -210,6 +230,10 @@ class VLLMServerEngine:
             self.weight_version = version
             return
         started = time.perf_counter()
+        if self.asleep:
+            self._load_into_sleeping(weights, version)
+            self.sync_seconds.append(time.perf_counter() - started)
+            return
         for admin in self.admins:
             admin.pause()
         try:
@@ -222,6 +246,26 @@ class VLLMServerEngine:
                 admin.resume()
         self.weight_version = version
         self.sync_seconds.append(time.perf_counter() - started)
+
+    def _load_into_sleeping(
+        self, weights: Iterable[tuple[str, torch.Tensor]], version: int
+    ) -> None:
+        """The sync of sleeping servers: wake the weights, push, then wake the KV cache.
+
+        Sleeping servers schedule nothing (sleep paused them) and dropped their prefix cache,
+        so no ``/pause`` or ``/reset_prefix_cache``; the last ``/wake_up`` resumes scheduling.
+        """
+        for admin in self.admins:
+            admin.wake_up(["weights"])
+        try:
+            self.transport.push(weights, self.admins)
+            for admin in self.admins:
+                admin.set_weight_version(version)
+        finally:
+            for admin in self.admins:
+                admin.wake_up(["kv_cache"])
+            self.asleep = False
+        self.weight_version = version
 
     def close(self) -> None:
         """Stop the servers this engine started and release the transport."""

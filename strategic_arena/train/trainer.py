@@ -72,6 +72,7 @@ from strategic_arena.train.models import (
 )
 from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.placement import (
+    PlacementError,
     World,
     check_placement,
     cuda_unusable_reason,
@@ -111,10 +112,11 @@ class Trainer:
         self.output_dir = Path(cfg.output_dir)
         self._closed = False
         use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
-        if cfg.device == "auto":
-            unusable = cuda_unusable_reason()
-            if unusable is not None:
-                log.warning("!!! %s; training on the CPU !!!", unusable)
+        unusable = cuda_unusable_reason() if cfg.device in ("auto", "cuda") else None
+        if unusable is not None and cfg.device == "cuda":
+            raise PlacementError(unusable)
+        if unusable is not None:
+            log.warning("!!! %s; training on the CPU !!!", unusable)
         # Before anything is loaded: refuse a layout that cannot fit or cannot connect.
         self.memory_estimate = check_placement(cfg, World.from_env(), use_cuda)
         if self.memory_estimate is not None and int(os.environ.get("RANK", "0")) == 0:

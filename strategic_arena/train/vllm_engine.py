@@ -24,6 +24,11 @@ everywhere, CPU included, and across nodes when the folder is shared;
 vLLM's own weight-transfer engine (GPUs). Every generation carries the ``weight_version`` it was
 sampled with.
 
+**Sleep mode** (``sleep_level`` 1 or 2, for a server sharing a learner's GPU):
+:meth:`VLLMServerEngine.sleep` sends ``/sleep?level=N`` before the update (the KV cache, and
+the weights, leave the GPU); the sync of a sleeping server is ``/wake_up?tags=weights`` -> push
+-> ``/update_weight_version`` -> ``/wake_up?tags=kv_cache``, which resumes scheduling.
+
 **Failures.** A request that fails to connect or gets a 5xx is retried a few times (a server
 may be restarting); a server the trainer started that has died, or a server that keeps
 failing, raises :class:`~.vllm_server.VLLMServerError` with the reason (and the log's tail),

@@ -243,13 +243,14 @@ class Trainer:
         cfg = self.cfg
         servers: list[VLLMServer] = []
         urls = list(cfg.vllm_base_urls)
+        initial = None
+        if not urls and cfg.model == "tiny":  # the server loads from disk: write it once
+            initial = dict(self.learner.full_weights())  # collective under FSDP: every rank
         if not urls and self.info.main:
             path = cfg.model
-            if cfg.model == "tiny":  # the server loads from disk: write the initial model once
+            if initial is not None:
                 path = str(self.output_dir / "engine-init")
-                save_full_model(
-                    self.learner.model, self.tokenizer, dict(self.learner.full_weights()), path
-                )
+                save_full_model(self.learner.model, self.tokenizer, initial, path)
             groups: list[list[int] | None] = [*server_groups(cfg)] or [None]
             for index, group in enumerate(groups):
                 env = dict(cfg.vllm_server_env)

@@ -5,8 +5,10 @@ sleep mode driven over real HTTP."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from strategic_arena.train.config import load_config
 from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
 from strategic_arena.train.placement import (
     World,
+    cuda_unusable_reason,
     layout,
     node_problems,
     server_groups,
@@ -264,3 +267,35 @@ def test_sleep_mode_sleeps_before_the_update_and_wakes_after_the_sync(
     engine.close()
     awake.close()
     follower.close()
+
+
+def test_unusable_cuda_warns_under_auto_and_is_an_error_under_cuda(
+    tiny_overrides: Callable[..., list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A machine with NVIDIA's tools (an ``nvidia-smi`` on PATH) where torch sees no CUDA --
+    what an NVIDIA driver older than 580 gives the CUDA 13 builds -- on this CPU machine."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA works here")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    reason = cuda_unusable_reason()
+    assert reason is not None and "NVIDIA driver >= 580" in reason
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(None, tiny_overrides("device=auto", "steps=1"))
+    with caplog.at_level(logging.WARNING, "strategic_arena.train"), Trainer(cfg) as trainer:
+        assert trainer.device.type == "cpu"
+    assert f"!!! {reason}; training on the CPU !!!" in caplog.text
+    status = main(
+        ["train", *[a for item in tiny_overrides("device=cuda") for a in ("--set", item)]]
+    )
+    err = capsys.readouterr().err
+    assert status == 2 and err == f"strategic-arena train: error: {reason}\n"

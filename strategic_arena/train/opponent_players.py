@@ -14,9 +14,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import opponents
 from strategic_arena._extras import require
 from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
@@ -58,12 +60,12 @@ class OpponentPlayers:
                 strict=cfg.strict,
                 seed=seed,
                 shuffle_actions=cfg.shuffle_actions,
+                require_reasoning=cfg.require_reasoning,
+                prompts=cached_prompts(cfg.prompts),
             )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
             return self.frozen(path, entry.name, seed, config.temperature)
-        import opponents
-
         return opponents.make(config.spec, env_id, seed=seed)
 
     def endpoint_backend(self, config: OpponentConfig, name: str | None = None) -> OpenAIBackend:

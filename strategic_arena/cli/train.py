@@ -1,6 +1,6 @@
 """``strategic-arena train``: self-play training from a YAML config with ``--set`` overrides.
 
-Registered by :mod:`strategic_arena.cli` through :func:`add_parsers` and :func:`dispatch`.
+Registered by :mod:`strategic_arena.cli` through :func:`add_parsers` (handler :func:`dispatch`).
 Building the parser imports only the config module (no torch): ``--help`` lists every field
 of :class:`~strategic_arena.train.config.TrainConfig` with its type, default and docstring.
 """
@@ -10,24 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from typing import Any
 
 from strategic_arena._extras import MissingExtraError
-from strategic_arena.printable import printable_line
-from strategic_arena.train.checkpoint import latest_checkpoint
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.console import (
-    checkpoint_step,
-    finished_checkpoint,
-    missing_model,
-    run_summary,
-)
-from strategic_arena.train.placement import PlacementError
-from strategic_arena.train.vllm_server import VLLMServerError
-
-COMMANDS = ("train",)
+from strategic_arena.train.console import train_and_report
 
 
 def add_parsers(sub: Any) -> None:
@@ -57,6 +45,7 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="print the resolved config as JSON and exit",
     )
+    train.set_defaults(handler=dispatch)
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -69,46 +58,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         return 0
-    missing = missing_model(cfg)
-    if missing is not None:
-        print(f"strategic-arena train: error: {missing}", file=sys.stderr)
-        return 2
-    done = finished_checkpoint(cfg)
-    if done is not None:  # nothing to train: say so instead of "resumed ... at step N"
-        if os.environ.get("RANK", "0") == "0":
-            print(run_summary(cfg, checkpoint_step(done) or cfg.steps, done, already=True))
-        return 0
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
-    try:
-        from transformers.utils import logging as transformers_logging
-
-        from strategic_arena.train.trainer import Trainer
-
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-        trainer = Trainer(cfg)
-    except (MissingExtraError, ImportError, PlacementError) as error:
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:  # a model or tokenizer that cannot be found or read
-        first = printable_line(str(error).strip().splitlines()[0] if str(error).strip() else "")
-        print(f"strategic-arena train: error: cannot load {cfg.model!r}: {first}", file=sys.stderr)
-        return 2
-    except VLLMServerError as error:
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 1
-    finished = False
-    try:
-        steps = trainer.train()
-        finished = True
-    except VLLMServerError as error:  # the server died or failed mid-run: say so, no traceback
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 1
-    finally:  # stops a vLLM server the trainer started; leaves the process group
-        trainer.close(wait=finished)
-    if trainer.info.main:
-        print(run_summary(cfg, steps, latest_checkpoint(cfg.output_dir)), flush=True)
-    return 130 if steps < cfg.steps else 0
+    return train_and_report(cfg)

@@ -1,0 +1,422 @@
+"""The arena's commands: ``eval``, ``report`` and ``replay`` (arguments, one call, printing).
+
+``eval`` calls :func:`strategic_arena.arena.evaluate.evaluate` (without ``--base-url`` it
+serves the embedded solver suite and evaluates that, over real HTTP -- the README's main
+command); ``report`` prints :func:`strategic_arena.grading.report.report`; ``replay`` prints
+what :func:`strategic_arena.arena.replay.replay` replays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
+from strategic_arena.arena import metrics
+from strategic_arena.arena.defaults import (
+    DEFAULT_DB,
+    DEFAULT_NUM_GAMES,
+    DEFAULT_OPPONENTS,
+    PROTOCOLS,
+    SOLVER_SUITE_NAME,
+)
+from strategic_arena.arena.endpoint import ModelOptions
+from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
+from strategic_arena.arena.records import StoredGame, StoredMove
+from strategic_arena.arena.replay import replay
+from strategic_arena.cli.common import HelpFormatter
+from strategic_arena.env import TextGameEnv
+from strategic_arena.games import CURATED
+from strategic_arena.grading.report import report
+from strategic_arena.grading.summary import render_text
+from strategic_arena.prompt_sets import load_prompts
+from strategic_arena.styles import style_names
+from strategic_arena.validation import THINKING_IN_HISTORY
+
+
+def _names(text: str) -> list[str]:
+    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
+    return names
+
+
+def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
+    """The model endpoint, sampling and prompt options (``eval`` and ``grade`` share them)."""
+    endpoint = command.add_argument_group("model endpoint")
+    endpoint.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help=base_url_help,
+    )
+    endpoint.add_argument(
+        "--model",
+        default=None,
+        help="model name sent with each request (default: the only model the endpoint lists)",
+    )
+    endpoint.add_argument(
+        "--name", default=None, help="the model's name in the store and report (default: --model)"
+    )
+    endpoint.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (never stored or printed)",
+    )
+    endpoint.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="per-request timeout, seconds"
+    )
+    endpoint.add_argument(
+        "--max-attempts",
+        type=int,
+        default=6,
+        help="requests per answer on 429/5xx/timeouts/dropped connections (backoff + jitter)",
+    )
+    sampling = command.add_argument_group("sampling (unset: the server's default)")
+    sampling.add_argument("--temperature", type=float, default=None)
+    sampling.add_argument("--top-p", type=float, default=None)
+    sampling.add_argument("--max-tokens", type=int, default=None)
+    sampling.add_argument("--top-k", type=int, default=None, help="extra body field (vLLM/SGLang)")
+    sampling.add_argument("--min-p", type=float, default=None, help="extra body field (vLLM)")
+    sampling.add_argument(
+        "--sampling-seed", type=int, default=None, help="the request's seed field"
+    )
+    prompts = command.add_argument_group("prompts and answers")
+    prompts.add_argument(
+        "--style",
+        choices=style_names(),
+        default="marshal",
+        help="response format (tools: the model calls play(move), needs tool calling; spiral: "
+        'SPIRAL\'s parser, the last \\boxed{} wins; spin_bench: {"reason", "action": ID}; '
+        "see docs/styles.md)",
+    )
+    prompts.add_argument(
+        "--prompts",
+        default=None,
+        metavar="DIR",
+        help="a prompt set: a folder laid out like the package's prompts/ whose files override "
+        "the package's (e.g. examples/prompts/spiral); recorded with every game, and the "
+        "player is named and stored apart from the default prompts",
+    )
+    prompts.add_argument(
+        "--require-reasoning",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether an answer without reasoning is invalid (default: the style decides; "
+        "spiral and tools need none, the other styles do)",
+    )
+    prompts.add_argument(
+        "--history", action="store_true", help="include the move history in prompts"
+    )
+    prompts.add_argument(
+        "--shuffle-actions",
+        action="store_true",
+        help="list the legal actions in a seeded random order at each decision (a model "
+        "trained with shuffle_actions saw them so)",
+    )
+    prompts.add_argument(
+        "--policy",
+        default="forfeit",
+        help="invalid answer: forfeit (MARSHAL), retry:K (re-ask with feedback) or random",
+    )
+    prompts.add_argument(
+        "--lenient", action="store_true", help="accept answers that break the strict layout"
+    )
+    prompts.add_argument(
+        "--thinking-in-history",
+        choices=THINKING_IN_HISTORY,
+        default="keep",
+        help="what a re-asked model sees of its earlier answers: keep them, strip <think> "
+        "blocks, or the answer only",
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``eval``, ``report`` and ``replay`` on the CLI's subparsers."""
+    formatter = HelpFormatter
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate a model endpoint against solvers, store every move, print the report",
+        formatter_class=formatter,
+        description="Play a model behind an OpenAI-compatible endpoint against solvers on "
+        "each game, both seats, store every game and move in SQLite, then print the report. "
+        "Rerunning the same command resumes: only missing games are played. Without "
+        "--base-url, the built-in solver suite is served on a local port and evaluated as the "
+        "model (the README's main command).",
+    )
+    add_model_options(
+        ev,
+        "OpenAI-compatible base URL, e.g. http://localhost:8000/v1 (default: serve the "
+        f"built-in solver suite locally as the model {SOLVER_SUITE_NAME!r})",
+    )
+    games = ev.add_argument_group("games")
+    games.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default=None,
+        help="a named protocol that sets games, opponents and games per setting: "
+        + "; ".join(f"{p.name}: {p.description}" for p in PROTOCOLS.values()),
+    )
+    games.add_argument(
+        "--envs",
+        nargs="+",
+        type=_names,
+        default=None,
+        metavar="ENV",
+        help="games to play, separated by spaces or commas (default: all curated: "
+        f"{' '.join(CURATED)})",
+    )
+    games.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="opponent specs, each playing the games it can (see 'strategic-arena opponents'); "
+        "default per game: "
+        + "; ".join(f"{e}: {', '.join(o)}" for e, o in DEFAULT_OPPONENTS.items())
+        + ". Cooperative games are also played in self-play",
+    )
+    games.add_argument(
+        "--num-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"games per model/opponent/game, split over both seats (default {DEFAULT_NUM_GAMES}; "
+        "a protocol sets its own)",
+    )
+    games.add_argument("--seed", type=int, default=0, help="run seed: deals and player seeds")
+    run = ev.add_argument_group("run and store")
+    run.add_argument("--concurrency", type=int, default=8, help="games in flight at once")
+    run.add_argument(
+        "--max-replays",
+        type=int,
+        default=3,
+        metavar="K",
+        help="a game stopped by a server failure (after --max-attempts) is stored as "
+        "incomplete, scored nowhere, and replayed by the next run of the same command, at most "
+        "K times",
+    )
+    run.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    run.add_argument(
+        "--run-name",
+        default=None,
+        help="the run's name (default: derived from the settings, so the same command resumes)",
+    )
+    run.add_argument("--json", action="store_true", help="print the report as JSON")
+    run.add_argument("--no-report", action="store_true", help="do not print the report")
+    run.add_argument("--quiet", action="store_true", help="no progress line")
+    ev.set_defaults(handler=eval_main)
+
+    rep = sub.add_parser(
+        "report",
+        help="recompute and print the metrics of a results store",
+        formatter_class=formatter,
+        description="Metrics per player, game and opponent from the results store: mean return "
+        "with 95%% CI (both seats and each seat), W/D/L, normalized score, invalid answers by "
+        "kind, tokens and latency. Recomputed from the stored games every time.",
+    )
+    rep.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    rep.add_argument(
+        "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
+    )
+    rep.add_argument("--json", action="store_true", help="JSON with every per-seat summary")
+    rep.add_argument(
+        "--all-players",
+        action="store_true",
+        help="rows for every player, not only the evaluated models",
+    )
+    rep.set_defaults(handler=report_main)
+
+    rp = sub.add_parser(
+        "replay",
+        help="replay a stored game exactly and print its moves",
+        formatter_class=formatter,
+        description="Rebuild a stored game from its seed and moves, check that it reaches the "
+        "stored history and returns, and print every move (and with --prompts, the prompts).",
+    )
+    rp.add_argument("game", type=int, help="the game's id (see 'report --json' or the games table)")
+    rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
+    rp.set_defaults(handler=replay_main)
+
+
+def model_options(args: argparse.Namespace) -> ModelOptions:
+    """The :class:`ModelOptions` of :func:`add_model_options`' parsed arguments."""
+    return ModelOptions(
+        base_url=args.base_url,
+        model=args.model,
+        name=args.name,
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        top_k=args.top_k,
+        min_p=args.min_p,
+        sampling_seed=args.sampling_seed,
+        style=args.style,
+        include_history=args.history,
+        shuffle_actions=args.shuffle_actions,
+        policy=args.policy,
+        strict=not args.lenient,
+        thinking_in_history=args.thinking_in_history,
+        require_reasoning=args.require_reasoning,
+        prompts=load_prompts(args.prompts),  # a bad folder fails before any request
+    )
+
+
+def _announce(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def eval_main(args: argparse.Namespace) -> int:
+    """``eval``: evaluate, print the run's summary and report; 1 when games are left unscored."""
+    try:
+        result = evaluate(
+            args.db,
+            model_options(args),
+            protocol=args.protocol,
+            # --envs a,b c: each argument is a list already (see _names).
+            envs=[env_id for names in args.envs for env_id in names] if args.envs else None,
+            opponents=args.opponents,
+            num_games=args.num_games,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            max_replays=args.max_replays,
+            run_name=args.run_name,
+            progress=not args.quiet,
+            announce=_announce,
+        )
+    except EvalInterrupted as stop:
+        print(
+            f"\nstrategic-arena: interrupted; {stop.stored} of {stop.total} games of run "
+            f"{stop.run_name!r} are stored in {args.db}; rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    _print_summary(result)
+    if not args.no_report:
+        _print_report([result.run_name], args.db, as_json=args.json, all_players=False)
+    return _eval_status(result)
+
+
+def _print_summary(result: EvalResult) -> None:
+    summary = result.summary
+    print(
+        f"Run {result.run_name!r}: {summary.played} games played, {summary.resumed} resumed, "
+        f"{summary.games_with_errors} with invalid answers, {summary.incomplete} "
+        f"stopped by server failures, in {summary.elapsed_s:.1f} s "
+        f"-> {result.db}",
+        file=sys.stderr,
+    )
+    for key, error in summary.failed[:10]:
+        print(f"  failed: {key}: {error}", file=sys.stderr)
+
+
+def _eval_status(result: EvalResult) -> int:
+    """Say what a rerun would do about games not scored; 1 when there are any."""
+    summary = result.summary
+    status = 0
+    if summary.failed:
+        print(
+            f"strategic-arena: {len(summary.failed)} games failed and were not stored; rerun the "
+            "same command to play them",
+            file=sys.stderr,
+        )
+        status = 1
+    unscored = result.unscored
+    if unscored:
+        replayable = unscored - summary.given_up
+        print(
+            f"strategic-arena: {unscored} games are incomplete: the model's server failed after "
+            f"--max-attempts requests. They are not scored; {replayable} will be replayed by "
+            f"the same command (--max-replays {result.max_replays}), {summary.given_up} are "
+            "given up",
+            file=sys.stderr,
+        )
+        status = 1
+    return status
+
+
+def _print_report(
+    run_names: Sequence[str] | None, db: str, *, as_json: bool, all_players: bool
+) -> None:
+    data = report(db, run_names)
+    grades = data["grades"]
+    if as_json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+    else:
+        print(metrics.render_text(data, all_players=all_players))
+        if grades["moves"] or grades["strategies"]:
+            print("\n" + render_text(grades["moves"], grades["strategies"]))
+
+
+def report_main(args: argparse.Namespace) -> int:
+    """``report``: the metrics (and grades) of a results store."""
+    _print_report(args.run, args.db, as_json=args.json, all_players=args.all_players)
+    return 0
+
+
+def replay_main(args: argparse.Namespace) -> int:
+    """``replay``: replay a stored game, printing every move (and with --prompts, prompts)."""
+    players: list[str] = []
+    status: list[str] = []
+
+    def start(game: StoredGame) -> None:
+        players[:] = game.players
+        status.append(game.status)
+        print(
+            f"Game {args.game}: {game.env_id}, seed {game.seed}, key {game.game_key}, "
+            f"status {game.status}"
+        )
+
+    def show(move: StoredMove, env: TextGameEnv) -> None:
+        seat = move.seat
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({players[seat]})")
+        if args.prompts:
+            for message in move.prompt:
+                print(f"--- {message['role']} ---\n{message['content']}")
+            # Every answer of a retried decision, with the feedback the model got after it.
+            tries = move.tries or (Attempt(move.response, move.error),)
+            for number, attempt in enumerate(tries, 1):
+                label = f" (answer {number} of {len(tries)})" if len(tries) > 1 else ""
+                for failure in attempt.failures:
+                    print(f"... failed request: {failure}")
+                if attempt.reasoning:
+                    print(f"--- reasoning{label} ---\n{attempt.reasoning}")
+                print(f"--- response{label} ---\n{attempt.response}")
+                if attempt.feedback is not None:
+                    print(f"--- feedback (user) ---\n{attempt.feedback}")
+        for error in move.errors:
+            infrastructure = error.kind in INFRASTRUCTURE_ERROR_KINDS
+            what = "server failure, not scored" if infrastructure else "invalid answer"
+            print(f"!!! {what} ({error.kind}): {error.detail}")
+        if move.action is None and status[0] == "incomplete":
+            print(f">>> seat {seat}'s server failed: the game stopped here (incomplete)")
+        elif move.action is None:
+            print(f">>> seat {seat} forfeits")
+        else:
+            print(f">>> seat {seat} plays {move.action_text}")
+
+    replayed = replay(args.db, args.game, on_move=show, on_start=start)
+    game = replayed.game
+    if not game.scored:
+        print(
+            f"\n{replayed.env.spiel_state}\n\nReplayed exactly ({len(replayed.moves)} moves) up "
+            f"to the failure: {game.infrastructure_error}. Not scored; the next run replays it."
+        )
+        return 0
+    returns = ", ".join(
+        f"seat {seat} ({name}): {value:+g}"
+        for seat, (name, value) in enumerate(zip(game.players, game.returns, strict=True))
+    )
+    print(
+        f"\n{replayed.env.spiel_state}\n\nReplayed exactly ({len(replayed.moves)} moves). {returns}"
+    )
+    return 0

@@ -6,8 +6,8 @@ process with the same config; the evaluation, spread over the ranks, equals one 
 process group runs with the configured timeout; and the checkpoint resumes under ``torchrun``.
 
 This test aborted now and then (SIGABRT, "terminate called without an active exception") while
-the process group was left alive at exit; the trainer now destroys it (train/dist.py). Checked
-with 20 runs in a row beside two busy processes (docs/training.md, "Eight ranks").
+the process group was left alive at exit; the trainer now destroys it (train/dist.py). It then
+passed 20 runs in a row beside two busy processes (docs/training.md, "Eight ranks").
 """
 
 from __future__ import annotations

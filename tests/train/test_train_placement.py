@@ -24,6 +24,7 @@ from strategic_arena.train.placement import (
     node_problems,
     server_groups,
     sync_dir_problems,
+    visible_devices,
 )
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -150,7 +151,9 @@ def test_a_weight_sync_dir_smaller_than_the_weights_is_refused(tmp_path: Path) -
     assert sync_dir_problems(cfg, ModelShape(8, 8, 1, 1, 1, 8, 8, True)) == []
 
 
-def test_one_node_split_places_servers_by_tensor_parallel_groups() -> None:
+def test_one_node_split_places_servers_by_tensor_parallel_groups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     cfg = load_config(
         None,
         [
@@ -161,6 +164,10 @@ def test_one_node_split_places_servers_by_tensor_parallel_groups() -> None:
         ],
     )
     assert server_groups(cfg) == [[4, 5], [6, 7]]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert visible_devices([6, 7]) == "6,7"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2,4,6,8,10,12,14")  # the trainer's view
+    assert visible_devices([6, 7]) == "12,14"
     placed = layout(cfg, World(4, 4), 80 * GIB)
     assert (placed.server_gpus, placed.colocated, placed.learners) == (4, False, 4)
     with pytest.raises(ValueError, match="must split into servers"):

@@ -16,7 +16,10 @@ processed_logprobs`` (the trainer-started one does): its log-probs are then
 
 **Weight sync** after every optimizer step (:meth:`VLLMServerEngine.load_weights`), through the
 server's own API, no restart: ``/pause`` -> push -> ``/reset_prefix_cache`` ->
-``/update_weight_version`` -> ``/resume`` on every server. The push is a
+``/update_weight_version`` -> ``/resume`` on every server, all servers at once
+(:func:`on_every_server`: a sync of N servers takes as long as the slowest, not the sum). The
+weights travel in the servers' dtype (``weight_dtype``: bfloat16 on GPUs whatever the learner's
+float32 masters), which halves the file or the broadcast. The push is a
 :class:`WeightTransport`: :class:`DiskTransport` writes one safetensors file (into a RAM-backed
 folder by default) and calls ``reload_weights`` through ``/collective_rpc`` -- it works
 everywhere, CPU included, and across nodes when the folder is shared;
@@ -43,7 +46,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -74,6 +78,31 @@ class WeightTransport(Protocol):
     def close(self) -> None:
         """Release what the transport holds (files, process groups)."""
         ...
+
+
+def on_every_server(admins: Sequence[ServerAdmin], call: Callable[[ServerAdmin], None]) -> None:
+    """``call(admin)`` for every server at once (threads: the calls wait on HTTP).
+
+    Every call runs to its end; the first failure (in server order) is then raised.
+    """
+    if len(admins) <= 1:
+        for admin in admins:
+            call(admin)
+        return
+    with ThreadPoolExecutor(max_workers=len(admins)) as pool:
+        futures = [pool.submit(call, admin) for admin in admins]
+    for future in futures:
+        future.result()
+
+
+def in_dtype(
+    weights: Iterable[tuple[str, torch.Tensor]], dtype: torch.dtype | None
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """``weights`` cast one by one to ``dtype`` (floating-point tensors only; ``None``: as is)."""
+    for name, tensor in weights:
+        if dtype is not None and tensor.is_floating_point() and tensor.dtype != dtype:
+            tensor = tensor.to(dtype)
+        yield name, tensor
 
 
 def default_sync_dir() -> Path:
@@ -107,8 +136,7 @@ class DiskTransport:
         partial = path.with_suffix(".partial")
         save_file(tensors, str(partial))
         partial.replace(path)  # a server never reads a half-written file
-        for admin in admins:
-            admin.reload_weights(str(self.directory))
+        on_every_server(admins, lambda admin: admin.reload_weights(str(self.directory)))
 
     def close(self) -> None:
         """Delete the folder."""
@@ -132,6 +160,7 @@ class VLLMServerEngine:
             other ranks still take part in gathering the weights).
         sleep_level: vLLM sleep mode around updates (0: off; 1 or 2, see :meth:`sleep`); only
             an engine that pushes puts the servers to sleep and wakes them.
+        weight_dtype: the servers' dtype, in which weights are pushed (``None``: as given).
     """
 
     def __init__(
@@ -147,6 +176,7 @@ class VLLMServerEngine:
         max_in_flight: int = 256,
         pushes: bool = True,
         sleep_level: int = 0,
+        weight_dtype: torch.dtype | None = None,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -163,6 +193,7 @@ class VLLMServerEngine:
         self.pushes = pushes
         self.sleep_level = sleep_level
         self.asleep = False
+        self.weight_dtype = weight_dtype
         self.weight_version: int | None = None
         self.requests = 0
         self.sync_seconds: list[float] = []
@@ -184,16 +215,15 @@ class VLLMServerEngine:
         """
         if not self.sleep_level or not self.pushes or self.asleep:
             return
-        for admin in self.admins:
-            admin.sleep(self.sleep_level)
+        level = self.sleep_level
+        on_every_server(self.admins, lambda admin: admin.sleep(level))
         self.asleep = True
 
     def wake_up(self) -> None:
         """``POST /wake_up`` on every sleeping server (nothing to do when awake)."""
         if not self.asleep:
             return
-        for admin in self.admins:
-            admin.wake_up()
+        on_every_server(self.admins, lambda admin: admin.wake_up())
         self.asleep = False
 
     def generate(
@@ -234,21 +264,23 @@ class VLLMServerEngine:
                 pass
             self.weight_version = version
             return
+        weights = in_dtype(weights, self.weight_dtype)  # the servers' dtype, not the masters'
         started = time.perf_counter()
         if self.asleep:
             self._load_into_sleeping(weights, version)
             self.sync_seconds.append(time.perf_counter() - started)
             return
-        for admin in self.admins:
-            admin.pause()
+        on_every_server(self.admins, ServerAdmin.pause)
         try:
             self.transport.push(weights, self.admins)
-            for admin in self.admins:
+
+            def publish(admin: ServerAdmin) -> None:
                 admin.reset_prefix_cache()
                 admin.set_weight_version(version)
+
+            on_every_server(self.admins, publish)
         finally:
-            for admin in self.admins:
-                admin.resume()
+            on_every_server(self.admins, ServerAdmin.resume)
         self.weight_version = version
         self.sync_seconds.append(time.perf_counter() - started)
 
@@ -260,15 +292,12 @@ class VLLMServerEngine:
         Sleeping servers schedule nothing (sleep paused them) and dropped their prefix cache,
         so no ``/pause`` or ``/reset_prefix_cache``; the last ``/wake_up`` resumes scheduling.
         """
-        for admin in self.admins:
-            admin.wake_up(["weights"])
+        on_every_server(self.admins, lambda admin: admin.wake_up(["weights"]))
         try:
             self.transport.push(weights, self.admins)
-            for admin in self.admins:
-                admin.set_weight_version(version)
+            on_every_server(self.admins, lambda admin: admin.set_weight_version(version))
         finally:
-            for admin in self.admins:
-                admin.wake_up(["kv_cache"])
+            on_every_server(self.admins, lambda admin: admin.wake_up(["kv_cache"]))
             self.asleep = False
         self.weight_version = version
 

@@ -12,11 +12,7 @@ passed 20 runs in a row beside two busy processes (docs/training.md, "Eight rank
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,38 +24,14 @@ pytest.importorskip("transformers")
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.metrics import read_metrics  # noqa: E402
 from strategic_arena.train.trainer import Trainer  # noqa: E402
+from tests.train.launch import torchrun, train_command  # noqa: E402
 
 Overrides = Callable[..., list[str]]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _torchrun(overrides: list[str]) -> subprocess.CompletedProcess[str]:
-    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-    if torchrun is None:
-        pytest.skip("torchrun is not installed next to this python")
-    code = Path(sys.executable).parent / "strategic-arena"
     args = [arg for item in overrides for arg in ("--set", item)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [
-            torchrun,
-            "--nproc-per-node",
-            "2",
-            "--master-port",
-            str(_free_port()),
-            str(code),
-            "train",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    return torchrun([train_command(), "train", *args])
 
 
 @pytest.mark.slow

@@ -13,8 +13,9 @@ size, ``L`` layers, ``V`` vocabulary, ``c`` bytes of the compute dtype (2 for bf
       master weights          4 P / n          fp32 masters
       gradients               4 P / n          fp32, freed between steps
       optimizer (AdamW)       8 P / n          two fp32 moments
-      compute weights         c P              (one process: autocast's cast cache;
-                              2 c P_layer       under FSDP: the gathered layer and the next)
+      compute weights         2 c max(P_layer, V h)   casts in flight: a layer's (or the
+                                                output head's) and the next; autocast keeps no
+                                                cache, FSDP gathers one layer ahead
                                                 (0 when the compute dtype is the master's)
       reference (kl_coef>0)   c P / n
       activations             L T h c + T (6h + 3I) c    with gradient checkpointing
@@ -24,9 +25,9 @@ size, ``L`` layers, ``V`` vocabulary, ``c`` bytes of the compute dtype (2 for bf
 
     vLLM server, per GPU (tensor parallel t)
       reserved                u G              u = vllm_gpu_memory_utilization, G = GPU memory
-      weights                 c P / t
-      KV cache                u G - c P / t - 1 GiB (activations)
-      KV per token            2 L k d c / t    k KV heads of dimension d
+      weights                 s P / t          s: bytes of the server's dtype
+      KV cache                u G - s P / t - 1 GiB (activations)
+      KV per token            2 L k d s / t    k KV heads of dimension d
       asleep                  2 GiB            (sleep mode: weights and KV cache released)
 
     phases on one GPU
@@ -129,6 +130,7 @@ class Layout:
         micro_batch_size: sequences per forward/backward pass.
         sequence_tokens: the longest prompt plus response.
         compute_bytes: bytes per value of the compute dtype (2: bf16).
+        server_bytes: bytes per weight of the vLLM server (its dtype).
         master_bytes: bytes per master weight (4: fp32).
         reference: a frozen reference model is loaded (``kl_coef`` > 0).
         gradient_checkpointing: activations recomputed in the backward pass.
@@ -144,6 +146,7 @@ class Layout:
     micro_batch_size: int = 1
     sequence_tokens: int = 4096
     compute_bytes: int = 2
+    server_bytes: int = 2
     master_bytes: int = 4
     reference: bool = False
     gradient_checkpointing: bool = True
@@ -198,12 +201,8 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
         activations = shape.layers * tokens * shape.hidden * c + layer
     else:
         activations = shape.layers * layer
-    if c >= layout.master_bytes:
-        compute = 0
-    elif n == 1:
-        compute = c * p
-    else:
-        compute = 2 * c * shape.layer_parameters
+    largest = max(shape.layer_parameters, shape.vocab * shape.hidden)
+    compute = 0 if c >= layout.master_bytes else 2 * c * largest
     learner = {
         "master weights": layout.master_bytes * p // n,
         "gradients": layout.master_bytes * p // n,
@@ -223,9 +222,9 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
     reserved = int(layout.server_utilization * layout.gpu_bytes)
     if layout.server_gpus:
         t = max(layout.tensor_parallel, 1)
-        weights = c * p // t
+        weights = layout.server_bytes * p // t
         kv = reserved - weights - SERVER_ACTIVATION_BYTES
-        per_token = 2 * shape.layers * shape.kv_heads * shape.head_dim * c // t
+        per_token = 2 * shape.layers * shape.kv_heads * shape.head_dim * layout.server_bytes // t
         server = {
             "reserved": reserved,
             "weights": weights,

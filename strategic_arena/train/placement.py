@@ -131,7 +131,8 @@ def layout(cfg: TrainConfig, world: World, gpu_bytes: int) -> Layout:
     sequence = cfg.max_sequence_tokens
     if cfg.vllm_max_model_len:
         sequence = min(sequence, cfg.vllm_max_model_len)
-    master = 2 if cfg.dtype in ("bfloat16", "float16") else 4
+    master = _bytes(cfg.dtype, 4)
+    compute = _bytes(cfg.compute_dtype, 2)  # auto: bfloat16 on a GPU
     return Layout(
         gpu_bytes=gpu_bytes,
         learners=world.size,
@@ -142,11 +143,17 @@ def layout(cfg: TrainConfig, world: World, gpu_bytes: int) -> Layout:
         sleep_level=cfg.vllm_sleep_level,
         micro_batch_size=cfg.micro_batch_size,
         sequence_tokens=sequence,
-        compute_bytes=2,
+        compute_bytes=compute,
+        server_bytes=_bytes(cfg.vllm_dtype, compute),
         master_bytes=master,
         reference=cfg.kl_coef > 0,
         gradient_checkpointing=cfg.gradient_checkpointing,
     )
+
+
+def _bytes(dtype: str, auto: int) -> int:
+    """Bytes per value of a config dtype (``auto``: ``auto``)."""
+    return auto if dtype == "auto" else 4 if dtype == "float32" else 2
 
 
 def _loopback(url: str) -> bool:
@@ -159,9 +166,11 @@ def _loopback(url: str) -> bool:
         return False
 
 
-def placement_problems(cfg: TrainConfig, world: World, shape: ModelShape | None) -> list[str]:
+def placement_problems(
+    cfg: TrainConfig, world: World, shape: ModelShape | None, gpu: bool = False
+) -> list[str]:
     """What cannot work across nodes and in the weight-sync folder (empty: nothing)."""
-    return [*node_problems(cfg, world), *sync_dir_problems(cfg, shape)]
+    return [*node_problems(cfg, world), *sync_dir_problems(cfg, shape, gpu)]
 
 
 def node_problems(cfg: TrainConfig, world: World) -> list[str]:
@@ -190,8 +199,11 @@ def node_problems(cfg: TrainConfig, world: World) -> list[str]:
     return problems
 
 
-def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None) -> list[str]:
-    """A disk weight sync whose folder has less free space than one weight file."""
+def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None, gpu: bool = False) -> list[str]:
+    """A disk weight sync whose folder has less free space than one weight file.
+
+    ``gpu``: the learner computes on a GPU (``compute_dtype: auto`` is then bfloat16).
+    """
     problems = []
     if cfg.engine == "vllm" and cfg.weight_sync == "disk" and shape is not None:
         from strategic_arena.train.vllm_engine import default_sync_dir
@@ -199,12 +211,13 @@ def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None) -> list[str]:
         folder = Path(cfg.weight_sync_dir) if cfg.weight_sync_dir else default_sync_dir()
         existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
         free = shutil.disk_usage(existing).free
-        master = 2 if cfg.dtype in ("bfloat16", "float16") else 4
-        needed = master * shape.parameters
+        # weights travel in the server's dtype (auto: the compute dtype, bf16 on a GPU)
+        size = _bytes(cfg.vllm_dtype, _bytes(cfg.compute_dtype, 2 if gpu else 4))
+        needed = size * shape.parameters
         if free < needed:
             problems.append(
                 f"weight_sync_dir {folder} has {gib(free)} free but one weight file needs "
-                f"{gib(needed)} ({shape.parameters:,} parameters x {master} bytes): set "
+                f"{gib(needed)} ({shape.parameters:,} parameters x {size} bytes): set "
                 "weight_sync_dir to a larger folder (containers often give /dev/shm 64 MB)"
             )
     return problems
@@ -228,7 +241,7 @@ def check_placement(cfg: TrainConfig, world: World, use_cuda: bool) -> MemoryEst
         PlacementError: every problem found, with the estimate's table when memory is short.
     """
     shape = model_shape(cfg)
-    problems = placement_problems(cfg, world, shape)
+    problems = placement_problems(cfg, world, shape, use_cuda)
     result = None
     memory = gpu_bytes(cfg, use_cuda)
     if cfg.memory_check and memory is not None:

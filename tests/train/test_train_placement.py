@@ -47,10 +47,11 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
     activations = 36 * tokens * 2560 * 2 + tokens * (6 * 2560 + 3 * 9728) * 2
     logits = 2 * 4 * tokens * 151936
     resident = 4 * p + 8 * p + 2 * p + 2 * GIB  # masters, AdamW, reference, runtime
-    peak = resident + 4 * p + 2 * p + activations + logits  # + gradients, bf16 copy
+    casts = 2 * 2 * 151936 * 2560  # bf16 casts in flight: the output head's, twice
+    peak = resident + 4 * p + casts + activations + logits  # + gradients
     reserved = 40 * GIB
     assert (resident + reserved) / GIB == pytest.approx(94.45, abs=0.005)
-    assert (peak + reserved) / GIB == pytest.approx(122.60, abs=0.005)
+    assert (peak + reserved) / GIB == pytest.approx(116.56, abs=0.005)
     result = estimate(
         QWEN3_4B,
         Layout(
@@ -65,7 +66,7 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
     assert result.phases == {"rollout": resident + reserved, "update": peak + reserved}
     assert result.problems == [
         "the rollout phase needs 94.45 GiB per GPU but a GPU has 80.00 GiB",
-        "the update phase needs 122.60 GiB per GPU but a GPU has 80.00 GiB",
+        "the update phase needs 116.56 GiB per GPU but a GPU has 80.00 GiB",
     ]
     # sleep mode frees the server's 40 GiB during the update; no reference, a 0.3 server: fits
     asleep = estimate(

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from strategic_arena.train.placement import (
     sync_dir_problems,
     visible_devices,
 )
+from tests.train.stub_http import StubServer
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 QWEN3_4B = KNOWN_SHAPES["Qwen/Qwen3-4B"]
@@ -220,16 +220,11 @@ class _Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def recording_server() -> Iterator[tuple[str, list[str]]]:
     calls: list[str] = []
-    handler = type("Handler", (_Recorder,), {"calls": calls})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    server = StubServer(type("Handler", (_Recorder,), {"calls": calls}))
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", calls
+        yield server.url, calls
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+        server.close()
 
 
 def test_sleep_mode_sleeps_before_the_update_and_wakes_after_the_sync(

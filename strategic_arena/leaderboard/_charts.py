@@ -21,6 +21,20 @@ def clip(name: str, limit: int = 32) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
+def header_lines(title: str, width: float) -> list[str]:
+    """``title`` on one line, or two when it is wider than a ``width``-pixel column.
+
+    Column headers of the per-game grid would otherwise run into each other ("Kuhn
+    PokerLeduc Hold'em"); at 12 px a character is about 7 px wide.
+    """
+    words = title.split()
+    if len(title) * 7 <= width - 6 or len(words) < 2:
+        return [clip(title, 18)]
+    # Split where the two lines are the most even.
+    cut = min(range(1, len(words)), key=lambda i: abs(len(" ".join(words[:i])) * 2 - len(title)))
+    return [clip(" ".join(words[:cut]), 18), clip(" ".join(words[cut:]), 18)]
+
+
 def ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values covering ``[low, high]``."""
     span = high - low if high > low else 1.0
@@ -150,10 +164,14 @@ def grid_chart(rows: Sequence[Mapping[str, Any]], envs: Sequence[Mapping[str, An
     height = TOP + 12 + ROW_H * len(rows) + 10
     body = []
     for k, env in enumerate(envs):
-        body.append(
-            f'<text x="{LABEL_W + cell_w * k + cell_w / 2:.1f}" y="{TOP - 4}" '
-            f'text-anchor="middle">{escape(clip(env["title"], 18))}</text>'
+        centre = LABEL_W + cell_w * k + cell_w / 2
+        lines = header_lines(env["title"], cell_w)
+        spans = "".join(
+            f'<tspan x="{centre:.1f}" y="{TOP - 4 - 14 * (len(lines) - 1 - i)}">'
+            f"{escape(line)}</tspan>"
+            for i, line in enumerate(lines)
         )
+        body.append(f'<text text-anchor="middle">{spans}</text>')
     for i, row in enumerate(rows):
         y = TOP + 12 + ROW_H * i
         body.append(

@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv,rl]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 arena: $(STAMP)

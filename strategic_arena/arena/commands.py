@@ -475,7 +475,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
     from strategic_arena.arena.records import StoredMove
-    from strategic_arena.arena.replay import replay_game
+    from strategic_arena.arena.replay import final_state_text, replay_game
     from strategic_arena.arena.store import ResultsStore
     from strategic_arena.env import TextGameEnv
 
@@ -519,7 +519,7 @@ def _replay(args: argparse.Namespace) -> int:
         replay = replay_game(store, args.game, on_move=show)
     if not game.scored:
         print(
-            f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves) up to "
+            f"\n{final_state_text(replay)}\n\nReplayed exactly ({len(replay.moves)} moves) up to "
             f"the failure: {game.infrastructure_error}. Not scored; the next run replays it."
         )
         return 0
@@ -527,5 +527,6 @@ def _replay(args: argparse.Namespace) -> int:
         f"seat {seat} ({name}): {value:+g}"
         for seat, (name, value) in enumerate(zip(game.players, game.returns, strict=True))
     )
-    print(f"\n{replay.env.spiel_state}\n\nReplayed exactly ({len(replay.moves)} moves). {returns}")
+    final = final_state_text(replay)
+    print(f"\n{final}\n\nReplayed exactly ({len(replay.moves)} moves). {returns}")
     return 0

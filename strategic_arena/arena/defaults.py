@@ -5,7 +5,7 @@
   pipeline (client, retries, validation, store, report) runs exactly as against a hosted model.
 * :data:`DEFAULT_OPPONENTS` -- a few opponents per game, a weak and a strong one.
 * :data:`PROTOCOLS` -- named evaluation protocols. ``marshal`` is MARSHAL's appendix C (see
-  ``shared/REFERENCE.md``): MCTS with 100 and 1,000 simulations at Tic-Tac-Toe, 10 and 100 at
+  ``docs/references.md``): MCTS with 100 and 1,000 simulations at Tic-Tac-Toe, 10 and 100 at
   Connect Four, the exact Nash equilibrium at Kuhn Poker, the CFR equilibrium at Leduc
   Hold'em (our shipped CFR+ policy, exploitability 2e-7), Hanabi in self-play; both seats; 1,000
   games per setting.

@@ -3,7 +3,7 @@
 Each estimator is a pure function of plain numbers -- per-trajectory returns or per-turn
 rewards, and a group key per trajectory -- so it can be checked by hand;
 :func:`assign` adapts them to scored :class:`~strategic_arena.train.episode.Episode` objects.
-Formulas are restated in ``../shared/REFERENCE.md``, "Advantage estimators". Notation: a
+Formulas are restated in ``docs/references.md``, "Advantage estimators". Notation: a
 trajectory is one learner seat's turns in one episode, with rewards r_t; R = sum_t r_t.
 
 1. :func:`grpo` (trajectory level): A = (R - mean_g R) / (std_g R + eps) over the trajectories

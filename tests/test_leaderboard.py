@@ -173,6 +173,20 @@ def test_invalid_answers_are_sampled_as_written(published: Path) -> None:
     assert evil[0]["error_kind"] == "unknown_action"
 
 
+def test_a_long_invalid_answer_is_shown_in_part_and_expands(published: Path) -> None:
+    from strategic_arena.leaderboard import html as page
+
+    data = load(published)
+    long_answer = "I think <b>" + "x" * 1500 + " END"
+    data["invalid_samples"][0].update(response=long_answer, truncated=True)
+    text = page.render(data)
+    head = html.escape(long_answer[: page.SHOWN_CHARS])
+    rest = html.escape(long_answer[page.SHOWN_CHARS :] + " …")
+    assert f'<pre class="response">{head}</pre><details class="more">' in text
+    assert f"show the other {len(long_answer) - page.SHOWN_CHARS} characters" in text
+    assert f'<pre class="response">{rest}</pre></details>' in text
+
+
 # ------------------------------------------------------------------------------------------
 # escaping in the static files
 

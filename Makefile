@@ -36,6 +36,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports  # the layer contracts of pyproject.toml's [tool.importlinter]
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

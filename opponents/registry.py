@@ -101,7 +101,7 @@ KINDS: dict[str, OpponentKind] = {
             "best_response",
             POKER,
             {"of": str, "db": str, "seed": int},
-            "opponents.exploiter:best_response_player",
+            "strategic_arena.grading.exploiter:best_response_player",
             "the exact best response to player OF's strategy measured by 'grade' in DB",
         ),
         OpponentKind(

@@ -37,6 +37,9 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.tools import tool_calls_text
 
+# Re-exported: TokenTrace lived here before it moved to strategic_arena.traces.
+from strategic_arena.traces import TokenTrace as TokenTrace
+
 Messages = Sequence[Mapping[str, str]]
 
 
@@ -62,23 +65,6 @@ class SamplingParams:
             "seed": self.seed,
         }
         return {key: value for key, value in fields.items() if value is not None}
-
-
-@dataclass(frozen=True)
-class TokenTrace:
-    """The tokens of one answer, from backends that expose them (the trainer's engine, vLLM).
-
-    Attributes:
-        prompt_ids: the prompt's token ids, chat template applied.
-        response_ids: the generated token ids.
-        logprobs: the sampler's log-probability of each response token.
-        weight_version: the version of the weights that generated it, when known.
-    """
-
-    prompt_ids: tuple[int, ...]
-    response_ids: tuple[int, ...]
-    logprobs: tuple[float, ...]
-    weight_version: int | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from typing import Any
 
 import pyspiel
 
+import opponents
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL
@@ -349,8 +350,6 @@ class PlayerServer:
             specs = player
 
             def factory(env_id: str) -> Player:
-                import opponents  # the core imports opponents only when serving a spec
-
                 if isinstance(specs, str):
                     return opponents.make(specs, env_id, seed=0)
                 if env_id not in specs:

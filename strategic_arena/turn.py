@@ -30,8 +30,8 @@ import numpy as np
 import pyspiel
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, ActionError, Attempt
-from strategic_arena.backends import TokenTrace
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.traces import TokenTrace
 from strategic_arena.views import SeatView, seat_view
 
 

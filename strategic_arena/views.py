@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 import pyspiel
 
-from strategic_arena.games.base import GameSpec
+# move_history lives with the game contract (games import it); views re-exports it.
+from strategic_arena.games.base import GameSpec, move_history
+
+__all__ = ["SeatView", "move_history", "seat_view"]
 
 
 @dataclass(frozen=True)
@@ -37,26 +40,6 @@ class SeatView:
     legal_actions: Mapping[int, str] = field(default_factory=dict)
     history: tuple[str, ...] = ()
     terminal: bool = False
-
-
-def move_history(spec: GameSpec, state: pyspiel.State) -> tuple[str, ...]:
-    """Public history lines of ``state``, by replaying its history through ``spec.describe_move``.
-
-    Chance outcomes (deals, draws) are applied but never described; a move whose
-    ``describe_move`` returns ``None`` is private and left out.
-    """
-    replay = spec.game.new_initial_state()
-    lines: list[str] = []
-    for action in state.history():
-        if not replay.is_chance_node():
-            player = replay.current_player()
-            menu = spec.menu(replay, player)
-            text = menu.get(action, spec.grammar.text(action))
-            line = spec.describe_move(replay, player, action, text)
-            if line is not None:
-                lines.append(line)
-        replay.apply_action(action)
-    return tuple(lines)
 
 
 def seat_view(spec: GameSpec, state: pyspiel.State, seat: int, *, history: bool = True) -> SeatView:

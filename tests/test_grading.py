@@ -17,7 +17,7 @@ from strategic_arena.arena.match import play_match_sync
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.games import get_spec
-from strategic_arena.grading.cli import (
+from strategic_arena.grading.grade import (
     IncompleteStrategyError,
     _without_seed,
     grade_moves,
@@ -200,7 +200,7 @@ def test_strategy_queries_resume_and_grades_are_idempotent(tmp_path: Path) -> No
 def test_exploiter_earns_the_best_response_value(tmp_path: Path) -> None:
     from open_spiel.python.algorithms.expected_game_score import policy_value
 
-    from opponents.exploiter import best_response_policy
+    from strategic_arena.grading.exploiter import best_response_policy
     from strategic_arena.grading.strategy import measured_policy
 
     db = tmp_path / "arena.sqlite"

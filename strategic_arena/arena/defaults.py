@@ -77,3 +77,6 @@ PROTOCOLS: Mapping[str, Protocol] = {
         "(Kuhn), CFR (Leduc), Hanabi self-play; both seats; 1000 games per setting",
     ),
 }
+
+#: Where results go when no database is named (relative to the working directory).
+DEFAULT_DB = "results/arena.sqlite"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
@@ -93,3 +94,26 @@ def final_state_text(replay: Replay) -> str:
             lines += [f"--- what seat {seat} ({name}) sees ---", view]
     lines += ["--- OpenSpiel state (raw, with every hidden card) ---", str(state)]
     return "\n".join(lines)
+
+
+def replay(
+    db: str | Path,
+    game_id: int,
+    on_move: MoveHook | None = None,
+    on_start: Callable[[StoredGame], None] | None = None,
+) -> Replay:
+    """:func:`replay_game` on the results store at ``db`` (which must exist).
+
+    ``on_start`` sees the stored game before its first move is replayed.
+
+    Raises:
+        ValueError: no results store at ``db`` (a replay never creates one).
+        KeyError: no such game.
+        ReplayError: the stored moves do not reproduce the stored game.
+    """
+    if not Path(db).exists():
+        raise ValueError(f"no results store at {db}")
+    with ResultsStore(db) as store:
+        if on_start is not None:
+            on_start(store.game(game_id))
+        return replay_game(store, game_id, on_move)

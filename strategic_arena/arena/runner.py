@@ -34,19 +34,19 @@ import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+import opponents
+from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import play_match
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style, ThinkingInHistory
-
-if TYPE_CHECKING:
-    from strategic_arena.backends import OpenAIBackend
 
 PlayerBuilder = Callable[[str, int], Player]
 """Builds an entrant's player for one game: ``(env_id, seed) -> Player``."""
@@ -83,9 +83,6 @@ class Entrant:
     @classmethod
     def opponent(cls, spec: str) -> Entrant:
         """A built-in opponent from its spec (``mcts:simulations=100``), named by the spec."""
-        import opponents
-        from opponents.registry import KINDS, parse_spec
-
         name, params = parse_spec(spec)
 
         def build(env_id: str, seed: int) -> Player:

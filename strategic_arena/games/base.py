@@ -262,3 +262,23 @@ class GameSpec(abc.ABC):
         returns = [self.forfeit_stake / (n - 1)] * n
         returns[offender] = -self.forfeit_stake
         return returns
+
+
+def move_history(spec: GameSpec, state: pyspiel.State) -> tuple[str, ...]:
+    """Public history lines of ``state``, by replaying its history through ``spec.describe_move``.
+
+    Chance outcomes (deals, draws) are applied but never described; a move whose
+    ``describe_move`` returns ``None`` is private and left out.
+    """
+    replay = spec.game.new_initial_state()
+    lines: list[str] = []
+    for action in state.history():
+        if not replay.is_chance_node():
+            player = replay.current_player()
+            menu = spec.menu(replay, player)
+            text = menu.get(action, spec.grammar.text(action))
+            line = spec.describe_move(replay, player, action, text)
+            if line is not None:
+                lines.append(line)
+        replay.apply_action(action)
+    return tuple(lines)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import pyspiel
 
 from strategic_arena.actions import ActionError
-from strategic_arena.games.base import ActionGrammar, GameSpec, Menu
+from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, move_history
 
 COLOR_LETTERS = "RYGWB"
 COLOR_NAMES = ("red", "yellow", "green", "white", "blue")
@@ -503,8 +503,6 @@ class HanabiSpec(GameSpec):
 
     def _last_moves(self, state: pyspiel.State) -> tuple[str, ...]:
         """The public history lines of the last round (one move per player)."""
-        from strategic_arena.views import move_history  # views imports the game contract
-
         return move_history(self, state)[-NUM_PLAYERS:]
 
     def _status(self, state: pyspiel.State, obs: Observation, player: int) -> str:

@@ -6,7 +6,8 @@
   or Leduc Hold'em, queried K times each, and its exploitability (OpenSpiel);
 * :mod:`.tables` -- where both are stored: the grading tables of the arena's SQLite file;
 * :mod:`.summary` -- the figures per player, game and opponent, with 95% intervals;
-* :mod:`.cli` -- the ``strategic-arena grade`` command.
+* :mod:`.grade` -- the ``grade`` use case (moves and strategies, resumable);
+* :mod:`.report` -- the arena's report with the stored grades (``strategic-arena report``).
 
 The definitions (with formulas) are in ``docs/grading.md``.
 """

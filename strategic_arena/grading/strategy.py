@@ -30,6 +30,7 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.games import get_spec
 from strategic_arena.grading import POKER_ENVS
 from strategic_arena.players import GameState, Player
+from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy, final_answer_invalid
 
 FloatArray = npt.NDArray[np.float64]
@@ -97,8 +98,6 @@ async def query(
         on_answer: called with the information set, the sample number, the legal action
             answered (``None`` when invalid) and the error kind.
     """
-    from strategic_arena.seeding import derive_seed
-
     spec = get_spec(env_id)
     gate = asyncio.Semaphore(concurrency)
 

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from strategic_arena.arena.metrics import mean_ci
 from strategic_arena.grading.tables import MoveGrade
 
 ALL = "all"
@@ -38,8 +39,6 @@ def _sign(value: int) -> int:
 
 
 def _mean_ci(values: Sequence[float]) -> tuple[float | None, float | None]:
-    from strategic_arena.arena.metrics import mean_ci
-
     if not values:
         return None, None
     mean, half = mean_ci(values)

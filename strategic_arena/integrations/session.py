@@ -28,6 +28,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import opponents
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.env import make
 from strategic_arena.players import game_header
@@ -100,8 +101,6 @@ class GameSession:
         include_history: bool = False,
         rewards: RewardConfig | None = None,
     ) -> None:
-        import opponents  # the core imports opponents only where they play
-
         self.env_id = env_id
         self.opponent = opponent
         self.style: Style = style

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.leaderboard import html, markdown
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
 from strategic_arena.ratings import TrueSkillSettings
 
@@ -36,8 +38,6 @@ def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
     Returns:
         The path of each file written, by file name.
     """
-    from strategic_arena.leaderboard import html, markdown
-
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     contents = {
@@ -79,8 +79,6 @@ def publish(
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
     """
-    from strategic_arena.arena.store import ResultsStore
-
     path = Path(db)
     if not path.is_file():
         raise FileNotFoundError(f"no results database at {path}")

@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
+from opponents.registry import KINDS
+from strategic_arena import __version__
 from strategic_arena.arena.metrics import (
     SELF,
     Summary,
@@ -52,6 +54,7 @@ from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
+from strategic_arena.grading.report import stored_grades
 from strategic_arena.leaderboard import reproduce
 from strategic_arena.ratings import (
     OVERALL,
@@ -116,8 +119,6 @@ def _rounded(value: Any) -> Any:
 
 def _grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[str, Any]:
     """The stored grades of the runs' games and players, rounded for publication."""
-    from strategic_arena.grading.cli import stored_grades
-
     grades = stored_grades(store, run_names)
     strategies = [
         {key: row[key] for key in STRATEGY_FIELDS if key in row} for row in grades["strategies"]
@@ -146,8 +147,6 @@ def _env_order(env_id: str) -> tuple[int, str]:
 
 def _reference_kinds() -> frozenset[str]:
     """Kinds of the built-in opponents (the "solvers" the pages have a column for)."""
-    from opponents.registry import KINDS  # light: no numba until an opponent is built
-
     return frozenset(KINDS)
 
 
@@ -539,8 +538,6 @@ def build(
     Returns:
         JSON-ready data that validates against :func:`schema`.
     """
-    from strategic_arena import __version__
-
     if not 0.0 <= max_left_out <= 1.0:
         raise ValueError(f"max_left_out must be in [0, 1], not {max_left_out}")
     settings = settings or TrueSkillSettings()

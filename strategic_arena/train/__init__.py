@@ -7,6 +7,6 @@ from :mod:`~strategic_arena.train.vllm_server`) -> score
 (:mod:`~strategic_arena.train.rewards`) -> advantage (:mod:`~strategic_arena.train.advantages`)
 -> update (:mod:`~strategic_arena.train.learner`) -> sync. Configuration lives in
 :mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in
-:mod:`~strategic_arena.train.cli`. The pure parts (episode, rewards, advantages) need only
+:mod:`strategic_arena.cli.train`. The pure parts (episode, rewards, advantages) need only
 numpy, and importing this package imports nothing heavy.
 """

@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
+from opponents.registry import parse_spec
 from strategic_arena._extras import require
+from strategic_arena.games import get_spec
 from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
@@ -326,8 +328,6 @@ class TrainConfig:
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
-        from strategic_arena.games import get_spec
-
         # ``~/...`` model and tokenizer paths mean the user's home, as in a shell.
         if self.model.startswith("~"):
             self.model = os.path.expanduser(self.model)
@@ -385,8 +385,6 @@ class TrainConfig:
             problems.append(f"vllm_base_urls must be http(s) URLs: {bad_urls}")
         if self.self_play_weight < 0 or any(o.weight < 0 for o in self.opponents):
             problems.append("opponent weights must be >= 0")
-        from opponents.registry import parse_spec
-
         specs = [o.spec for o in self.opponents if o.base_url is None]
         specs += [spec for specs_of_env in self.eval_opponents.values() for spec in specs_of_env]
         for spec in specs:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import opponents
 from strategic_arena._extras import require
 from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.players import LLMPlayer, Player
@@ -79,8 +80,6 @@ class OpponentPlayers:
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
             return self.frozen(path, entry.name, seed, config.temperature)
-        import opponents
-
         return opponents.make(config.spec, env_id, seed=seed)
 
     def frozen(self, path: str, name: str, seed: int, temperature: float | None) -> LLMPlayer:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
@@ -323,8 +324,6 @@ def _plays(spec: str, env_id: str) -> bool:
     """Whether an opponent spec (or ``checkpoint:``) can play ``env_id``."""
     if spec.startswith("checkpoint:"):
         return True
-    from opponents.registry import KINDS, parse_spec
-
     name, _ = parse_spec(spec)
     return KINDS[name].plays(env_id)
 

@@ -1,4 +1,4 @@
-"""The ``publish`` and ``ladder`` subcommands of ``strategic-arena``.
+"""The ``publish`` and ``ladder`` commands: arguments, one library call, printing.
 
 :func:`add_parsers` registers both on the main command's subparsers; each sets ``handler`` to
 its ``*_main`` function, which the main command calls with the parsed arguments.
@@ -15,13 +15,19 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from strategic_arena._extras import MissingExtraError
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli.common import fail
+from strategic_arena.games import get_spec
+from strategic_arena.leaderboard import ladder, publish
+from strategic_arena.leaderboard.data import MAX_LEFT_OUT
+from strategic_arena.leaderboard.ladder import BASELINE, NUM_GAMES
+from strategic_arena.ratings import TrueSkillSettings
 
 
 def _add_rating_options(command: argparse.ArgumentParser) -> None:
-    from strategic_arena.leaderboard.data import MAX_LEFT_OUT
-
     command.add_argument(
         "--passes",
         type=int,
@@ -78,8 +84,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     _add_page_options(publish)
     publish.set_defaults(handler=publish_main)
 
-    from strategic_arena.leaderboard.ladder import BASELINE, NUM_GAMES
-
     counts = ", ".join(f"{env} {n}" for env, n in NUM_GAMES.items())
     ladder = sub.add_parser(
         "ladder",
@@ -113,19 +117,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     ladder.set_defaults(handler=ladder_main)
 
 
-def _fail(message: object) -> int:
-    print(f"strategic-arena: error: {message}", file=sys.stderr)
-    return 2
-
-
 def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None) -> int:
-    from strategic_arena.leaderboard import publish
-    from strategic_arena.ratings import TrueSkillSettings
-
     if args.passes < 1:
-        return _fail("--passes must be at least 1")
+        return fail("--passes must be at least 1")
     if not 0.0 <= args.max_left_out <= 1.0:
-        return _fail(f"--max-left-out must be between 0 and 1, not {args.max_left_out:g}")
+        return fail(f"--max-left-out must be between 0 and 1, not {args.max_left_out:g}")
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
         paths = publish(
@@ -138,7 +134,7 @@ def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None)
             description=args.description,
         )
     except (FileNotFoundError, KeyError, MissingExtraError) as error:
-        return _fail(error.args[0] if isinstance(error, KeyError) else error)
+        return fail(error.args[0] if isinstance(error, KeyError) else error)
     for path in paths.values():
         print(f"wrote {path}")
     return 0
@@ -161,15 +157,9 @@ def _command(args: argparse.Namespace, db: str) -> str:
 
 def ladder_main(args: argparse.Namespace) -> int:
     """``ladder``: play (or resume) the baseline ladder, then publish it."""
-    from pathlib import Path
-
-    from strategic_arena.arena.store import ResultsStore
-    from strategic_arena.games import get_spec
-    from strategic_arena.leaderboard import ladder
-
     db = args.db or str(Path(args.out) / "ladder.db")
     if args.num_games is not None and args.num_games < 1:
-        return _fail("--num-games must be at least 1")
+        return fail("--num-games must be at least 1")
     try:
         for env_id in args.envs or ():
             get_spec(env_id)
@@ -183,7 +173,7 @@ def ladder_main(args: argparse.Namespace) -> int:
                 command=_command(args, db),
             )
     except (ValueError, MissingExtraError) as error:
-        return _fail(error)
+        return fail(error)
     print(
         f"ladder: {summary.played} games played, {summary.resumed} resumed, "
         f"{len(summary.failed)} failed in {time.perf_counter() - started:.0f}s -> {db}"
@@ -191,13 +181,7 @@ def ladder_main(args: argparse.Namespace) -> int:
     for key, reason in summary.failed:
         print(f"  failed {key}: {reason}", file=sys.stderr)
     if not summary.complete:
-        return _fail("some games failed; rerun the same command to retry them")
+        return fail("some games failed; rerun the same command to retry them")
     if args.no_publish:
         return 0
     return _publish(args, db, [ladder.RUN_NAME])
-
-
-def dispatch(args: argparse.Namespace) -> int:
-    """Run the ``publish`` or ``ladder`` command parsed into ``args``."""
-    handler = publish_main if args.command == "publish" else ladder_main
-    return handler(args)

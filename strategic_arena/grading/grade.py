@@ -1,22 +1,25 @@
-"""``strategic-arena grade``: grade stored moves and measure poker strategies, then report.
+"""The ``grade`` use case: grade stored moves and measure poker strategies.
 
 Moves: every stored Tic-Tac-Toe and Connect Four move of complete or forfeited games (of the
 chosen runs) is graded once; a game with ``unknown`` moves is graded again only under a larger
-``--max-nodes``. Strategies: every built-in opponent that played Kuhn poker or Leduc Hold'em in
-those runs, and the model at ``--base-url`` if one is given, is queried K times at every
-information set; stored answers are reused, so an interrupted ``grade`` resumes.
+``max_nodes``. Strategies: every built-in opponent that played Kuhn poker or Leduc Hold'em in
+those runs, and a model endpoint if one is given, is queried K times at every information set;
+stored answers are reused, so an interrupted :func:`grade` resumes.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strategic_arena._extras import require
+from strategic_arena.arena.endpoint import ModelOptions, model_entrant
 from strategic_arena.arena.records import StoredGame
+from strategic_arena.arena.runner import Entrant, Progress
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.grading import POKER_ENVS
 from strategic_arena.grading.moves import (
@@ -26,7 +29,8 @@ from strategic_arena.grading.moves import (
     PositionValues,
     grade_game,
 )
-from strategic_arena.grading.summary import move_summary, render_text
+from strategic_arena.grading.strategy import grade_strategy, info_sets, query
+from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
 from strategic_arena.players import Player
 
@@ -34,114 +38,100 @@ from strategic_arena.players import Player
 _FLUSH_EVERY = 500
 
 
-def add_parser(sub: Any) -> None:
-    """Register ``grade`` on the CLI's subparsers."""
-    from strategic_arena.arena.commands import DEFAULT_DB, add_model_options
-
-    grade = sub.add_parser(
-        "grade",
-        help="grade stored moves against exact solvers and measure poker exploitability",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        description="Grade every stored Tic-Tac-Toe and Connect Four move against the exact "
-        "solvers, and query each poker player (built-in opponents of the runs, and the model "
-        "at --base-url if given) K times at every information set to measure its strategy's "
-        "exploitability. Results go to grading tables in the same database; rerunning resumes. "
-        "Definitions: docs/grading.md.",
-    )
-    grade.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
-    grade.add_argument(
-        "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
-    )
-    grade.add_argument(
-        "--max-nodes",
-        type=int,
-        default=DEFAULT_MAX_NODES,
-        metavar="N",
-        help="Connect Four solver nodes per position; beyond it a move is 'unknown'",
-    )
-    grade.add_argument(
-        "--samples", type=int, default=20, metavar="K", help="answers per information set"
-    )
-    grade.add_argument(
-        "--envs",
-        nargs="+",
-        default=list(POKER_ENVS),
-        choices=POKER_ENVS,
-        metavar="ENV",
-        help="poker games whose strategies are measured",
-    )
-    grade.add_argument("--no-moves", action="store_true", help="do not grade moves")
-    grade.add_argument("--no-strategies", action="store_true", help="measure no strategy")
-    grade.add_argument("--seed", type=int, default=0, help="seed of queries and the bootstrap")
-    grade.add_argument("--concurrency", type=int, default=8, help="queries in flight at once")
-    grade.add_argument("--json", action="store_true", help="print the grades as JSON")
-    grade.add_argument("--quiet", action="store_true", help="no progress line")
-    add_model_options(
-        grade, "OpenAI-compatible base URL of a model whose poker strategies to measure"
-    )
-
-
-def grade_main(args: argparse.Namespace) -> int:
-    """Run ``grade``; returns the exit status (2 on bad input)."""
-    from strategic_arena._extras import MissingExtraError
-
-    try:
-        return _grade(args)
-    except (ValueError, KeyError, MissingExtraError, OSError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"strategic-arena: error: {message}", file=sys.stderr)
-        return 2
-
-
 class IncompleteStrategyError(RuntimeError):
     """Some queries of a strategy failed on the endpoint's side; a rerun asks them again."""
 
 
-def _grade(args: argparse.Namespace) -> int:
-    from strategic_arena._extras import require
-    from strategic_arena.arena.store import ResultsStore
+@dataclass(frozen=True)
+class GradeResult:
+    """What :func:`grade` did.
 
+    Attributes:
+        data: the grades (``moves`` summary rows and ``strategies`` rows), as JSON data.
+        incomplete: one message per strategy whose queries partly failed (a rerun asks them).
+    """
+
+    data: dict[str, Any]
+    incomplete: tuple[str, ...]
+
+
+def _stderr(message: str) -> None:
+    print(f"strategic-arena: {message}", file=sys.stderr)
+
+
+def grade(
+    db: str | Path,
+    *,
+    runs: Sequence[str] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    samples: int = 20,
+    envs: Sequence[str] = POKER_ENVS,
+    moves: bool = True,
+    strategies: bool = True,
+    seed: int = 0,
+    concurrency: int = 8,
+    model: ModelOptions | None = None,
+    progress: bool = False,
+    warn: Callable[[str], None] = _stderr,
+) -> GradeResult:
+    """Grade the stored moves of ``db`` and measure the poker strategies of its players.
+
+    Args:
+        db: an existing results store; grades go to its grading tables.
+        runs: only the games of these runs (all when ``None``).
+        max_nodes: Connect Four solver nodes per position; beyond it a move is ``unknown``.
+        samples: answers per information set when measuring a strategy.
+        envs: poker games whose strategies are measured.
+        moves: grade moves.
+        strategies: measure strategies (built-in opponents of the runs, and ``model``).
+        seed: seed of the queries and the bootstrap.
+        concurrency: queries in flight at once.
+        model: a model endpoint whose strategies to measure too (its ``base_url`` is required).
+        progress: print progress lines.
+        warn: told about players that are not measured, and why.
+
+    Raises:
+        ValueError: bad settings or no store at ``db``, before anything is graded.
+        MissingExtraError: numba (the ``[solvers]`` extra) is missing.
+    """
     require("numba", "grading (the solvers)")
-    if args.samples < 1 or args.concurrency < 1 or args.max_nodes < 1:
+    if samples < 1 or concurrency < 1 or max_nodes < 1:
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
-    if not Path(args.db).exists():
-        raise ValueError(f"no results store at {args.db}")
-    with ResultsStore(args.db) as store, GradeTables(args.db) as tables:
-        run_ids = [store.run_id(name) for name in args.run] if args.run else None
+    if not Path(db).exists():
+        raise ValueError(f"no results store at {db}")
+    if strategies and model is not None and model.sampling_seed is not None:
+        raise ValueError(
+            "--sampling-seed would make every one of the K answers at an information "
+            "set the same draw; leave it out when measuring a strategy"
+        )
+    incomplete: list[str] = []
+    with ResultsStore(db) as store, GradeTables(db) as tables:
+        run_ids = [store.run_id(name) for name in runs] if runs else None
         games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
-        if not args.no_moves:
-            grade_moves(store, tables, games, args.max_nodes, progress=not args.quiet)
-        incomplete = 0
-        if not args.no_strategies:
-            if args.base_url is not None and args.sampling_seed is not None:
-                raise ValueError(
-                    "--sampling-seed would make every one of the K answers at an information "
-                    "set the same draw; leave it out when measuring a strategy"
-                )
-            for name, env_id, build, policy in _strategy_players(args, store, games):
+        if moves:
+            grade_moves(store, tables, games, max_nodes, progress=progress)
+        if strategies:
+            found = _strategy_players(store, games, envs, model, seed, warn)
+            for name, env_id, build, policy in found:
                 try:
                     measure_strategy(
                         tables,
                         name,
                         env_id,
                         build,
-                        samples=args.samples,
+                        samples=samples,
                         policy=policy,
-                        seed=args.seed,
-                        concurrency=args.concurrency,
-                        progress=not args.quiet,
+                        seed=seed,
+                        concurrency=concurrency,
+                        progress=progress,
                     )
                 except IncompleteStrategyError as error:
-                    incomplete += 1
-                    print(f"strategic-arena: {error}", file=sys.stderr)
+                    incomplete.append(str(error))
+                    warn(str(error))
         data = report_data(tables, games, every_strategy=run_ids is None)
-    if args.json:
-        import json
-
-        print(json.dumps(data, indent=2, sort_keys=True))
-    else:
-        print(render_text(data["moves"], data["strategies"]))
-    return 1 if incomplete else 0
+    if not moves:
+        data["moves"] = []
+    return GradeResult(data, tuple(incomplete))
 
 
 def grade_moves(
@@ -153,8 +143,6 @@ def grade_moves(
     progress: bool = False,
 ) -> int:
     """Grade the moves of ``games`` not yet graded under ``max_nodes``; returns games graded."""
-    from strategic_arena.arena.runner import Progress
-
     done = tables.graded_games()
     todo = [
         g
@@ -181,27 +169,29 @@ PlayerBuilder = Callable[[int], Player]
 
 
 def _strategy_players(
-    args: argparse.Namespace, store: ResultsStore, games: Sequence[StoredGame]
+    store: ResultsStore,
+    games: Sequence[StoredGame],
+    envs: Sequence[str],
+    model: ModelOptions | None,
+    seed: int,
+    warn: Callable[[str], None],
 ) -> list[tuple[str, str, PlayerBuilder, str]]:
     """(name, env id, builder from a seed, illegal-move policy) of each strategy to measure."""
-    from strategic_arena.arena.runner import Entrant
-
     kinds = {name: info.kind for name, info in store.players().items()}
     found: list[tuple[str, str, PlayerBuilder, str]] = []
     seen: set[tuple[str, str]] = set()
     for game in games:
-        if game.env_id not in args.envs:
+        if game.env_id not in envs:
             continue
         for name in game.players:
             if (name, game.env_id) in seen:
                 continue
             seen.add((name, game.env_id))
             if kinds.get(name) == "llm":
-                if args.base_url is None:
-                    print(
-                        f"strategic-arena: {name} ({game.env_id}): a model; give its "
-                        "--base-url to measure its strategy",
-                        file=sys.stderr,
+                if model is None:
+                    warn(
+                        f"{name} ({game.env_id}): a model; give its --base-url to measure its "
+                        "strategy"
                     )
                 continue
             try:
@@ -209,15 +199,15 @@ def _strategy_players(
                 # gets its derived seed instead.
                 entrant = Entrant.opponent(_without_seed(name))
             except ValueError as error:
-                print(f"strategic-arena: {name}: not measured ({error})", file=sys.stderr)
+                warn(f"{name}: not measured ({error})")
                 continue
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
-    if args.base_url is not None:
-        from strategic_arena.arena.commands import model_entrant
-
-        model = model_entrant(args, args.base_url, args.model)
-        for env_id in args.envs:
-            found.append((model.name, env_id, _builder(model, env_id), args.policy))
+    if model is not None:
+        if model.base_url is None:
+            raise ValueError("measuring a model's strategy needs its --base-url")
+        entrant = model_entrant(model, model.base_url, model.model, seed)
+        for env_id in envs:
+            found.append((entrant.name, env_id, _builder(entrant, env_id), model.policy))
     return found
 
 
@@ -228,7 +218,7 @@ def _without_seed(spec: str) -> str:
     return f"{name}:{','.join(kept)}" if kept else name
 
 
-def _builder(entrant: Any, env_id: str) -> PlayerBuilder:
+def _builder(entrant: Entrant, env_id: str) -> PlayerBuilder:
     def build(seed: int) -> Player:
         player: Player = entrant.build(env_id, seed)
         return player
@@ -253,9 +243,6 @@ def measure_strategy(
     Answers already stored are reused (the query resumes); the player of query ``(info set,
     sample)`` is built with a seed derived from ``seed``, the player, game, info set and sample.
     """
-    from strategic_arena.arena.runner import Progress
-    from strategic_arena.grading.strategy import grade_strategy, info_sets, query
-
     stored = tables.strategy_samples(name, env_id)
     sets = info_sets(env_id)
     todo = [(info, k) for info in sets for k in range(samples) if (info.name, k) not in stored]
@@ -313,20 +300,3 @@ def report_data(
         if every_strategy or (row["player"], row["env_id"]) in players
     ]
     return {"moves": move_summary(grades), "strategies": strategies}
-
-
-def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[str, Any]:
-    """:func:`report_data` of the games of ``run_names`` (all when ``None``) in ``store``.
-
-    Reads only: a store never graded has no grades (and gets no grading tables).
-    """
-    import sqlite3
-
-    with sqlite3.connect(store.path) as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    if "strategy_grades" not in tables:
-        return {"moves": [], "strategies": []}
-    run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
-    games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
-    with GradeTables(store.path) as grades:
-        return report_data(grades, games, every_strategy=run_names is None)

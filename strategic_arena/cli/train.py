@@ -1,6 +1,6 @@
 """``strategic-arena train``: self-play training from a YAML config with ``--set`` overrides.
 
-Registered by :mod:`strategic_arena.cli` through :func:`add_parsers` and :func:`dispatch`.
+Registered by :mod:`strategic_arena.cli` through :func:`add_parsers` (handler :func:`dispatch`).
 Building the parser imports only the config module (no torch): ``--help`` lists every field
 of :class:`~strategic_arena.train.config.TrainConfig` with its type, default and docstring.
 """
@@ -16,8 +16,6 @@ from typing import Any
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.train.config import describe_fields, load_config
 from strategic_arena.train.vllm_server import VLLMServerError
-
-COMMANDS = ("train",)
 
 
 def add_parsers(sub: Any) -> None:
@@ -47,6 +45,7 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="print the resolved config as JSON and exit",
     )
+    train.set_defaults(handler=dispatch)
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -66,7 +65,7 @@ def dispatch(args: argparse.Namespace) -> int:
     try:
         from transformers.utils import logging as transformers_logging
 
-        from strategic_arena.train.trainer import Trainer
+        from strategic_arena.train.trainer import Trainer  # torch: the [train] extra
 
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 

@@ -1,0 +1,152 @@
+"""The model under evaluation: an OpenAI-compatible endpoint and how to ask it.
+
+:class:`ModelOptions` gathers what a user says about the model (endpoint, sampling, prompt and
+answer settings); :func:`model_entrant` turns it into an arena :class:`Entrant`. ``evaluate``
+and ``grade`` share both, so a model is asked the same way whether it plays games or answers
+strategy queries. :func:`served_endpoint` serves the embedded solver suite when no endpoint is
+given (the README's main command).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
+from strategic_arena.arena.runner import Entrant
+from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.serve import PlayerServer
+from strategic_arena.validation import Style, ThinkingInHistory
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How to reach and ask the evaluated model (the CLI's endpoint/sampling/prompt options).
+
+    Attributes:
+        base_url: the OpenAI-compatible base URL (``http://host:port/v1``); ``None``: serve
+            the embedded solver suite locally (``evaluate`` only).
+        model: the model name sent with each request; ``None``: the only one ``/models`` lists.
+        name: the model's name in the store (default: the model name).
+        api_key_env: environment variable holding the API key (never stored or printed).
+        timeout_s: per-request timeout.
+        max_attempts: requests per answer on transient faults.
+        temperature / top_p / max_tokens / sampling_seed: request fields (``None``: unset).
+        top_k / min_p: extra body fields (vLLM, SGLang).
+        style: the answer format.
+        include_history: whether prompts show the move history.
+        shuffle_actions: list legal actions in a seeded random order.
+        policy: what an invalid answer costs (``forfeit``, ``retry:K``, ``random``).
+        strict: reject answers that break the strict layout.
+        thinking_in_history: what a re-asked model sees of its earlier answers.
+        extra_body: more extra body fields, sent as given.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    name: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    sampling_seed: int | None = None
+    style: Style = "marshal"
+    include_history: bool = False
+    shuffle_actions: bool = False
+    policy: str = "forfeit"
+    strict: bool = True
+    thinking_in_history: ThinkingInHistory = "keep"
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def sampling(self) -> SamplingParams:
+        """The sampling settings sent with every request."""
+        extra: dict[str, Any] = dict(self.extra_body)
+        if self.top_k is not None:
+            extra["top_k"] = self.top_k
+        if self.min_p is not None:
+            extra["min_p"] = self.min_p
+        return SamplingParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=self.sampling_seed,
+            extra_body=extra,
+        )
+
+
+def list_models(base_url: str, api_key_env: str) -> list[dict[str, Any]]:
+    """The endpoint's ``/models`` listing (empty when it cannot be read)."""
+    request = urllib.request.Request(base_url.rstrip("/") + "/models")
+    key = os.environ.get(api_key_env)
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data = json.load(response).get("data", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [model for model in data if isinstance(model, dict)]
+
+
+def only_model(models: Sequence[dict[str, Any]]) -> str:
+    """The model an endpoint serves, when it lists exactly one."""
+    if len(models) != 1:
+        raise ValueError(f"the endpoint lists {len(models)} models; choose one with --model")
+    return str(models[0]["id"])
+
+
+def model_entrant(options: ModelOptions, base_url: str, model: str | None, seed: int) -> Entrant:
+    """The model at ``base_url`` as an arena entrant.
+
+    ``model`` ``None``: the only model the endpoint lists. ``seed`` seeds the backend's retry
+    jitter.
+    """
+    model = model or only_model(list_models(base_url, options.api_key_env))
+    backend = OpenAIBackend(
+        model,
+        base_url,
+        api_key_env=options.api_key_env,
+        sampling=options.sampling(),
+        timeout_s=options.timeout_s,
+        max_attempts=options.max_attempts,
+        seed=seed,
+    )
+    return Entrant.llm(
+        backend,
+        name=options.name,
+        style=options.style,
+        policy=options.policy,
+        include_history=options.include_history,
+        strict=options.strict,
+        thinking_in_history=options.thinking_in_history,
+        shuffle_actions=options.shuffle_actions,
+    )
+
+
+@contextmanager
+def served_endpoint(
+    options: ModelOptions, announce: Callable[[str], None] | None = None
+) -> Iterator[tuple[str, str | None]]:
+    """The base URL and model to evaluate: the user's, or the solver suite served locally.
+
+    ``announce`` is told where the suite is served (the CLI prints it).
+    """
+    if options.base_url is not None:
+        yield options.base_url, options.model
+        return
+    with PlayerServer(dict(SOLVER_SUITE), model=SOLVER_SUITE_NAME) as server:
+        if announce is not None:
+            announce(
+                f"No --base-url: serving the solver suite as model {SOLVER_SUITE_NAME!r} at "
+                f"{server.base_url}"
+            )
+        yield server.base_url, SOLVER_SUITE_NAME

@@ -1,0 +1,180 @@
+"""The ``eval`` use case: play a model against solvers on every game, store it, summarize it.
+
+:func:`evaluate` resolves the games and opponents (a named protocol, explicit lists or the
+defaults), builds the model's entrant from :class:`~strategic_arena.arena.endpoint.ModelOptions`,
+names the run after its settings (so the same call resumes) and runs it into the results store.
+The CLI's ``eval``, the tests and any script call it; printing is the caller's business.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strategic_arena.arena import runner
+from strategic_arena.arena.defaults import (
+    DEFAULT_NUM_GAMES,
+    DEFAULT_OPPONENTS,
+    PROTOCOLS,
+)
+from strategic_arena.arena.endpoint import ModelOptions, model_entrant, served_endpoint
+from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.games import CURATED, get_spec
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What :func:`evaluate` did.
+
+    Attributes:
+        run_name: the run's name in the store.
+        db: the results store.
+        summary: the runner's account of this call.
+        max_replays: the replay limit the run used (the report cites it).
+    """
+
+    run_name: str
+    db: str
+    summary: RunSummary
+    max_replays: int
+
+    @property
+    def unscored(self) -> int:
+        """Games of the run left incomplete (a server failed) and so scored nowhere."""
+        s = self.summary
+        return s.total - s.resumed - s.played - len(s.failed)
+
+
+class EvalInterrupted(Exception):
+    """Ctrl-C stopped :func:`evaluate`; what was stored stays and a rerun resumes.
+
+    Attributes:
+        run_name: the interrupted run.
+        stored: games of the run stored so far.
+        total: games in the run.
+    """
+
+    def __init__(self, run_name: str, stored: int, total: int) -> None:
+        super().__init__(f"interrupted run {run_name!r} ({stored} of {total} games stored)")
+        self.run_name = run_name
+        self.stored = stored
+        self.total = total
+
+
+def opponents_per_env(
+    env_ids: Sequence[str], opponents: Sequence[str] | None, protocol: str | None
+) -> dict[str, list[str]]:
+    """The opponent specs of each game: given, the protocol's, or the defaults."""
+    chosen = PROTOCOLS[protocol] if protocol else None
+    per_env: dict[str, list[str]] = {}
+    for env_id in env_ids:
+        if opponents is not None:
+            per_env[env_id] = list(opponents)
+        elif chosen is not None:
+            per_env[env_id] = list(chosen.opponents.get(env_id, ()))
+        else:
+            per_env[env_id] = list(DEFAULT_OPPONENTS.get(env_id, ("random",)))
+    return per_env
+
+
+def evaluate(
+    db: str | Path,
+    model: ModelOptions,
+    *,
+    protocol: str | None = None,
+    envs: Sequence[str] | None = None,
+    opponents: Sequence[str] | None = None,
+    num_games: int | None = None,
+    seed: int = 0,
+    concurrency: int = 8,
+    max_replays: int = 3,
+    run_name: str | None = None,
+    progress: bool = False,
+    announce: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Play ``model`` against solvers on each game, both seats, and store every game and move.
+
+    Args:
+        db: the SQLite results store (created if missing).
+        model: the endpoint and how to ask it; ``base_url`` ``None`` serves the solver suite.
+        protocol: a named protocol (:data:`~strategic_arena.arena.defaults.PROTOCOLS`) that
+            sets games, opponents and games per setting.
+        envs: games to play (default: the protocol's, else every curated game).
+        opponents: opponent specs, each playing the games it can (default per game).
+        num_games: games per model/opponent/game (default: the protocol's, else 20).
+        seed: the run seed (deals and player seeds).
+        concurrency: games in flight at once.
+        max_replays: how often a later call replays a game a server failure stopped.
+        run_name: the run's name (default: derived from the settings, so a rerun resumes).
+        progress: print the progress line.
+        announce: told about the locally served suite, when one is served.
+
+    Raises:
+        ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
+            any game is played.
+        EvalInterrupted: Ctrl-C; the games stored so far stay.
+    """
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    chosen = PROTOCOLS[protocol] if protocol else None
+    env_ids = list(envs or (chosen.env_ids if chosen else CURATED))
+    for env_id in env_ids:
+        get_spec(env_id)  # unknown ids fail before anything starts
+    if num_games is None:
+        num_games = chosen.num_games if chosen else DEFAULT_NUM_GAMES
+    if num_games < 1:  # 0 is an error, not "the default"
+        raise ValueError("--num-games must be at least 1")
+    if concurrency < 1:
+        raise ValueError("--concurrency must be at least 1")
+    if max_replays < 0:
+        raise ValueError("--max-replays must be at least 0")
+    per_env = opponents_per_env(env_ids, opponents, protocol)
+    rivals = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
+    with served_endpoint(model, announce) as (base_url, model_name):
+        candidate = model_entrant(model, base_url, model_name, seed)
+        tasks: list[GameTask] = []
+        for env_id in env_ids:
+            others = [rivals[spec] for spec in per_env[env_id]]
+            tasks += versus([candidate], others, [env_id], num_games, seed)
+        settings: dict[str, Any] = {
+            "candidates": [candidate.name],
+            "model": dict(candidate.params),
+            "opponents": per_env,
+            "num_games": num_games,
+            "protocol": protocol,
+        }
+        name = run_name or default_run_name(candidate, settings, model.base_url, seed)
+        with ResultsStore(db) as store:
+            try:
+                summary = runner.run(
+                    store,
+                    name,
+                    tasks,
+                    seed=seed,
+                    concurrency=concurrency,
+                    settings=settings,
+                    progress=progress,
+                    max_replays=max_replays,
+                )
+            except KeyboardInterrupt:
+                stored = len(store.completed_keys(store.run_id(name)))
+                raise EvalInterrupted(name, stored, len(tasks)) from None
+    return EvalResult(name, str(db), summary, max_replays)
+
+
+def default_run_name(
+    candidate: Entrant, settings: Mapping[str, Any], base_url: str | None, seed: int
+) -> str:
+    """``eval-MODEL-DIGEST``: the same settings give the same name, so a rerun resumes.
+
+    The embedded endpoint's port changes from run to run; it must not change the name, so the
+    digest hashes the user's base URL (``None`` for the embedded suite) instead of the served one.
+    """
+    identity = {**settings, "model": {**candidate.params, "base_url": base_url}}
+    digest = hashlib.sha256(json.dumps([identity, seed], sort_keys=True).encode()).hexdigest()[:8]
+    return f"eval-{candidate.name}-{digest}"

@@ -1,0 +1,46 @@
+"""The ``strategic-arena`` command: a thin layer of subcommands over library functions.
+
+Each module registers its subcommands and a handler per subcommand (parse arguments, call one
+library function, print); :func:`main` dispatches to the handler and turns bad input into one
+error line (:func:`~strategic_arena.cli.common.guarded`).
+
+* ``envs``, ``play ENV_ID``, ``demo`` -- :mod:`.play`;
+* ``opponents``, ``serve``, ``solve`` -- :mod:`.opponents`;
+* ``eval``, ``report``, ``replay`` -- :mod:`.arena`;
+* ``grade`` -- :mod:`.grade`;
+* ``publish``, ``ladder`` -- :mod:`.leaderboard`;
+* ``train`` -- :mod:`.train`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from strategic_arena.cli import arena, grade, leaderboard, opponents, play, train
+from strategic_arena.cli.common import guarded
+from strategic_arena.cli.play import build_player
+
+__all__ = ["build_player", "main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="strategic-arena",
+        description="Text games over OpenSpiel for measuring and training language models.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    play.add_parsers(sub)
+    opponents.add_parsers(sub)
+    arena.add_parsers(sub)
+    grade.add_parser(sub)
+    leaderboard.add_parsers(sub)
+    train.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``strategic-arena`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    status: int = guarded(args.handler, args)
+    return status

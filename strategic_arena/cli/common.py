@@ -1,0 +1,48 @@
+"""What every command of the CLI shares: the help format and turning errors into one line.
+
+Bad input never ends in a traceback: :func:`guarded` runs a command's handler and prints the
+errors library functions raise for bad input as one ``strategic-arena: error: ...`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from strategic_arena._extras import MissingExtraError
+from strategic_arena.arena.replay import ReplayError
+
+Handler = Callable[[argparse.Namespace], int]
+"""A command: parsed arguments in, exit status out."""
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default only when it says something.
+
+    Not ``None`` or a flag's ``False``, and not when the help text already states the default
+    in words (argparse would print both).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def fail(message: object) -> int:
+    """Print ``message`` as the command's one error line; returns the exit status 2."""
+    print(f"strategic-arena: error: {message}", file=sys.stderr)
+    return 2
+
+
+def guarded(handler: Handler, args: argparse.Namespace) -> int:
+    """Run ``handler``, printing bad input (and a diverging replay) as one line, no traceback."""
+    try:
+        return handler(args)
+    except ReplayError as error:
+        print(f"strategic-arena: replay diverged: {error}", file=sys.stderr)
+        return 1
+    except (ValueError, KeyError, MissingExtraError, OSError) as error:
+        return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)

@@ -142,6 +142,12 @@ def test_models_and_baselines_are_ranked_apart(published: Path) -> None:
     random_cell = '<td class="text name">random</td>'
     assert models_at < overall.index("&lt;script&gt;alert(1)", models_at) < baselines_at
     assert random_cell not in overall[:baselines_at] and random_cell in overall[baselines_at:]
+    # The charts mark the baselines' names too.
+    labels = re.findall(r"<text( class=\"baseline\")? x=[^>]*>([^<]*)<", overall)
+    assert {bool(css) for css, name in labels if name == "random"} == {True}
+    assert "Names in grey italics: baselines" in overall
+    evil_labels = [css for css, name in labels if name.endswith("| evil")]
+    assert evil_labels and not any(evil_labels)
     markdown = (published / "LEADERBOARD.md").read_text()
     assert "**Models**" in markdown and "**Baselines**" in markdown
 

@@ -54,6 +54,15 @@ def svg(height: int, label: str, body: list[str]) -> str:
     )
 
 
+def name_class(row: Mapping[str, Any]) -> str:
+    """The class attribute of a player's label: baselines (reference players) in grey italics."""
+    return ' class="baseline"' if row["baseline"] else ""
+
+
+#: The legend of :func:`name_class`, appended to a chart's caption when it shows a baseline.
+BASELINE_LEGEND = " Names in grey italics: baselines (built-in solvers and bots)."
+
+
 def axis(low: float, high: float, height: int, unit: str = "") -> list[str]:
     def x(value: float) -> float:
         return LABEL_W + (value - low) / (high - low) * PLOT_W
@@ -92,7 +101,7 @@ def rating_chart(rows: Sequence[Mapping[str, Any]], label: str) -> str:
             f"mu - 3 sigma {ts['conservative']:.2f}"
         )
         body.append(
-            f'<g><title>{tip}</title><text x="{LABEL_W - 8}" y="{y + 4:.1f}" '
+            f'<g><title>{tip}</title><text{name_class(row)} x="{LABEL_W - 8}" y="{y + 4:.1f}" '
             f'text-anchor="end">{escape(clip(row["player"]))}</text>'
             f'<line class="range" x1="{x(left):.1f}" x2="{x(right):.1f}" y1="{y:.1f}" '
             f'y2="{y:.1f}"/><rect class="floor" x="{x(left) - 1.5:.1f}" y="{y - 7:.1f}" '
@@ -102,7 +111,7 @@ def rating_chart(rows: Sequence[Mapping[str, Any]], label: str) -> str:
     caption = (
         "TrueSkill: dot = μ, bar = μ ± 3σ; players are ranked by the bar's left end "
         "(μ − 3σ, marked)."
-    )
+    ) + (BASELINE_LEGEND if any(row["baseline"] for row in rated) else "")
     return f"<figure>{svg(height, label, body)}<figcaption>{caption}</figcaption></figure>"
 
 
@@ -175,8 +184,9 @@ def grid_chart(rows: Sequence[Mapping[str, Any]], envs: Sequence[Mapping[str, An
     for i, row in enumerate(rows):
         y = TOP + 12 + ROW_H * i
         body.append(
-            f'<text x="{LABEL_W - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">'
-            f"{escape(clip(row['player']))}<title>{escape(row['player'])}</title></text>"
+            f'<text{name_class(row)} x="{LABEL_W - 8}" y="{y + ROW_H / 2 + 4:.1f}" '
+            f'text-anchor="end">{escape(clip(row["player"]))}<title>{escape(row["player"])}'
+            "</title></text>"
         )
         for k, env in enumerate(envs):
             value = row["normalized"].get(env["env_id"])
@@ -201,6 +211,7 @@ def grid_chart(rows: Sequence[Mapping[str, Any]], envs: Sequence[Mapping[str, An
         f"<title>{label}</title>" + "".join(body) + "</svg>"
     )
     caption = "Normalized score per game, 0 (worst) to 100 (optimum); Hanabi: self-play."
+    caption += BASELINE_LEGEND if any(row["baseline"] for row in rows) else ""
     return f"<figure>{svg}<figcaption>{caption}</figcaption></figure>"
 
 

@@ -522,7 +522,7 @@ def _screenshots(browser: Any, page: Path, name: str, folder: Path) -> dict[int,
         browser.set_window_size(width, 1000)
         browser.get(page.as_uri())
         found = {}
-        for tab in ("overall", "players"):
+        for tab in ("overall", "grades", "players"):
             browser.find_element(By.ID, f"tab-{tab}").click()
             height = browser.execute_script("return document.body.scrollHeight")
             browser.set_window_size(width, min(height + 160, 6000))
@@ -541,8 +541,9 @@ def _screenshots(browser: Any, page: Path, name: str, folder: Path) -> dict[int,
 
 
 def test_page_layout_at_1400_and_800_px(browser: Any, published: Path, tmp_path: Path) -> None:
-    """Every column of the overall table fits at 1400 px; at 800 px the table scrolls in its
-    own container with the key columns in view; invalid answers get the page's width."""
+    """Every column of the overall and grades tables fits at 1400 px; at 800 px the overall
+    table scrolls in its own container with the key columns in view; invalid answers get the
+    page's width."""
     pages = {"mixed": published / "index.html"}
     if (COMMITTED / "index.html").exists():
         pages["ladder"] = COMMITTED / "index.html"  # 6 games, long solver names
@@ -556,6 +557,8 @@ def test_page_layout_at_1400_and_800_px(browser: Any, published: Path, tmp_path:
         for table in narrow:
             assert set(table["past"]) == set(KEY_COLUMNS)
             assert all(past <= 0.5 for past in table["past"].values()), (name, table)
+        for table in layout[1400]["grades"]:  # the grades tables fit at 1400 px too
+            assert table["full"] <= table["visible"], (name, table)
     # The model's invalid answers: wrapped at about the page's width, not a squeezed column.
     mixed = _screenshots(browser, published / "index.html", "mixed", tmp_path)
     assert len(mixed[1400]["players-responses"]) == 3

@@ -286,8 +286,9 @@ def test_each_run_shows_the_command_that_reproduces_it(
     capsys.readouterr()
 
 
-def test_a_run_without_a_command_says_so() -> None:
-    """Settings no ``eval`` wrote (the trainer's evaluation) give no command, not a wrong one."""
+def test_the_command_is_rebuilt_from_stored_settings_or_not_at_all() -> None:
+    """Settings no ``eval`` wrote (the trainer's evaluation) give no command, not a wrong one;
+    credentials and query strings of the URL never appear; extra body fields come back."""
     assert reproduce.command("train-eval", 0, {"run": "r", "step": 20, "style": "marshal"}) is None
     settings: dict[str, Any] = {
         "candidates": ["m"],
@@ -302,7 +303,15 @@ def test_a_run_without_a_command_says_so() -> None:
         "strategic-arena eval --base-url http://host:8000/v1 --model m --style json "
         "--envs kuhn_poker-v0 --num-games 4 --seed 1 --run-name r"
     )
-    settings["model"]["future_option"] = 1  # a parameter this version cannot pass
+    settings["model"]["chat_template_kwargs"] = {"enable_thinking": False}
+    settings["model"]["repetition_penalty"] = 1.1  # an extra body field without its own option
+    assert reproduce.command("r", 1, settings) == (
+        "strategic-arena eval --base-url http://host:8000/v1 --model m --style json "
+        "--chat-template-kwargs '{\"enable_thinking\": false}' "
+        "--extra-body '{\"repetition_penalty\": 1.1}' "
+        "--envs kuhn_poker-v0 --num-games 4 --seed 1 --run-name r"
+    )
+    del settings["num_games"]  # not what eval stores: no command rather than a wrong one
     assert reproduce.command("r", 1, settings) is None
 
 

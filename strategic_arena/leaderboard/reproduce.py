@@ -13,12 +13,15 @@ with credentials removed when stored), and the command drops any query string or
 the URL as well, since some gateways take keys there.
 
 Each stored model parameter maps to its ``eval`` option through :data:`MODEL_OPTIONS`, a
-registry of small :class:`Option` objects; a parameter without an entry is reported by
-:func:`command`'s caller as not covered rather than silently dropped.
+registry of small :class:`Option` objects. The stored parameters are the entrant's
+(:meth:`strategic_arena.arena.runner.Entrant.llm`): prompt options, the request's sampling
+fields and its extra body fields; an extra body field without an option of its own is passed
+back through ``--extra-body JSON``.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -44,6 +47,7 @@ class Option:
     default: Any = None
     switch: bool = False
     switch_when: Any = True
+    as_json: bool = False
 
     def arguments(self, value: Any) -> list[str]:
         """The command-line words for the stored ``value`` (none when it is the default)."""
@@ -51,7 +55,8 @@ class Option:
             return [self.flag] if value == self.switch_when else []
         if value is None or value == self.default:
             return []
-        return [self.flag, str(value)]
+        text = json.dumps(value, sort_keys=True) if self.as_json else str(value)
+        return [self.flag, text]
 
 
 #: Stored model parameter -> its ``eval`` option (see :meth:`Entrant.llm`'s parameters).
@@ -69,7 +74,11 @@ MODEL_OPTIONS: Mapping[str, Option] = {
     "top_k": Option("--top-k"),
     "min_p": Option("--min-p"),
     "seed": Option("--sampling-seed"),
+    "chat_template_kwargs": Option("--chat-template-kwargs", as_json=True),
 }
+
+#: Every other extra body field goes back through this option, as one JSON object.
+EXTRA_BODY = Option("--extra-body", as_json=True)
 
 
 def safe_url(url: str) -> str:
@@ -129,8 +138,6 @@ def command(
         return None  # not an ``eval`` run
     if "opponents" not in settings or "num_games" not in settings:
         return None
-    if any(key not in MODEL_OPTIONS and key != "base_url" for key in params):
-        return None  # a parameter this version cannot pass: better no command than a wrong one
     games = _games(settings)
     if games is None:
         return None
@@ -141,6 +148,8 @@ def command(
     for key, option in MODEL_OPTIONS.items():
         if not (embedded and key == "model"):
             words += option.arguments(params.get(key))
+    extra = {k: v for k, v in params.items() if k not in MODEL_OPTIONS and k != "base_url"}
+    words += EXTRA_BODY.arguments(extra or None)
     if len(candidates) == 1 and candidates[0] != params.get("model"):
         words += ["--name", str(candidates[0])]
     words += [*games, "--num-games", str(settings["num_games"]), "--seed", str(seed)]

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 
 import strategic_arena as sa
 from strategic_arena.games import CURATED
@@ -46,6 +47,7 @@ def test_text_false_drops_the_text_and_keeps_the_arrays() -> None:
         first, *_ = with_text.step(move)
         second, *_ = arrays.step(move)
     assert arrays.action_masks().dtype == np.bool_
+    check_env(sa.single_agent("kuhn_poker-v0", text=False), skip_render_check=True)
 
 
 def test_stable_baselines3_refuses_the_text_but_takes_the_arrays() -> None:

@@ -16,6 +16,11 @@ Contents, per env:
 * **cooperative envs** (Hanabi): ranked by mean self-play score, then by mean score with the
   partner bot (:func:`strategic_arena.ratings.cooperative_standings`), not by TrueSkill;
 
+**Models and baselines.** A baseline is a built-in solver or bot (a player whose kind is an
+opponent kind of ``opponents.registry``); every other player is a model. Rows and players carry
+``baseline``, and ranks count within each group: baselines are reference points, and ``random``
+having beaten a forfeiting model must not place it above every model.
+
 A player whose server failures left more than ``max_left_out`` of its games unscored
 (incomplete and given up, or still to replay) is shown but not ranked (``rank`` ``None``):
 failing on purpose in lost positions would otherwise lift it. ``coverage`` publishes, for every
@@ -24,7 +29,8 @@ player with such games, how many were scored and how many left out.
 then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
 env), every player's public parameters, a few invalid answers per player and env as the model
 wrote them (the pages escape them), and the provenance: runs with their seeds and settings and
-a digest of the games, so a rerun can be checked game for game; and the ``grades`` that
+a digest of the games, so a rerun can be checked game for game, with the command that
+reproduces each run (:mod:`.reproduce`); the page's title and description; and the ``grades`` that
 ``strategic-arena grade`` stored (move grades per player, game and opponent; poker strategies'
 exploitability), empty lists when the database was never graded (``docs/grading.md``).
 """

@@ -535,6 +535,10 @@ def _screenshots(browser: Any, page: Path, name: str, folder: Path) -> dict[int,
             browser.find_element(By.ID, f"tab-{tab}").click()
             height = browser.execute_script("return document.body.scrollHeight")
             browser.set_window_size(width, min(height + 160, 6000))
+            # Loaded again at the full height: a page resized after layout can show sticky cells
+            # at stale positions in the screenshot (the layout itself is right).
+            browser.get(page.as_uri())
+            browser.find_element(By.ID, f"tab-{tab}").click()
             for target in shots:
                 target.mkdir(parents=True, exist_ok=True)
                 browser.save_screenshot(str(target / f"{name}-{tab}-{width}px.png"))

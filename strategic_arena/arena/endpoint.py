@@ -20,6 +20,7 @@ from typing import Any
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.serve import PlayerServer
 from strategic_arena.validation import Style, ThinkingInHistory
 
@@ -44,6 +45,10 @@ class ModelOptions:
         policy: what an invalid answer costs (``forfeit``, ``retry:K``, ``random``).
         strict: reject answers that break the strict layout.
         thinking_in_history: what a re-asked model sees of its earlier answers.
+        require_reasoning: whether an answer without reasoning is invalid (``None``: the
+            style decides).
+        prompts: the prompt set (``None``: the package's own); a user's set is part of the
+            player's identity (see :meth:`Entrant.llm`).
         extra_body: more extra body fields, sent as given.
     """
 
@@ -65,6 +70,8 @@ class ModelOptions:
     policy: str = "forfeit"
     strict: bool = True
     thinking_in_history: ThinkingInHistory = "keep"
+    require_reasoning: bool | None = None
+    prompts: PromptSet | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
 
     def sampling(self) -> SamplingParams:
@@ -129,6 +136,8 @@ def model_entrant(options: ModelOptions, base_url: str, model: str | None, seed:
         strict=options.strict,
         thinking_in_history=options.thinking_in_history,
         shuffle_actions=options.shuffle_actions,
+        require_reasoning=options.require_reasoning,
+        prompts=options.prompts,
     )
 
 

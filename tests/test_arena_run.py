@@ -138,6 +138,21 @@ def test_replay_labels_the_final_state(tmp_path: Path, capsys: pytest.CaptureFix
     assert final.index("OpenSpiel state") < final.index("Replayed exactly")
 
 
+@pytest.mark.parametrize("command", ["report", "replay", "publish"])
+def test_a_file_that_is_not_a_database_gives_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to end in a traceback ("sqlite3.DatabaseError: file is not a database")."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database, and it must stay as it is\n")
+    extra = {"report": [], "replay": ["1"], "publish": ["--out", str(tmp_path / "site")]}
+    assert main([command, *extra[command], "--db", str(notes)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("strategic-arena: error: ") and "not a database" in err
+    assert notes.read_text() == "not a database, and it must stay as it is\n"
+
+
 def test_default_eval_serves_the_solver_suite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

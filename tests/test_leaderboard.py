@@ -578,3 +578,30 @@ def test_page_layout_at_1400_and_800_px(browser: Any, published: Path, tmp_path:
     assert min(mixed[1400]["players-responses"]) > 1000
     assert min(mixed[800]["players-responses"]) > 600
     assert (tmp_path / "mixed-overall-800px.png").stat().st_size > 0
+
+
+def test_links_open_the_tab_that_holds_their_target(browser: Any, published: Path) -> None:
+    """The Grades tab's "Definitions" and the Overall tab's "How to read the ranking" are links
+    that open the About tab at their section; "Definitions: docs/grading.md" was plain text."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1400, 1000)
+    browser.get((published / "index.html").as_uri())
+    for tab, text, target in [
+        ("grades", "Definitions", "definitions"),
+        ("overall", "How to read the ranking", "about-ranking"),
+    ]:
+        browser.find_element(By.ID, f"tab-{tab}").click()
+        link = browser.find_element(By.ID, f"panel-{tab}").find_element(By.LINK_TEXT, text)
+        assert link.get_attribute("href").endswith(f"#{target}")
+        link.click()
+        assert browser.find_element(By.ID, "tab-about").get_attribute("aria-selected") == "true"
+        assert browser.find_element(By.ID, target).is_displayed()
+    # The same link twice (no hash change the second time) still opens its tab.
+    browser.find_element(By.ID, "tab-overall").click()
+    browser.find_element(By.ID, "panel-overall").find_element(
+        By.LINK_TEXT, "How to read the ranking"
+    ).click()
+    assert browser.find_element(By.ID, "tab-about").get_attribute("aria-selected") == "true"
+    markdown = (published / "LEADERBOARD.md").read_text()
+    assert "Definitions: [docs/grading.md](../docs/grading.md)." in markdown

@@ -53,6 +53,10 @@
     select(tabs[0], false);
   }
   window.addEventListener("hashchange", () => follow(window.location.hash));
+  // A second click on the same link changes no hash: follow it on click as well.
+  for (const link of document.querySelectorAll('a[href^="#"]')) {
+    link.addEventListener("click", () => follow(link.getAttribute("href")));
+  }
 
   // A cell sorts by its data-sort value when it has one (numbers; "" = missing), else by text.
   function sortKey(cell) {

@@ -181,6 +181,7 @@ def test_invalid_answers_are_sampled_as_written(published: Path) -> None:
 
 def test_a_long_invalid_answer_is_shown_in_part_and_expands(published: Path) -> None:
     from strategic_arena.leaderboard import html as page
+    from strategic_arena.leaderboard import markdown
 
     data = load(published)
     long_answer = "I think <b>" + "x" * 1500 + " END"
@@ -191,6 +192,9 @@ def test_a_long_invalid_answer_is_shown_in_part_and_expands(published: Path) -> 
     assert f'<pre class="response">{head}</pre><details class="more">' in text
     assert f"show the other {len(long_answer) - page.SHOWN_CHARS} characters" in text
     assert f'<pre class="response">{rest}</pre></details>' in text
+    table = markdown.render(data)  # a table cell keeps the first characters only
+    assert f"I think &lt;b&gt;{'x' * (markdown.SAMPLE_CHARS - 11)} …" in table
+    assert "x" * (markdown.SAMPLE_CHARS - 10) not in table
 
 
 # ------------------------------------------------------------------------------------------

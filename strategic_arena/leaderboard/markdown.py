@@ -276,20 +276,31 @@ def _players(players: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return _table(["player", "kind", "parameters"], rows)
 
 
+#: Characters of an invalid answer shown in a markdown table cell (the page shows them all).
+SAMPLE_CHARS = 300
+
+
 def _samples(samples: Sequence[Mapping[str, Any]]) -> list[str]:
     if not samples:
         return ["No invalid answers."]
-    rows = [
-        [
-            escape(sample["player"]),
-            escape(sample["env_id"]),
-            escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"),
-            escape(f"{sample['error_kind']}: {sample['error_detail']}"),
-            escape(sample["response"] + (" …" if sample["truncated"] else "")) or fmt.MISSING,
-        ]
-        for sample in samples
-    ]
-    return _table(["player", "game", "where", "error", "response (as written)"], rows)
+    rows = []
+    for sample in samples:
+        response = sample["response"]
+        cut = sample["truncated"] or len(response) > SAMPLE_CHARS
+        rows.append(
+            [
+                escape(sample["player"]),
+                escape(sample["env_id"]),
+                escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"),
+                escape(f"{sample['error_kind']}: {sample['error_detail']}"),
+                escape(response[:SAMPLE_CHARS] + (" …" if cut else "")) or fmt.MISSING,
+            ]
+        )
+    note = (
+        f"Line breaks shown as spaces and answers cut at {SAMPLE_CHARS} characters here; "
+        "index.html shows them as written (and leaderboard.json holds them)."
+    )
+    return [note, "", *_table(["player", "game", "where", "error", "response (as written)"], rows)]
 
 
 def _grades(grades: Mapping[str, Any]) -> list[str]:

@@ -607,5 +607,8 @@ def test_links_open_the_tab_that_holds_their_target(browser: Any, published: Pat
         By.LINK_TEXT, "How to read the ranking"
     ).click()
     assert browser.find_element(By.ID, "tab-about").get_attribute("aria-selected") == "true"
+    about = browser.find_element(By.ID, "panel-about").text  # what the ranking link explains
+    assert "ranked by μ − 3σ" in about and "step 20 can rank above step 40" in about
     markdown = (published / "LEADERBOARD.md").read_text()
     assert "Definitions: [docs/grading.md](../docs/grading.md)." in markdown
+    assert "step 20 can rank above step 40" in markdown

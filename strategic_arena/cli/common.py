@@ -7,6 +7,7 @@ errors library functions raise for bad input as one ``strategic-arena: error: ..
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -44,5 +45,9 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(f"strategic-arena: replay diverged: {error}", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as error:  # e.g. --db names a file that is not SQLite
+        db = getattr(args, "db", None)
+        where = f" {db}" if db else ""
+        return fail(f"cannot read the results store{where}: {error}")
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)

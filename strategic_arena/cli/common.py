@@ -47,7 +47,9 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(f"strategic-arena: replay diverged: {printable_line(error)}", file=sys.stderr)
         return 1
-    except sqlite3.Error as error:  # a store that fails while it is read
-        return fail(f"the results store failed: {explain(error)}")
+    except sqlite3.Error as error:  # a store that fails while it is read (not SQLite, ...)
+        db = getattr(args, "db", None)
+        where = f" {db}" if db else ""
+        return fail(f"cannot read the results store{where}: {explain(error)}")
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)

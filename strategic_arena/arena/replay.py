@@ -17,6 +17,7 @@ from pathlib import Path
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
+from strategic_arena.printable import printable_line
 
 
 class ReplayError(RuntimeError):
@@ -91,7 +92,8 @@ def final_state_text(replay: Replay) -> str:
         lines += ["--- what every seat sees ---", views[0]]
     else:
         for seat, (name, view) in enumerate(zip(game.players, views, strict=True)):
-            lines += [f"--- what seat {seat} ({name}) sees ---", view]
+            # The name may come from an endpoint: escaped before it reaches a terminal.
+            lines += [f"--- what seat {seat} ({printable_line(name)}) sees ---", view]
     lines += ["--- OpenSpiel state (raw, with every hidden card) ---", str(state)]
     return "\n".join(lines)
 

@@ -206,7 +206,8 @@ class LLMPlayer:
             failures += result.failures
             outcome: Action | ActionError
             if result.error is not None:
-                kind: ErrorKind = "timeout" if result.error == "timeout" else "endpoint"
+                kinds: dict[str | None, ErrorKind] = {"timeout": "timeout", "refused": "refused"}
+                kind = kinds.get(result.error, "endpoint")
                 outcome = ActionError(kind, "; ".join(result.failures[-3:]) or result.error)
             else:
                 outcome = validate(

@@ -71,7 +71,9 @@ def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(
 def test_replays_stop_at_the_limit_and_eval_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = FaultServer(["500"] * 1000)  # down for good
+    # Each eval's preflight request goes through; then the server fails every game's request
+    # (2 games, 1 attempt each). The third eval has no game left to try.
+    server = FaultServer(["ok", "500", "500", "ok", "500", "500", "ok"])
     db = tmp_path / "down.sqlite"
     args = [
         "eval",

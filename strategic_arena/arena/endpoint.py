@@ -1,23 +1,21 @@
 """The model under evaluation: an OpenAI-compatible endpoint and how to ask it.
 
 :class:`ModelOptions` gathers what a user says about the model (endpoint, sampling, prompt and
-answer settings); :func:`model_entrant` turns it into an arena :class:`Entrant`. ``evaluate``
-and ``grade`` share both, so a model is asked the same way whether it plays games or answers
-strategy queries. :func:`served_endpoint` serves the embedded solver suite when no endpoint is
-given (the README's main command).
+answer settings); :func:`checked_entrant` checks the endpoint (:mod:`.preflight`) and turns it
+into an arena :class:`Entrant`. ``evaluate`` and ``grade`` share both, so a model is asked the
+same way whether it plays games or answers strategy queries. :func:`served_endpoint` serves
+the embedded solver suite when no endpoint is given (the README's main command).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
+from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.serve import PlayerServer
@@ -83,34 +81,8 @@ class ModelOptions:
         )
 
 
-def list_models(base_url: str, api_key_env: str) -> list[dict[str, Any]]:
-    """The endpoint's ``/models`` listing (empty when it cannot be read)."""
-    request = urllib.request.Request(base_url.rstrip("/") + "/models")
-    key = os.environ.get(api_key_env)
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            data = json.load(response).get("data", [])
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [model for model in data if isinstance(model, dict)]
-
-
-def only_model(models: Sequence[dict[str, Any]]) -> str:
-    """The model an endpoint serves, when it lists exactly one."""
-    if len(models) != 1:
-        raise ValueError(f"the endpoint lists {len(models)} models; choose one with --model")
-    return str(models[0]["id"])
-
-
-def model_entrant(options: ModelOptions, base_url: str, model: str | None, seed: int) -> Entrant:
-    """The model at ``base_url`` as an arena entrant.
-
-    ``model`` ``None``: the only model the endpoint lists. ``seed`` seeds the backend's retry
-    jitter.
-    """
-    model = model or only_model(list_models(base_url, options.api_key_env))
+def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int) -> Entrant:
+    """The model ``model`` at ``base_url`` as an arena entrant (``seed``: the retry jitter's)."""
     backend = OpenAIBackend(
         model,
         base_url,
@@ -130,6 +102,23 @@ def model_entrant(options: ModelOptions, base_url: str, model: str | None, seed:
         thinking_in_history=options.thinking_in_history,
         shuffle_actions=options.shuffle_actions,
     )
+
+
+def checked_entrant(
+    options: ModelOptions, base_url: str, model: str | None, seed: int, env_id: str
+) -> Entrant:
+    """:func:`model_entrant` after the preflight checks (:mod:`.preflight`) pass.
+
+    ``model`` ``None``: the only model the endpoint lists. One real request, the first decision
+    of an ``env_id`` game in the requested style, must go through.
+
+    Raises:
+        PreflightError: the endpoint cannot serve the run; the message names the likely cause.
+    """
+    models = list_served_models(base_url, options.api_key_env, options.timeout_s)
+    entrant = model_entrant(options, base_url, choose_model(models, model), seed)
+    check_request(entrant, env_id, base_url, options.api_key_env)
+    return entrant
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from strategic_arena.arena.defaults import (
     DEFAULT_OPPONENTS,
     PROTOCOLS,
 )
-from strategic_arena.arena.endpoint import ModelOptions, model_entrant, served_endpoint
+from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
@@ -117,6 +117,8 @@ def evaluate(
     Raises:
         ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
             any game is played.
+        PreflightError: the endpoint cannot serve the run (a ``ValueError``; the message names
+            the likely cause); nothing is stored.
         EvalInterrupted: Ctrl-C; the games stored so far stay.
     """
     if protocol is not None and protocol not in PROTOCOLS:
@@ -136,7 +138,8 @@ def evaluate(
     per_env = opponents_per_env(env_ids, opponents, protocol)
     rivals = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
     with served_endpoint(model, announce) as (base_url, model_name):
-        candidate = model_entrant(model, base_url, model_name, seed)
+        # Before anything is stored: a configuration mistake must not become stored games.
+        candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
         tasks: list[GameTask] = []
         for env_id in env_ids:
             others = [rivals[spec] for spec in per_env[env_id]]

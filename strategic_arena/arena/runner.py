@@ -22,6 +22,11 @@ A game that a player's server broke (an infrastructure error after the backend's
 call plays it again from the start (same seeds), as long as the key has fewer than
 ``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
 that is down fails fast, and the user reruns when it is back.
+
+A game whose request the server *refused* (an HTTP 4xx other than 408/429, error kind
+``refused``: a wrong URL, key, model name or parameter) is not a server failure and no rerun of
+the same command can fix it: it is not stored at all, no further game starts, and the summary
+carries the server's message (:attr:`RunSummary.refused`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Any, TextIO
 
 import opponents
 from opponents.registry import KINDS, parse_spec
-from strategic_arena.arena.match import play_match
+from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.env import TextGameEnv, make
@@ -272,6 +277,8 @@ class RunSummary:
             them).
         given_up: games left incomplete for good (``1 + max_replays`` incomplete tries).
         failed: ``(key, error)`` of games that raised (not stored: a rerun retries them).
+        refused: ``(key, server's message)`` of games whose request the server refused (not
+            stored; the run stopped starting games at the first).
         elapsed_s: wall-clock seconds of this call.
     """
 
@@ -283,6 +290,7 @@ class RunSummary:
     incomplete: int = 0
     given_up: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
 
     @property
@@ -436,6 +444,13 @@ async def run_async(
                 if bar is not None:
                     bar.update(failed=True)
                 continue
+            refusal = _refusal(record)
+            if refusal is not None:  # the request is wrong: store nothing, start nothing more
+                summary.refused.append((task.key, refusal))
+                pending.clear()
+                if bar is not None:
+                    bar.update(failed=True)
+                continue
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
             if not store.add_game(run_id, task.key, record):
@@ -458,6 +473,15 @@ async def run_async(
     if bar is not None:
         bar.update(final=True)
     return summary
+
+
+def _refusal(record: MatchRecord) -> str | None:
+    """The server's message when a refused request stopped the game (error kind ``refused``)."""
+    for move in record.moves:
+        for error in move.decision.errors:
+            if error.kind == "refused":
+                return error.detail
+    return None
 
 
 def run(store: ResultsStore, run_name: str, tasks: Sequence[GameTask], **kwargs: Any) -> RunSummary:

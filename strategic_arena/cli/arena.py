@@ -32,6 +32,7 @@ from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
+from strategic_arena.printable import printable_line
 from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
 
 
@@ -299,8 +300,19 @@ def _print_summary(result: EvalResult) -> None:
 
 
 def _eval_status(result: EvalResult) -> int:
-    """Say what a rerun would do about games not scored; 1 when there are any."""
+    """Say what a rerun would do about games not scored; 1 when there are any, 2 if refused."""
     summary = result.summary
+    if summary.refused:
+        _key, message = summary.refused[0]
+        print(
+            f"strategic-arena: error: the endpoint refused a request ({printable_line(message)}); "
+            f"the run stopped: {len(summary.refused)} games that got the refusal are not stored "
+            "and no further game was started. Fix the request (--base-url, --model, the "
+            "sampling options, --chat-template-kwargs, --extra-body, --style), then rerun the "
+            "same command to play the rest",
+            file=sys.stderr,
+        )
+        return 2
     status = 0
     if summary.failed:
         print(

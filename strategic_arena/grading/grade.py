@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
-from strategic_arena.arena.endpoint import ModelOptions, model_entrant
+from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
 from strategic_arena.arena.store import ResultsStore
@@ -104,6 +104,12 @@ def grade(
             "--sampling-seed would make every one of the K answers at an information "
             "set the same draw; leave it out when measuring a strategy"
         )
+    measured: Entrant | None = None
+    if strategies and model is not None:
+        if model.base_url is None:
+            raise ValueError("measuring a model's strategy needs its --base-url")
+        # Before anything is stored: a configuration mistake must not become stored answers.
+        measured = checked_entrant(model, model.base_url, model.model, seed, envs[0])
     incomplete: list[str] = []
     with ResultsStore(db) as store, GradeTables(db) as tables:
         run_ids = [store.run_id(name) for name in runs] if runs else None
@@ -111,7 +117,7 @@ def grade(
         if moves:
             grade_moves(store, tables, games, max_nodes, progress=progress)
         if strategies:
-            found = _strategy_players(store, games, envs, model, seed, warn)
+            found = _strategy_players(store, games, envs, measured, model, warn)
             for name, env_id, build, policy in found:
                 try:
                     measure_strategy(
@@ -172,11 +178,15 @@ def _strategy_players(
     store: ResultsStore,
     games: Sequence[StoredGame],
     envs: Sequence[str],
+    measured: Entrant | None,
     model: ModelOptions | None,
-    seed: int,
     warn: Callable[[str], None],
 ) -> list[tuple[str, str, PlayerBuilder, str]]:
-    """(name, env id, builder from a seed, illegal-move policy) of each strategy to measure."""
+    """(name, env id, builder from a seed, illegal-move policy) of each strategy to measure.
+
+    ``measured``: the model at ``model``'s endpoint, already checked, whose strategy is measured
+    too (``None``: none).
+    """
     kinds = {name: info.kind for name, info in store.players().items()}
     found: list[tuple[str, str, PlayerBuilder, str]] = []
     seen: set[tuple[str, str]] = set()
@@ -202,12 +212,9 @@ def _strategy_players(
                 warn(f"{name}: not measured ({error})")
                 continue
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
-    if model is not None:
-        if model.base_url is None:
-            raise ValueError("measuring a model's strategy needs its --base-url")
-        entrant = model_entrant(model, model.base_url, model.model, seed)
+    if measured is not None and model is not None:
         for env_id in envs:
-            found.append((entrant.name, env_id, _builder(entrant, env_id), model.policy))
+            found.append((measured.name, env_id, _builder(measured, env_id), model.policy))
     return found
 
 

@@ -221,7 +221,9 @@ def add_parsers(sub: Any) -> None:
         description="Rebuild a stored game from its seed and moves, check that it reaches the "
         "stored history and returns, and print every move (and with --prompts, the prompts).",
     )
-    rp.add_argument("game", type=int, help="the game's id (see 'report --json' or the games table)")
+    rp.add_argument(
+        "game", type=int, help="the game's id (listed by 'strategic-arena runs --games RUN')"
+    )
     rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
     rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
     rp.set_defaults(handler=replay_main)

@@ -20,7 +20,7 @@ from strategic_arena._extras import require
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, setting_differences
 from strategic_arena.grading import POKER_ENVS
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
@@ -116,6 +116,8 @@ def grade(
         games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
         if moves:
             grade_moves(store, tables, games, max_nodes, progress=progress)
+        if measured is not None:
+            _check_same_model(store, tables, measured)
         if strategies:
             found = _strategy_players(store, games, envs, measured, model, warn)
             for name, env_id, build, policy in found:
@@ -216,6 +218,25 @@ def _strategy_players(
         for env_id in envs:
             found.append((measured.name, env_id, _builder(measured, env_id), model.policy))
     return found
+
+
+def _check_same_model(store: ResultsStore, tables: GradeTables, model: Entrant) -> None:
+    """Refuse a model measured under a name that stands for another model or sampling.
+
+    The name's games in the store and its stored strategy answers must come from the same
+    parameters (apart from where it is served); else reusing them would mix two models.
+    """
+    known = store.players().get(model.name)
+    if known is not None:
+        differences = setting_differences(
+            {"kind": known.kind, **known.params}, {"kind": model.kind, **model.params}
+        )
+        if differences:
+            raise ValueError(
+                f"{store.path} already has a player named {model.name!r} with other "
+                f"parameters: {'; '.join(differences)}. Give this model another --name"
+            )
+    tables.check_sampler(model.name, model.params)
 
 
 def _without_seed(spec: str) -> str:

@@ -42,7 +42,10 @@ class ModelOptions:
         policy: what an invalid answer costs (``forfeit``, ``retry:K``, ``random``).
         strict: reject answers that break the strict layout.
         thinking_in_history: what a re-asked model sees of its earlier answers.
-        extra_body: more extra body fields, sent as given.
+        chat_template_kwargs: keyword arguments of the server's chat template, sent as the
+            ``chat_template_kwargs`` extra body field (vLLM, SGLang): e.g. Qwen3's
+            ``{"enable_thinking": false}``.
+        extra_body: more extra body fields, sent as given (after the others, so they win).
     """
 
     base_url: str | None = None
@@ -63,15 +66,19 @@ class ModelOptions:
     policy: str = "forfeit"
     strict: bool = True
     thinking_in_history: ThinkingInHistory = "keep"
+    chat_template_kwargs: Mapping[str, Any] | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
 
     def sampling(self) -> SamplingParams:
         """The sampling settings sent with every request."""
-        extra: dict[str, Any] = dict(self.extra_body)
+        extra: dict[str, Any] = {}
         if self.top_k is not None:
             extra["top_k"] = self.top_k
         if self.min_p is not None:
             extra["min_p"] = self.min_p
+        if self.chat_template_kwargs is not None:
+            extra["chat_template_kwargs"] = dict(self.chat_template_kwargs)
+        extra.update(self.extra_body)
         return SamplingParams(
             temperature=self.temperature,
             top_p=self.top_p,

@@ -18,6 +18,7 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
 from strategic_arena.arena import metrics
 from strategic_arena.arena.defaults import (
     DEFAULT_DB,
+    DEFAULT_MAX_TOKENS,
     DEFAULT_NUM_GAMES,
     DEFAULT_OPPONENTS,
     PROTOCOLS,
@@ -42,6 +43,17 @@ def _names(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
     return names
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A command-line JSON object (``--chat-template-kwargs``, ``--extra-body``)."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
+    return value
 
 
 def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
@@ -79,11 +91,33 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
     sampling = command.add_argument_group("sampling (unset: the server's default)")
     sampling.add_argument("--temperature", type=float, default=None)
     sampling.add_argument("--top-p", type=float, default=None)
-    sampling.add_argument("--max-tokens", type=int, default=None)
+    sampling.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help="completion tokens per answer (default %(default)s; 0: the server's limit). "
+        "Reasoning models need more, or thinking off (--chat-template-kwargs)",
+    )
     sampling.add_argument("--top-k", type=int, default=None, help="extra body field (vLLM/SGLang)")
     sampling.add_argument("--min-p", type=float, default=None, help="extra body field (vLLM)")
     sampling.add_argument(
         "--sampling-seed", type=int, default=None, help="the request's seed field"
+    )
+    sampling.add_argument(
+        "--chat-template-kwargs",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="the chat template's keyword arguments (vLLM, SGLang), e.g. Qwen3's "
+        "'{\"enable_thinking\": false}'",
+    )
+    sampling.add_argument(
+        "--extra-body",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="more fields for every request body, as a JSON object, e.g. "
+        "'{\"repetition_penalty\": 1.1}' (stored with the model's settings)",
     )
     prompts = command.add_argument_group("prompts and answers")
     prompts.add_argument(
@@ -240,7 +274,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         max_attempts=args.max_attempts,
         temperature=args.temperature,
         top_p=args.top_p,
-        max_tokens=args.max_tokens,
+        max_tokens=args.max_tokens or None,
         top_k=args.top_k,
         min_p=args.min_p,
         sampling_seed=args.sampling_seed,
@@ -250,6 +284,8 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         policy=args.policy,
         strict=not args.lenient,
         thinking_in_history=args.thinking_in_history,
+        chat_template_kwargs=args.chat_template_kwargs,
+        extra_body=args.extra_body or {},
     )
 
 

@@ -64,6 +64,11 @@ def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(
             assert sorted(g.game_key for g in store.games(run_id)) == sorted(t.key for t in tasks)
             (apart,) = infrastructure(store)
             assert (apart.incomplete_games, apart.unresolved) == (1, 0)
+            # After a successful replay nothing is left out, and the report says so.
+            text = render_text(report(store))
+            assert "left out of every score" not in text and "still unscored" not in text
+            assert "1 game stopped by them (endpoint 1), all replayed since and scored" in text
+            assert "tok p50: median completion tokens per decision" in text
     finally:
         server.close()
 

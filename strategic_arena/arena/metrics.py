@@ -429,6 +429,13 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 lines.append(
                     f"{'':<2}invalid answers (the model's): {kinds}; forfeits {s['forfeits']}"
                 )
+    if rows:
+        lines += [
+            "",
+            "invalid %: answers that were not a legal move, retries included; tok p50: median "
+            "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
+            "s: seconds per decision (median, 90th percentile)",
+        ]
     infra = [
         item
         for item in data.get("infrastructure", [])
@@ -438,15 +445,18 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
         lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
     for item in infra:
         kinds = ", ".join(f"{k} {v}" for k, v in item["errors"].items())
-        stopped = item["incomplete_games"]
-        text = (
-            f"{item['player']}: {item['failed_requests']} failed requests; {stopped} "
-            f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
-        )
-        if item["incomplete_games"]:
+        stopped, unresolved = item["incomplete_games"], item["unresolved"]
+        text = f"{item['player']}: {item['failed_requests']} failed requests"
+        if stopped and not unresolved:  # every stopped game was replayed and scored since
             text += (
-                f" ({kinds}; {item['unresolved']} still unscored: rerun the command to replay "
-                "them, up to its --max-replays)"
+                f"; {stopped} {'game' if stopped == 1 else 'games'} stopped by them ({kinds}), "
+                "all replayed since and scored: none is left out"
+            )
+        elif stopped:
+            text += (
+                f"; {stopped} {'game' if stopped == 1 else 'games'} stopped by them ({kinds}); "
+                f"{unresolved} still unscored and left out of every score: rerun the command to "
+                "replay them, up to its --max-replays"
             )
         lines.append(text)
         lines += [f"  e.g. {example}" for example in item["examples"]]

@@ -340,8 +340,8 @@ class Progress:
             f"[{'#' * filled}{'-' * (20 - filled)}] {100 * share:3.0f}% ",
             f"{finished}/{self.total} {self.unit}",
             f" ({self.resumed} resumed)" if self.resumed else "",
-            f" | errors {self.errors}",
-            f" | incomplete {self.incomplete}" if self.incomplete else "",
+            f" | {self.errors} with invalid answers",
+            f" | {self.incomplete} incomplete (server failures)" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
             f" | {rate:.1f} {self.unit}/s | ETA {eta}",
         ]

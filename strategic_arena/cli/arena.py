@@ -328,9 +328,8 @@ def _print_summary(result: EvalResult) -> None:
     summary = result.summary
     print(
         f"Run {result.run_name!r}: {summary.played} games played, {summary.resumed} resumed, "
-        f"{summary.games_with_errors} with invalid answers, {summary.incomplete} "
-        f"stopped by server failures, in {summary.elapsed_s:.1f} s "
-        f"-> {result.db}",
+        f"{summary.games_with_errors} with invalid answers, {summary.incomplete} incomplete "
+        f"(server failures), in {summary.elapsed_s:.1f} s -> {result.db}",
         file=sys.stderr,
     )
     for key, error in summary.failed[:10]:

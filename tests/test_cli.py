@@ -1,0 +1,47 @@
+"""The command as a whole: every subcommand's help, and the progress line's words."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from strategic_arena.arena.runner import Progress
+from strategic_arena.cli import main
+
+COMMANDS = [
+    "envs",
+    "play",
+    "demo",
+    "opponents",
+    "serve",
+    "solve",
+    "eval",
+    "report",
+    "replay",
+    "runs",
+    "grade",
+    "publish",
+    "ladder",
+    "train",
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_no_empty_defaults(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_progress_words_match_the_final_line() -> None:
+    # "with invalid answers" (the model's) and "incomplete (server failures)", as eval's final
+    # line says them; never a bare "errors" beside "incomplete".
+    bar = Progress(4, 0, label="run", stream=io.StringIO(), interval_s=0.0)
+    bar.update(error=True)
+    bar.update(incomplete=True)
+    line = bar.line()
+    assert "| 1 with invalid answers | 1 incomplete (server failures) |" in line
+    assert "errors" not in line

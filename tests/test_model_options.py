@@ -43,13 +43,17 @@ def test_chat_template_kwargs_and_extra_body_reach_every_request_and_the_store(
     assert params["repetition_penalty"] == 1.1 and params["max_tokens"] == DEFAULT_MAX_TOKENS
 
 
-def test_max_tokens_0_leaves_the_limit_to_the_server(tmp_path: Path) -> None:
+def test_max_tokens_0_leaves_the_limit_to_the_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     server = FaultServer()
     try:
         assert main(eval_args(tmp_path / "o.sqlite", server.base_url, "--max-tokens", "0")) == 0
     finally:
         server.close()
     assert all("max_tokens" not in body for body in server.seen_bodies)
+    # The preflight's HTTP client does not outlive its event loop into the run's.
+    assert "Event loop is closed" not in caplog.text
 
 
 def test_json_options_must_be_json_objects(capsys: pytest.CaptureFixture[str]) -> None:

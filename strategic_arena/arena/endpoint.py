@@ -123,9 +123,13 @@ def checked_entrant(
         PreflightError: the endpoint cannot serve the run; the message names the likely cause.
     """
     models = list_served_models(base_url, options.api_key_env, options.timeout_s)
-    entrant = model_entrant(options, base_url, choose_model(models, model), seed)
-    check_request(entrant, env_id, base_url, options.api_key_env)
-    return entrant
+    name = choose_model(models, model)
+    # The probe gets its own backend, dropped here while no event loop runs: an HTTP client
+    # bound to the probe's finished loop must not be closed later inside the run's loop.
+    check_request(
+        model_entrant(options, base_url, name, seed), env_id, base_url, options.api_key_env
+    )
+    return model_entrant(options, base_url, name, seed)
 
 
 @contextmanager

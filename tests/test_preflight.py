@@ -173,8 +173,8 @@ def test_a_refusal_during_the_run_stops_it_and_stores_nothing_for_that_game(
     err = capsys.readouterr().err
     assert code == 2
     assert "the endpoint refused a request (400: Error code: 400 - injected 400)" in err
-    assert "1 games that got the refusal are not stored" in err
-    assert "incomplete" not in err and "rerun the same command to play the rest" in err
+    assert "nothing is stored for the 1 game that got it" in err
+    assert "games are incomplete" not in err and "rerun the same command to play the rest" in err
     assert server.served["400"] == 1 and sum(server.served.values()) == 2  # no retry, no game
     with ResultsStore(db) as store:
         (run,) = store.runs()

@@ -341,12 +341,14 @@ def _eval_status(result: EvalResult) -> int:
     summary = result.summary
     if summary.refused:
         _key, message = summary.refused[0]
+        count = len(summary.refused)
+        games = "game" if count == 1 else "games"
         print(
             f"strategic-arena: error: the endpoint refused a request ({printable_line(message)}); "
-            f"the run stopped: {len(summary.refused)} games that got the refusal are not stored "
-            "and no further game was started. Fix the request (--base-url, --model, the "
-            "sampling options, --chat-template-kwargs, --extra-body, --style), then rerun the "
-            "same command to play the rest",
+            f"the run stopped: nothing is stored for the {count} {games} that got it, and no "
+            "further game was started. Fix the request (--base-url, --model, the sampling "
+            "options, --chat-template-kwargs, --extra-body, --style), then rerun the same "
+            "command to play the rest",
             file=sys.stderr,
         )
         return 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,16 @@ def test_progress_words_match_the_final_line() -> None:
     line = bar.line()
     assert "| 1 with invalid answers | 1 incomplete (server failures) |" in line
     assert "errors" not in line
+
+
+@pytest.mark.parametrize("command", ["report", "runs", "grade", "replay 1", "publish"])
+def test_a_file_that_is_not_a_database_gets_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("numba", reason="grade needs the [solvers] extra")
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("hello, not sqlite\n" * 100)
+    assert main([*command.split(), "--db", str(not_a_db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a usable SQLite results store" in err
+    assert not_a_db.read_text() == "hello, not sqlite\n" * 100  # nothing lost

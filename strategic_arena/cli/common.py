@@ -7,6 +7,7 @@ errors library functions raise for bad input as one ``strategic-arena: error: ..
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable
 
@@ -46,3 +47,6 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
         return 1
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)
+    except sqlite3.DatabaseError as error:  # --db names a file that is not a results store
+        where = getattr(args, "db", None)
+        return fail(f"{where}: not a usable SQLite results store ({error})")

@@ -161,9 +161,12 @@ def add_parsers(sub: Any) -> None:
         formatter_class=formatter,
         description="Play a model behind an OpenAI-compatible endpoint against solvers on "
         "each game, both seats, store every game and move in SQLite, then print the report. "
-        "Rerunning the same command resumes: only missing games are played. Without "
+        "Rerunning the same command resumes: only missing games are played. Before anything "
+        "is stored, the endpoint is checked (its /models lists the model, one request in the "
+        "chosen style goes through) and a failed check names the likely cause. Without "
         "--base-url, the built-in solver suite is served on a local port and evaluated as the "
-        "model (the README's main command).",
+        "model (the README's main command). In the report, tok p50 is the median of completion "
+        "tokens per decision (a retried decision's answers summed).",
     )
     add_model_options(
         ev,

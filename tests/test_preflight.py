@@ -193,3 +193,16 @@ def test_a_408_is_retried_like_a_server_failure(tmp_path: Path) -> None:
     assert server.served["408"] == 1
     with ResultsStore(db) as store:
         assert len(store.games()) == 2
+
+
+def test_the_probe_asks_once_whatever_the_policy() -> None:
+    from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
+
+    server = FaultServer(["truncated"] * 4)  # invalid answers: retry:3 would ask four times
+    try:
+        options = ModelOptions(base_url=server.base_url, policy="retry:3")
+        entrant = checked_entrant(options, server.base_url, None, 0, "kuhn_poker-v0")
+    finally:
+        server.close()
+    assert len(server.seen_bodies) == 1  # an invalid answer is no reason to stop, or re-ask
+    assert entrant.params["policy"] == "retry:3"  # the run keeps the user's policy

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
@@ -125,10 +125,10 @@ def checked_entrant(
     models = list_served_models(base_url, options.api_key_env, options.timeout_s)
     name = choose_model(models, model)
     # The probe gets its own backend, dropped here while no event loop runs: an HTTP client
-    # bound to the probe's finished loop must not be closed later inside the run's loop.
-    check_request(
-        model_entrant(options, base_url, name, seed), env_id, base_url, options.api_key_env
-    )
+    # bound to the probe's finished loop must not be closed later inside the run's loop. It
+    # asks once: an invalid answer is the model's business, not a reason to re-ask.
+    probe = model_entrant(replace(options, policy="forfeit"), base_url, name, seed)
+    check_request(probe, env_id, base_url, options.api_key_env)
     return model_entrant(options, base_url, name, seed)
 
 

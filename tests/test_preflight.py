@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
+from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.match import play_match_sync
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
@@ -196,8 +197,6 @@ def test_a_408_is_retried_like_a_server_failure(tmp_path: Path) -> None:
 
 
 def test_the_probe_asks_once_whatever_the_policy() -> None:
-    from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
-
     server = FaultServer(["truncated"] * 4)  # invalid answers: retry:3 would ask four times
     try:
         options = ModelOptions(base_url=server.base_url, policy="retry:3")

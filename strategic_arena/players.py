@@ -20,8 +20,9 @@ import numpy as np
 
 from strategic_arena.actions import Action, ActionError, Attempt, ErrorKind
 from strategic_arena.backends import ChatBackend
+from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import render_messages
-from strategic_arena.tools import play_tool, play_tool_choice
+from strategic_arena.styles import AnswerStyle, get_style
 from strategic_arena.turn import (
     Decision,
     GameState,
@@ -31,7 +32,7 @@ from strategic_arena.turn import (
     feedback,
     random_legal_action,
 )
-from strategic_arena.validation import Style, ThinkingInHistory, history_text, validate
+from strategic_arena.validation import ThinkingInHistory, history_text, validate
 
 __all__ = [
     "GAME_HEADER",
@@ -123,9 +124,9 @@ class HumanPlayer:
 GAME_HEADER = "X-Strategic-Arena-Game"
 
 
-def game_header(information: SeatInformation, style: Style) -> str:
+def game_header(information: SeatInformation, style: str | AnswerStyle) -> str:
     """The :data:`GAME_HEADER` value: the seat's information and ``style``, as compact JSON."""
-    payload = {**information.payload(), "style": style}
+    payload = {**information.payload(), "style": get_style(style).name}
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
@@ -145,8 +146,11 @@ class LLMPlayer:
     Each request carries the seat's information in the :data:`GAME_HEADER` header, which
     ``strategic-arena serve`` answers from; it reveals nothing the seat may not know.
 
-    In the ``tools`` style each request offers the ``play(move)`` tool (legal moves as its enum)
-    and forces its call. ``thinking_in_history`` says what a re-asked model sees of its earlier
+    Each request carries the style's request options (:meth:`AnswerStyle.request_options`: in
+    the ``tools`` style the ``play(move)`` tool, legal moves as its enum, and a forced call).
+    ``require_reasoning`` overrides the style's default (``None``: the style decides; SPIRAL's
+    ``spiral`` style needs none). ``prompts`` is the prompt set (default: the package's).
+    ``thinking_in_history`` says what a re-asked model sees of its earlier
     answers: ``keep`` (default), ``strip`` the ``<think>`` blocks, or the ``answer`` only.
     ``shuffle_actions`` lists the legal actions in an order drawn from the player's seeded
     generator at each decision, not the game's canonical order (a small model that copies the
@@ -158,19 +162,23 @@ class LLMPlayer:
         backend: ChatBackend,
         *,
         name: str | None = None,
-        style: Style = "marshal",
+        style: str | AnswerStyle = "marshal",
         policy: str | IllegalMovePolicy = "forfeit",
         include_history: bool = False,
         strict: bool = True,
         seed: int | None = None,
         thinking_in_history: ThinkingInHistory = "keep",
         shuffle_actions: bool = False,
+        require_reasoning: bool | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         self.backend = backend
+        self.require_reasoning = require_reasoning
+        self.prompts = prompts or default_prompts()
         self.shuffle_actions = shuffle_actions
         self.thinking_in_history: ThinkingInHistory = thinking_in_history
         self.name = name or backend.model
-        self.style: Style = style
+        self.style: AnswerStyle = get_style(style)
         self.policy = IllegalMovePolicy.of(policy)
         self.include_history = include_history
         self.strict = strict
@@ -184,14 +192,15 @@ class LLMPlayer:
         if self.shuffle_actions:
             order = [int(a) for a in self.rng.permutation(list(view.legal_actions))]
         prompt = render_messages(
-            spec, view, self.style, include_history=self.include_history, action_order=order
+            spec,
+            view,
+            self.style,
+            include_history=self.include_history,
+            action_order=order,
+            prompts=self.prompts,
         )
         headers = {GAME_HEADER: game_header(state.information(seat), self.style)}
-        offered: dict[str, Any] = (
-            {"tools": [play_tool(view.legal_actions.values())], "tool_choice": play_tool_choice()}
-            if self.style == "tools"
-            else {}
-        )
+        offered: dict[str, Any] = self.style.request_options(view.legal_actions.values())
         conversation: list[Mapping[str, str]] = list(prompt)
         tries: list[Attempt] = []
         errors: list[ActionError] = []
@@ -218,6 +227,7 @@ class LLMPlayer:
                     strict=self.strict,
                     finish_reason=result.finish_reason,
                     reasoning=result.reasoning,
+                    require_reasoning=self.require_reasoning,
                 )
             error = outcome if isinstance(outcome, ActionError) else None
             ruling = None if error is None else self.policy.rule(error, len(errors) + 1)

@@ -50,9 +50,9 @@ import pyspiel
 import opponents
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import GAME_HEADER
-from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL
+from strategic_arena.styles import AnswerStyle, get_style, style_names
+from strategic_arena.tools import PLAY_TOOL
 from strategic_arena.turn import GameState, Player, SeatInformation, judge
-from strategic_arena.validation import STYLES, Style, format_answer
 
 #: Name of the extra body field that carries the game.
 GAME_FIELD = "strategic_arena"
@@ -78,7 +78,7 @@ class GameRequest:
     """The game part of a chat request: the seat's information and the answer style."""
 
     information: SeatInformation
-    style: Style
+    style: AnswerStyle
 
     @classmethod
     def from_body(cls, body: dict[str, Any], header: str | None = None) -> GameRequest:
@@ -94,9 +94,10 @@ class GameRequest:
                 f"the request needs the seat's information: a {GAME_FIELD!r} object (the OpenAI "
                 f"client's extra_body) or the {GAME_HEADER} header, as LLMPlayer sends it"
             )
-        style = field.get("style", "marshal")
-        if style not in STYLES:
-            raise RequestError(f"{GAME_FIELD}.style must be one of {', '.join(STYLES)}")
+        name = field.get("style", "marshal")
+        if not isinstance(name, str) or name not in style_names():
+            raise RequestError(f"{GAME_FIELD}.style must be one of {', '.join(style_names())}")
+        style = get_style(name)
         try:
             information = SeatInformation.from_payload(field)
         except ValueError as error:
@@ -188,21 +189,12 @@ class PlayerService:
             )
         action_text = menu[verdict.action]
         reasoning = f"{player.name} plays {action_text} from this position."
-        message: dict[str, Any] = {"role": "assistant"}
-        if request.style == "tools" or _offers_play(body.get("tools")):
-            arguments = json.dumps({MOVE_ARGUMENT: action_text})
-            message["content"] = reasoning
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{uuid.uuid4().hex[:24]}",
-                    "type": "function",
-                    "function": {"name": PLAY_TOOL, "arguments": arguments},
-                }
-            ]
-            finish_reason, completion = "tool_calls", f"{reasoning} {arguments}"
-        else:
-            message["content"] = format_answer(request.style, reasoning, action_text)
-            finish_reason, completion = "stop", message["content"]
+        # A request that offers the play tool gets a call, whatever style it names.
+        style = get_style("tools") if _offers_play(body.get("tools")) else request.style
+        fields, finish_reason = style.reply(reasoning, action_text)
+        message: dict[str, Any] = {"role": "assistant", **fields}
+        calls = fields.get("tool_calls", [])
+        completion = " ".join([fields["content"], *(c["function"]["arguments"] for c in calls)])
         prompt_tokens = sum(
             len(str(m.get("content", "")).split()) for m in body.get("messages", [])
         )

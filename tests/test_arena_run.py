@@ -305,8 +305,9 @@ def test_the_marshal_protocol_plays_its_opponents_in_both_seats(
     model = "solver-suite"
     expected: Counter[tuple[str, tuple[str, ...]]] = Counter()
     for env_id, opponents in {
-        "tic_tac_toe-v0": ("mcts:simulations=100", "mcts:simulations=1000"),
-        "connect_four-v0": ("mcts:simulations=10", "mcts:simulations=100"),
+        # MARSHAL's MCTS: 10 random rollouts per leaf (its repository's rollout_count).
+        "tic_tac_toe-v0": ("mcts:simulations=100,rollouts=10", "mcts:simulations=1000,rollouts=10"),
+        "connect_four-v0": ("mcts:simulations=10,rollouts=10", "mcts:simulations=100,rollouts=10"),
         "kuhn_poker-v0": ("nash",),
         "leduc_holdem-v0": ("nash",),
     }.items():

@@ -9,9 +9,10 @@ import pytest
 from cases import CURATED
 
 import strategic_arena as sa
+from strategic_arena.actions import Action
 from strategic_arena.games import get_spec
 from strategic_arena.prompting import render_messages
-from strategic_arena.validation import STYLES
+from strategic_arena.styles import STYLES, get_style, style_names
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -57,16 +58,21 @@ def test_golden_prompt(env_id: str, style: str, update_golden: bool) -> None:
 @pytest.mark.parametrize("env_id", CURATED)
 def test_prompt_states_rules_role_view_actions_and_format(env_id: str) -> None:
     spec = sa.get_spec(env_id)
-    view = golden_views(env_id)[1]
-    for style, marker in (("marshal", "<answer>"), ("boxed", "\\boxed{"), ("json", '"action"')):
-        system, user = render_messages(env_id, view, style)  # type: ignore[arg-type]
+    view = next(view for view in golden_views(env_id)[::-1] if view.legal_actions)
+    first = next(iter(view.legal_actions))
+    for style in style_names():
+        # the first listed action is the format's example: the example must validate as it
+        system, user = render_messages(env_id, view, style, action_order=list(view.legal_actions))
         assert system["role"] == "system" and user["role"] == "user"
         assert spec.rules in system["content"]
         assert view.role in system["content"]
-        assert marker in system["content"]
+        example = system["content"].split("Example:\n", 1)[1]
+        outcome = sa.validate(env_id, example, view.legal_actions, style)
+        assert outcome == Action(first, view.legal_actions[first]), (style, example, outcome)
         assert view.text in user["content"]
-        for text in view.legal_actions.values():
-            assert f"- {text}\n" in user["content"]
+        for action, text in view.legal_actions.items():
+            assert f"{get_style(style).action_line(action, text)}\n" in user["content"]
+            assert text in get_style(style).action_line(action, text)
         assert "# Moves so far" not in user["content"]
 
 

@@ -26,6 +26,10 @@ def wrap(style: str, action: str, reasoning: str = "Let me think.") -> str:
         return f"{reasoning} So my move is \\boxed{{{action}}}"
     if style == "json":
         return json.dumps({"reasoning": reasoning, "action": action})
+    if style == "spiral":
+        return f"{reasoning} Final answer: \\boxed{{{action}}}"
+    if style == "spin_bench":
+        return json.dumps({"reason": reasoning, "action": action})
     call = json.dumps({"name": "play", "arguments": {"move": action}})
     return f"{reasoning}\n<tool_call>\n{call}\n</tool_call>"
 
@@ -226,6 +230,8 @@ ANSWER_ONLY = {
     "boxed": "\\boxed{X(1,1)}",
     "json": '{"action": "X(1,1)"}',
     "tools": '<tool_call>\n{"name": "play", "arguments": {"move": "X(1,1)"}}\n</tool_call>',
+    "spiral": "\\boxed{X(1,1)}",
+    "spin_bench": '{"action": "X(1,1)"}',
 }
 
 

@@ -4,11 +4,18 @@
   given: a strong solver per game, served over real HTTP by :class:`PlayerServer`, so the whole
   pipeline (client, retries, validation, store, report) runs exactly as against a hosted model.
 * :data:`DEFAULT_OPPONENTS` -- a few opponents per game, a weak and a strong one.
-* :data:`PROTOCOLS` -- named evaluation protocols. ``marshal`` is MARSHAL's appendix C (see
-  ``shared/REFERENCE.md``): MCTS with 100 and 1,000 simulations at Tic-Tac-Toe, 10 and 100 at
-  Connect Four, the exact Nash equilibrium at Kuhn Poker, the CFR equilibrium at Leduc
-  Hold'em (our shipped CFR+ policy, exploitability 2e-7), Hanabi in self-play; both seats; 1,000
-  games per setting.
+* :data:`PROTOCOLS` -- named evaluation protocols. ``marshal`` is MARSHAL's appendix C: MCTS
+  with 100 and 1,000 simulations at Tic-Tac-Toe, 10 and 100 at Connect Four, the exact Nash
+  equilibrium at Kuhn Poker, the CFR equilibrium at Leduc Hold'em (our shipped CFR+ policy,
+  exploitability 2e-7), Hanabi in self-play; both seats; 1,000 games per setting. Its MCTS
+  opponents are MARSHAL's own: OpenSpiel's ``MCTSBot`` with ``uct_c`` 2, ``solve`` off and a
+  ``RandomRolloutEvaluator`` of 10 rollouts per leaf (``rollout_count: 10`` in the env configs
+  of MARSHAL's repository, ``roll/agentic/env/tictactoe/config.py`` and
+  ``connect_four/config.py``), so ``rollouts=10`` here.
+
+The ladder's :data:`DEFAULT_OPPONENTS` keep one rollout per leaf: the committed ladder was
+played against those opponents, and a stronger MCTS under the same name would mix two
+opponents in one row.
 """
 
 from __future__ import annotations
@@ -65,16 +72,23 @@ PROTOCOLS: Mapping[str, Protocol] = {
     "marshal": Protocol(
         "marshal",
         {
-            "tic_tac_toe-v0": ("mcts:simulations=100", "mcts:simulations=1000"),
-            "connect_four-v0": ("mcts:simulations=10", "mcts:simulations=100"),
+            "tic_tac_toe-v0": (
+                "mcts:simulations=100,rollouts=10",
+                "mcts:simulations=1000,rollouts=10",
+            ),
+            "connect_four-v0": (
+                "mcts:simulations=10,rollouts=10",
+                "mcts:simulations=100,rollouts=10",
+            ),
             "kuhn_poker-v0": ("nash",),
             "leduc_holdem-v0": ("nash",),
             "mini_hanabi-v0": (),
             "simple_hanabi-v0": (),
         },
         1000,
-        "MARSHAL appendix C: MCTS-100/1000 (Tic-Tac-Toe), MCTS-10/100 (Connect Four), Nash "
-        "(Kuhn), CFR (Leduc), Hanabi self-play; both seats; 1000 games per setting",
+        "MARSHAL appendix C: MCTS-100/1000 (Tic-Tac-Toe), MCTS-10/100 (Connect Four), 10 "
+        "rollouts per leaf as in MARSHAL's code, Nash (Kuhn), CFR (Leduc), Hanabi self-play; "
+        "both seats; 1000 games per setting",
     ),
 }
 

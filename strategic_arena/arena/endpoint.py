@@ -18,6 +18,7 @@ from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.serve import PlayerServer
 from strategic_arena.validation import Style, ThinkingInHistory
 
@@ -42,6 +43,10 @@ class ModelOptions:
         policy: what an invalid answer costs (``forfeit``, ``retry:K``, ``random``).
         strict: reject answers that break the strict layout.
         thinking_in_history: what a re-asked model sees of its earlier answers.
+        require_reasoning: whether an answer without reasoning is invalid (``None``: the
+            style decides).
+        prompts: the prompt set (``None``: the package's own); a user's set is part of the
+            player's identity (see :meth:`Entrant.llm`).
         chat_template_kwargs: keyword arguments of the server's chat template, sent as the
             ``chat_template_kwargs`` extra body field (vLLM, SGLang): e.g. Qwen3's
             ``{"enable_thinking": false}``.
@@ -66,6 +71,8 @@ class ModelOptions:
     policy: str = "forfeit"
     strict: bool = True
     thinking_in_history: ThinkingInHistory = "keep"
+    require_reasoning: bool | None = None
+    prompts: PromptSet | None = None
     chat_template_kwargs: Mapping[str, Any] | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
 
@@ -108,6 +115,8 @@ def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int) -
         strict=options.strict,
         thinking_in_history=options.thinking_in_history,
         shuffle_actions=options.shuffle_actions,
+        require_reasoning=options.require_reasoning,
+        prompts=options.prompts,
     )
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from strategic_arena.actions import ActionError
 from strategic_arena.env import TextGameEnv, make
+from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.turn import Decision, GameState, Player, judge
 
 MatchStatus = Literal["complete", "forfeit", "incomplete"]
@@ -64,6 +65,8 @@ class MatchRecord:
         duration_s: wall-clock seconds.
         infrastructure_error: the failure's detail, set iff ``status`` is ``incomplete`` (the
             failed decision is the last move, with no action).
+        prompts: the prompt set each seat read (``{"name", "digest"}``; ``None`` for a seat
+            that reads no prompt), from the players' ``prompts`` attribute.
     """
 
     env_id: str
@@ -76,6 +79,7 @@ class MatchRecord:
     history: tuple[int, ...] = ()
     duration_s: float = 0.0
     infrastructure_error: str | None = None
+    prompts: tuple[Mapping[str, str] | None, ...] = ()
 
 
 MoveCallback = Callable[[MoveRecord, GameState], None]
@@ -157,7 +161,14 @@ async def play_match(
         history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
         infrastructure_error=infrastructure_error,
+        prompts=tuple(_prompt_record(player) for player in players),
     )
+
+
+def _prompt_record(player: Player) -> Mapping[str, str] | None:
+    """The prompt set a player reads (a model player's ``prompts``), or ``None``."""
+    prompts = getattr(player, "prompts", None)
+    return prompts.record() if isinstance(prompts, PromptSet) else None
 
 
 def _detail(error: ActionError | None) -> str:

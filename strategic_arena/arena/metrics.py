@@ -25,6 +25,18 @@ both (``seat=None``). Definitions:
   *observed* score; a fixed worst keeps scores comparable across runs. Where the worst return is
   below the forfeit's it puts a player that forfeits everything above zero (25% at Kuhn, 46% at
   Leduc), hence the score above; elsewhere the two agree.
+* **MARSHAL's paper score** (``marshal_paper``, the report's ``paper %``): the normalization
+  that reproduces MARSHAL's Table 3 from its appendix J raw returns (every cell of its six
+  rows, tested), per seat: ``100 * (mean - worst[seat]) / (optimum[seat] - worst[seat])``
+  with the references of :data:`MARSHAL_PAPER` -- the optimum is the best mean return the
+  seat can get against the evaluation opponent (the seat's equilibrium value against the
+  equilibrium at Kuhn, -1/18 and +1/18, and Leduc, -0.0856 and +0.0856; a win, +1, against
+  MCTS; OpenSpiel's maximum score in Hanabi, 4 and 6) and the worst is the lowest mean return
+  of that seat anywhere in MARSHAL's appendix J. The both-seats score is the mean of the two
+  seat scores, as in the paper's main text. It exists only where the paper's references do
+  (the poker games against ``nash``; any opponent elsewhere); ``None`` otherwise.
+* **Game length**: decisions per game, every seat's (SPIRAL's table 11), over the summary's
+  games.
 * **Incomplete games** (a player's server failed after the backend's retries: see
   :mod:`strategic_arena.arena.match`) are in no summary; :func:`infrastructure` counts them.
 * **Invalid answers** are the model's errors: every answer counts, retries included; the invalid
@@ -38,9 +50,10 @@ both (``seat=None``). Definitions:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,6 +119,8 @@ class Summary:
     completion_tokens: Percentiles
     latency_s: Percentiles
     total_tokens: int
+    marshal_paper: float | None = None
+    game_length: float = 0.0
     returns: tuple[float, ...] = field(repr=False, default=())
 
     def as_dict(self) -> dict[str, Any]:
@@ -145,6 +160,53 @@ def marshal_score(spec: GameSpec, mean: float) -> float:
     return 100.0 * (mean - spec.worst) / (spec.optimum - spec.worst)
 
 
+@dataclass(frozen=True)
+class PaperReference:
+    """The references of MARSHAL's Table 3 for one game (0% and 100% of ``marshal_paper``).
+
+    Attributes:
+        worst: per seat, the lowest mean return MARSHAL's appendix J lists for that seat over
+            every model it evaluated (Kuhn: SPIRAL's -0.301 and -0.149; Leduc: the Kuhn
+            fixed-opponent model's -1.124 and -1.003; Tic-Tac-Toe and Connect Four: that model's
+            -1.000; Hanabi: 0).
+        optimum: per seat, the best mean return against the evaluation opponent.
+        opponents: the opponents the references hold against (``None``: any, self-play too).
+    """
+
+    worst: tuple[float, ...]
+    optimum: tuple[float, ...]
+    opponents: tuple[str, ...] | None = None
+
+
+#: MARSHAL's references per game, measured from its appendix J (see :class:`PaperReference`
+#: and docs/arena.md, where the paper's inconsistencies are listed). Leduc's seat values are
+#: the paper's four-decimal -0.0856 / +0.0856: with OpenSpiel's -0.0856064 the generalist's
+#: main-text Leduc score would round to 54.57, not the paper's 54.56.
+MARSHAL_PAPER: Mapping[str, PaperReference] = {
+    "tic_tac_toe-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
+    "connect_four-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
+    "kuhn_poker-v0": PaperReference((-0.301, -0.149), (-1 / 18, 1 / 18), ("nash",)),
+    "leduc_holdem-v0": PaperReference((-1.124, -1.003), (-0.0856, 0.0856), ("nash",)),
+    "mini_hanabi-v0": PaperReference((0.0, 0.0), (4.0, 4.0)),
+    "simple_hanabi-v0": PaperReference((0.0, 0.0), (6.0, 6.0)),
+}
+
+
+def marshal_paper_score(env_id: str, opponent: str, seat: int, mean: float) -> float | None:
+    """MARSHAL's Table 3 score in percent of ``seat``'s mean return, or ``None`` if undefined.
+
+    ``None`` when the paper gives no references for the game, or for that opponent (the poker
+    references hold against the equilibrium only).
+    """
+    reference = MARSHAL_PAPER.get(env_id)
+    if reference is None or seat >= len(reference.worst):
+        return None
+    if reference.opponents is not None and opponent not in reference.opponents:
+        return None
+    worst, optimum = reference.worst[seat], reference.optimum[seat]
+    return 100.0 * (mean - worst) / (optimum - worst)
+
+
 def normalization(env_ids: Iterable[str]) -> dict[str, dict[str, float]]:
     """The references of each env's scores: forfeit and optimum, and MARSHAL's worst."""
     return {
@@ -172,6 +234,7 @@ class _Bucket:
     prompt_tokens: list[float] = field(default_factory=list)
     completion_tokens: list[float] = field(default_factory=list)
     latency: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
 
 
 def _env_order(env_id: str) -> tuple[int, str]:
@@ -217,6 +280,7 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                     outcome = "win" if value > best_other else "loss"
                     bucket.outcomes["draw" if value == best_other else outcome] += 1
                 bucket.forfeits += int(game.forfeited_by in mine)
+                bucket.lengths.append(len(moves))
                 for move in moves:
                     if move.seat not in mine:
                         continue
@@ -262,9 +326,14 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                 completion_tokens=Percentiles.of(bucket.completion_tokens),
                 latency_s=Percentiles.of(bucket.latency),
                 total_tokens=int(sum(bucket.prompt_tokens) + sum(bucket.completion_tokens)),
+                marshal_paper=None
+                if seat is None
+                else marshal_paper_score(env_id, opponent, seat, mean),
+                game_length=float(np.mean(bucket.lengths)),
                 returns=tuple(bucket.returns),
             )
         )
+    summaries = _with_paper_means(summaries)
     summaries.sort(
         key=lambda s: (
             _env_order(s.env_id),
@@ -275,6 +344,23 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
         )
     )
     return summaries
+
+
+def _with_paper_means(summaries: list[Summary]) -> list[Summary]:
+    """Give each both-seats summary the mean of its seats' paper scores (MARSHAL's main text)."""
+    by_seat: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
+    for summary in summaries:
+        if summary.seat is not None:
+            key = (summary.player, summary.env_id, summary.opponent)
+            by_seat[key].append(summary.marshal_paper)
+    result = []
+    for summary in summaries:
+        scores = by_seat.get((summary.player, summary.env_id, summary.opponent), [])
+        if summary.seat is None and scores and all(score is not None for score in scores):
+            mean = float(np.mean([score for score in scores if score is not None]))
+            summary = dataclasses.replace(summary, marshal_paper=mean)
+        result.append(summary)
+    return result
 
 
 @dataclass(frozen=True)
@@ -370,6 +456,11 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
     }
 
 
+def _fmt_optional(value: float | None) -> str:
+    """One decimal, or ``-`` where the score is not defined."""
+    return "-" if value is None else f"{value:.1f}"
+
+
 def _fmt_mean(mean: float, half: float | None) -> str:
     return f"{mean:+.3f}" + (f" ± {half:.3f}" if half is not None else "")
 
@@ -401,7 +492,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     header = (
         f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
         f"{'mean return ± 95% CI':<22} {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} "
-        f"{'norm %':>6} {'MARSHAL %':>9} {'invalid %':>9} {'tok p50':>7} {'lat p50/p90 s':>13}"
+        f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
+        f"{'tok p50':>7} {'lat p50/p90 s':>13}"
     )
     for env_id, env_rows in rows.items():
         norm = data["normalization"][env_id]
@@ -421,7 +513,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 f"{s['player']:<{width}} {opponent:<{op_width}} {s['games']:>5}  "
                 f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means[0]:>7} "
                 f"{seat_means[1]:>7}  {wdl:<11} {s['normalized']:>6.1f} "
-                f"{s['marshal_normalized']:>9.1f} {100 * s['invalid_rate']:>9.1f} "
+                f"{s['marshal_normalized']:>9.1f} {_fmt_optional(s.get('marshal_paper')):>7} "
+                f"{s.get('game_length', 0.0):>5.1f} {100 * s['invalid_rate']:>9.1f} "
                 f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
             )
             if s["invalid_by_kind"]:

@@ -53,6 +53,8 @@ class StoredGame:
         duration_s: wall-clock seconds the game took.
         finished: when it was stored (seconds since the epoch).
         infrastructure_error: what failed, for an incomplete game.
+        prompts: the prompt set of each seat, ``{"name", "digest"}`` (``None`` for a seat that
+            reads no prompt); empty for games stored before prompt sets were recorded.
     """
 
     id: int
@@ -68,6 +70,7 @@ class StoredGame:
     duration_s: float
     finished: float
     infrastructure_error: str | None = None
+    prompts: tuple[Mapping[str, str] | None, ...] = ()
 
     @property
     def scored(self) -> bool:

@@ -49,6 +49,7 @@ from strategic_arena.backends import OpenAIBackend
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import IllegalMovePolicy
 from strategic_arena.validation import Style, ThinkingInHistory
@@ -108,13 +109,20 @@ class Entrant:
         strict: bool = True,
         thinking_in_history: ThinkingInHistory = "keep",
         shuffle_actions: bool = False,
+        require_reasoning: bool | None = None,
+        prompts: PromptSet | None = None,
     ) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
         The stored parameters are the model, base URL, prompt and sampling settings; the API
         key lives only inside ``backend`` and is never stored. ``thinking_in_history`` and
         ``shuffle_actions``: see :class:`LLMPlayer` (non-default values are stored with the
-        parameters).
+        parameters). ``require_reasoning`` (when set) is stored too.
+
+        A user's prompt set (``prompts``, not the package's own) is part of the player's
+        identity: its ``name@digest`` is stored with the parameters and, unless ``name`` is
+        given, appended to the player's name, so the games of different prompts are reported
+        and rated apart (a store refuses one name with two prompt sets).
         """
         IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
         sampling = backend.sampling
@@ -132,7 +140,12 @@ class Entrant:
             params["thinking_in_history"] = thinking_in_history
         if shuffle_actions:
             params["shuffle_actions"] = True
+        if require_reasoning is not None:
+            params["require_reasoning"] = require_reasoning
         label = name or backend.model
+        if prompts is not None and not prompts.is_default:
+            params["prompts"] = prompts.label
+            label = name or f"{label}+prompts-{prompts.label}"
 
         def build(env_id: str, seed: int) -> Player:
             return LLMPlayer(
@@ -145,6 +158,8 @@ class Entrant:
                 seed=seed,
                 thinking_in_history=thinking_in_history,
                 shuffle_actions=shuffle_actions,
+                require_reasoning=require_reasoning,
+                prompts=prompts,
             )
 
         return cls(label, "llm", params, build)

@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS games (
     history TEXT NOT NULL,
     duration_s REAL NOT NULL,
     finished REAL NOT NULL,
-    infrastructure_error TEXT
+    infrastructure_error TEXT,
+    prompts TEXT
 );
 CREATE TABLE IF NOT EXISTS moves (
     id INTEGER PRIMARY KEY,
@@ -122,6 +123,11 @@ _ADDED_MOVE_COLUMNS = {
     "finish_reason": "TEXT",
     "tries": "TEXT NOT NULL DEFAULT '[]'",
 }
+
+#: Columns of ``games`` added after version 4 (added to older stores on open): ``prompts``,
+#: the prompt set of each seat (JSON list of ``{"name", "digest"}`` or ``null`` for a seat that
+#: reads no prompt; ``NULL`` for games stored before).
+_ADDED_GAME_COLUMNS = {"prompts": "TEXT"}
 
 #: Strings that look like API keys: OpenAI-style ``sk-...`` and bearer tokens.
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+\S+)", re.IGNORECASE)
@@ -190,14 +196,15 @@ class ResultsStore:
         if self._games_need_rebuild():
             self._rebuild_games()
         self._db.executescript(_INDEXES)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(moves)")}
-        for column, definition in _ADDED_MOVE_COLUMNS.items():
-            if column not in columns:
-                try:
-                    self._db.execute(f"ALTER TABLE moves ADD COLUMN {column} {definition}")
-                except sqlite3.OperationalError as error:  # another process added it first
-                    if "duplicate column" not in str(error):
-                        raise
+        for table, added in (("moves", _ADDED_MOVE_COLUMNS), ("games", _ADDED_GAME_COLUMNS)):
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for column, definition in added.items():
+                if column not in columns:
+                    try:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+                    except sqlite3.OperationalError as error:  # another process added it first
+                        if "duplicate column" not in str(error):
+                            raise
         self._db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
@@ -357,8 +364,8 @@ class ResultsStore:
                 return False
             cursor = db.execute(
                 "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
-                "status, forfeited_by, history, duration_s, finished, infrastructure_error) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
+                "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     game_key,
@@ -372,6 +379,7 @@ class ResultsStore:
                     record.duration_s,
                     time.time(),
                     record.infrastructure_error,
+                    json.dumps(list(record.prompts)) if any(record.prompts) else None,
                 ),
             )
             if cursor.rowcount == 0:
@@ -509,7 +517,7 @@ class ResultsStore:
         return self._select_games(" WHERE " + " AND ".join(where) if where else "", params)
 
     def _select_games(self, where: str, params: tuple[Any, ...]) -> list[StoredGame]:
-        query = f"SELECT {_GAME_COLUMNS}, infrastructure_error FROM games"
+        query = f"SELECT {_GAME_COLUMNS}, infrastructure_error, prompts FROM games"
         rows = self._db.execute(query + where + " ORDER BY id", params)
         return [
             StoredGame(
@@ -526,6 +534,7 @@ class ResultsStore:
                 duration_s=row[10],
                 finished=row[11],
                 infrastructure_error=row[12],
+                prompts=tuple(json.loads(row[13])) if row[13] else (),
             )
             for row in rows
         ]

@@ -34,7 +34,9 @@ from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.printable import printable_line
-from strategic_arena.validation import STYLES, THINKING_IN_HISTORY
+from strategic_arena.prompt_sets import load_prompts
+from strategic_arena.styles import style_names
+from strategic_arena.validation import THINKING_IN_HISTORY
 
 
 def _names(text: str) -> list[str]:
@@ -122,9 +124,26 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
     prompts = command.add_argument_group("prompts and answers")
     prompts.add_argument(
         "--style",
-        choices=STYLES,
+        choices=style_names(),
         default="marshal",
-        help="response format (tools: the model calls play(move); needs tool calling)",
+        help="response format (tools: the model calls play(move), needs tool calling; spiral: "
+        'SPIRAL\'s parser, the last \\boxed{} wins; spin_bench: {"reason", "action": ID}; '
+        "see docs/styles.md)",
+    )
+    prompts.add_argument(
+        "--prompts",
+        default=None,
+        metavar="DIR",
+        help="a prompt set: a folder laid out like the package's prompts/ whose files override "
+        "the package's (e.g. examples/prompts/spiral); recorded with every game, and the "
+        "player is named and stored apart from the default prompts",
+    )
+    prompts.add_argument(
+        "--require-reasoning",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether an answer without reasoning is invalid (default: the style decides; "
+        "spiral and tools need none, the other styles do)",
     )
     prompts.add_argument(
         "--history", action="store_true", help="include the move history in prompts"
@@ -287,6 +306,8 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         policy=args.policy,
         strict=not args.lenient,
         thinking_in_history=args.thinking_in_history,
+        require_reasoning=args.require_reasoning,
+        prompts=load_prompts(args.prompts),  # a bad folder fails before any request
         chat_template_kwargs=args.chat_template_kwargs,
         extra_body=args.extra_body or {},
     )

@@ -17,9 +17,11 @@ from strategic_arena.cli.common import fail
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.players import GameState, HumanPlayer, Player
+from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.prompting import render_messages
 from strategic_arena.seeding import derive_seed
-from strategic_arena.validation import STYLES, Style
+from strategic_arena.styles import style_names
+from strategic_arena.validation import Style
 
 
 def build_player(spec: str, seat: int, match_seed: int, env_id: str) -> Player:
@@ -69,9 +71,15 @@ def add_parsers(sub: Any) -> None:
         )
         command.add_argument(
             "--style",
-            choices=STYLES,
+            choices=style_names(),
             default="marshal",
             help="prompt style shown for each decision (default marshal)",
+        )
+        command.add_argument(
+            "--prompts",
+            default=None,
+            metavar="DIR",
+            help="a prompt set whose files override the package's templates (docs/styles.md)",
         )
         command.add_argument(
             "--history", action="store_true", help="include the move history in prompts"
@@ -121,6 +129,7 @@ def play_main(args: argparse.Namespace) -> int:
                 f"{args.env_id} has {spec.num_players} seats; give {spec.num_players} players"
             )
         players = [build_player(p, seat, args.seed, args.env_id) for seat, p in enumerate(specs)]
+        prompts = load_prompts(args.prompts)
     except (ValueError, MissingExtraError) as error:
         return fail(error)
     record = asyncio.run(
@@ -129,7 +138,7 @@ def play_main(args: argparse.Namespace) -> int:
             players,
             args.seed,
             env=env,
-            on_move=_printer(spec, args.style, args.history, not args.no_prompts),
+            on_move=_printer(spec, args.style, args.history, not args.no_prompts, prompts),
         )
     )
     _print_result(record)
@@ -151,7 +160,9 @@ def _game_param(item: str) -> tuple[str, int | float | bool | str]:
     return key, raw
 
 
-def _printer(spec: GameSpec, style: Style, history: bool, show_prompts: bool) -> MoveCallback:
+def _printer(
+    spec: GameSpec, style: Style, history: bool, show_prompts: bool, prompts: PromptSet
+) -> MoveCallback:
     """A move callback that prints each decision's prompt (system part once per seat)."""
     shown_system: set[int] = set()
 
@@ -159,7 +170,7 @@ def _printer(spec: GameSpec, style: Style, history: bool, show_prompts: bool) ->
         print(f"\n=== move {record.index + 1}: seat {record.seat}")
         if show_prompts:
             view = state.view(record.seat)
-            messages = render_messages(spec, view, style, include_history=history)
+            messages = render_messages(spec, view, style, include_history=history, prompts=prompts)
             for message in messages:
                 if message["role"] == "system":
                     if record.seat in shown_system:

@@ -36,8 +36,10 @@ import numpy as np
 
 from strategic_arena._extras import require
 from strategic_arena.integrations.session import GameSession, run_sync
+from strategic_arena.prompt_sets import PromptSet, load_prompts
+from strategic_arena.styles import style_names
 from strategic_arena.train.rewards import RewardConfig
-from strategic_arena.validation import STYLES, Style
+from strategic_arena.validation import Style
 
 core: Any = require("openenv.core", "the OpenEnv environment")
 client_types: Any = require("openenv.core.client_types", "the OpenEnv client")
@@ -99,6 +101,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         include_history: list the public moves so far in each prompt.
         rewards: the reward definitions (MARSHAL's by default).
         seed: seed of the generator that draws a game seed when ``reset`` gets none.
+        prompts: the prompt set of the observations' messages (default: the package's own).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own instance and game
@@ -114,6 +117,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         include_history: bool = False,
         rewards: RewardConfig | None = None,
         seed: int = 0,
+        prompts: PromptSet | None = None,
     ) -> None:
         super().__init__()
         self.default_env_id = env_id
@@ -124,6 +128,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
             "strict": strict,
             "include_history": include_history,
             "rewards": rewards,
+            "prompts": prompts,
         }
         self._rng = np.random.default_rng(seed)
         self._sessions: dict[str, GameSession] = {}
@@ -326,7 +331,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--env", default="kuhn_poker-v0", help="env id (default kuhn_poker-v0)")
     parser.add_argument("--opponent", default="random", help="opponent spec (default random)")
-    parser.add_argument("--style", choices=STYLES, default="marshal", help="answer style")
+    parser.add_argument("--style", choices=style_names(), default="marshal", help="answer style")
+    parser.add_argument(
+        "--prompts",
+        default=None,
+        metavar="DIR",
+        help="a prompt set: a folder like the package's prompts/ whose files override its own",
+    )
     parser.add_argument("--policy", default="forfeit", help="forfeit, retry:K or random")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -340,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             opponent=args.opponent,
             style=args.style,
             policy=args.policy,
+            prompts=load_prompts(args.prompts),
         )
     except ValueError as error:
         parser.error(str(error))

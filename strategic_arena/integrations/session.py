@@ -32,9 +32,10 @@ import opponents
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.env import make
 from strategic_arena.players import game_header
+from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import Message, render_messages
 from strategic_arena.seeding import derive_seed
-from strategic_arena.tools import play_tool
+from strategic_arena.styles import get_style
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.rewards import RewardConfig, game_reward
 from strategic_arena.turn import GameState, Player, SeatInformation, judge
@@ -83,11 +84,13 @@ class GameSession:
         env_id: the game.
         opponent: the opponent spec of every other seat (``"random"``, ``"mcts:simulations=50"``,
             ``"nash"``, ``"hanabi_bot"``...; see :mod:`opponents`).
-        style: the answer style (``marshal``, ``boxed``, ``json``, ``tools``).
+        style: the answer style (a registered name: ``marshal``, ``boxed``, ``json``, ``tools``,
+            ``spiral``, ``spin_bench``).
         policy: the illegal-move policy (``forfeit``, ``retry:K``, ``random``).
         strict: validate the style's exact layout (see :func:`strategic_arena.validate`).
         include_history: list the public moves so far in each prompt.
         rewards: the reward definitions (MARSHAL's values by default).
+        prompts: the prompt set of the messages (default: the package's own).
     """
 
     def __init__(
@@ -100,11 +103,13 @@ class GameSession:
         strict: bool = True,
         include_history: bool = False,
         rewards: RewardConfig | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         self.env_id = env_id
         self.opponent = opponent
-        self.style: Style = style
+        self.style: Style = get_style(style).name  # an unknown name fails here
         self.include_history = include_history
+        self.prompts = prompts or default_prompts()
         self.reward_config = rewards or RewardConfig()
         self.wrapper = TextActionWrapper(make(env_id), style, policy, strict=strict)
         self.env = self.wrapper.text_env
@@ -163,14 +168,19 @@ class GameSession:
     def messages(self) -> list[Message]:
         """The system and user messages of the model's current decision."""
         return render_messages(
-            self.spec, self.view(), self.style, include_history=self.include_history
+            self.spec,
+            self.view(),
+            self.style,
+            include_history=self.include_history,
+            prompts=self.prompts,
         )
 
     def tools(self) -> list[dict[str, Any]]:
-        """The ``play`` tool of the current decision (``tools`` style; else none)."""
-        if self.style != "tools" or self.done:
+        """The tools the style offers at the current decision (``play`` in ``tools``; else none)."""
+        if self.done:
             return []
-        return [play_tool(self.view().legal_actions.values())]
+        options = get_style(self.style).request_options(self.view().legal_actions.values())
+        return list(options.get("tools", []))
 
     def information(self) -> SeatInformation:
         """What the model's seat may know now (:class:`~strategic_arena.turn.SeatInformation`)."""

@@ -8,13 +8,19 @@ documentation and the code cannot drift apart.
 Loading rules (:func:`load_config`):
 
 1. start from the defaults;
-2. apply the YAML file's keys (an unknown key is an error that names the closest field);
+2. apply the YAML file's keys (an unknown key is an error that names the closest field), on
+   top of those of the file it ``extends``, if it names one (:func:`read_config_file`);
 3. apply ``--set key=value`` overrides in order, each value converted to the field's type
    (``true``/``false`` for booleans, ``null`` for optional fields, YAML syntax for lists and
    mappings: ``--set games=[kuhn_poker-v0,tic_tac_toe-v0]``);
 4. check the result (:meth:`TrainConfig.validate`).
 
-Only the standard library and PyYAML (imported when a file is read) are needed here.
+The advantage estimator's settings are a union tagged by ``type`` (one config class per
+estimator of :mod:`strategic_arena.train.estimators`); ``--set advantage.KEY=VALUE`` reaches
+into it. The pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a
+``FutureWarning``.
+
+Only the standard library, numpy and PyYAML (imported when a file is read) are needed here.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import os
 import textwrap
 import types
 import typing
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +44,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from opponents.registry import parse_spec
 from strategic_arena._extras import require
 from strategic_arena.games import get_spec
+from strategic_arena.train.estimators import EstimatorConfig
+from strategic_arena.train.estimators.marshal import MarshalConfig
 from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
@@ -145,8 +154,16 @@ class TrainConfig:
     """Snapshots kept in the pool (the oldest leaves first)."""
 
     # -- prompts ---------------------------------------------------------------------------
-    style: Literal["marshal", "boxed", "json", "tools"] = "marshal"
-    """Prompt and answer style (tools: the policy calls play(move); the call is the action)."""
+    style: str = "marshal"
+    """Prompt and answer style, a registered one: marshal, boxed, json, tools (the policy calls
+    play(move); the call is the action), spiral (SPIRAL's parser: the last \\boxed{} wins)
+    or spin_bench ({"reason": ..., "action": ID}); see docs/styles.md."""
+    require_reasoning: bool | None = None
+    """Whether an answer without reasoning is invalid (null: the style decides; spiral and
+    tools need none, the others do)."""
+    prompts: str | None = None
+    """A prompt set: a folder laid out like the package's prompts/ whose files override the
+    package's (null: the package's own); recorded with every evaluation game."""
     strict: bool = True
     """Strict answer validation (exactly one answer block in the exact layout)."""
     include_history: bool = False
@@ -178,6 +195,11 @@ class TrainConfig:
     ``</answer>``, or ``}`` with a ``\\boxed{`` prefill), which a stop token alone cannot say."""
     max_sequence_tokens: int = 32768
     """Longest prompt plus response; the response budget shrinks to fit."""
+    overlong_tokens_left: int = 0
+    """MARSHAL's over-long rule: a response that leaves this many tokens or fewer of
+    max_sequence_tokens counts as cut off (``truncated``: invalid, the game is forfeited with
+    the invalid penalty, as MARSHAL's "lose for overlong sequence"; MARSHAL: 1000 of 32768);
+    0: off. A response of max_new_tokens tokens is cut off anyway."""
     max_concurrent_episodes: int = 256
     """Games in flight at once during rollouts (their turns are batched together)."""
     max_batch_size: int = 256
@@ -227,7 +249,8 @@ class TrainConfig:
     invalid_penalty: float = RewardConfig.invalid_penalty
     """Reward of an invalid move (which also forfeits the game)."""
     draw_reward: float | None = RewardConfig.draw_reward
-    """Replaces a terminal game reward of exactly 0 (MARSHAL's code: 0.1); ``null``: keep 0."""
+    """Replaces a final payment of exactly 0 in a game ended by its rules (a draw; in Hanabi a
+    last move that plays no card), as MARSHAL's code does (0.1); ``null``: keep 0."""
     length_alpha: float = RewardConfig.length_alpha
     """Weight of the length penalty (0: off)."""
     length_min: int = RewardConfig.length_min
@@ -240,14 +263,12 @@ class TrainConfig:
     """Terminal reward of the non-offending seat of a forfeited game (MARSHAL 0, SPIRAL 0.5)."""
 
     # -- advantages ------------------------------------------------------------------------
-    estimator: Literal["grpo", "marshal", "mt_grpo", "rae"] = "marshal"
-    """Advantage estimator."""
-    role_grouping: bool = True
-    """Normalize (or baseline) per (game, role) instead of per game."""
-    rae_alpha: float = 0.95
-    """RAE: EMA decay of the per-(game, role) baselines."""
-    whiten_advantages: bool = False
-    """Normalize all advantages of the batch once more (MARSHAL repository option)."""
+    advantage: EstimatorConfig = field(default_factory=MarshalConfig)
+    """Advantage estimator: a mapping tagged by ``type`` (grpo, marshal, mt_grpo, rae, rloo)
+    with that estimator's own settings, e.g. ``{type: rloo, level: turn}`` (docs/training.md);
+    from the command line ``--set advantage.type=rae`` or ``--set advantage.lam=0.95``. The
+    flat keys estimator, role_grouping, rae_alpha and whiten_advantages still load, with a
+    deprecation warning."""
     drop_zero_advantage: bool = False
     """Leave turns with advantage exactly 0 out of the loss (SPIRAL's code)."""
 
@@ -309,6 +330,9 @@ class TrainConfig:
     """Opponent specs per env id, e.g. ``{kuhn_poker-v0: [nash]}``."""
     eval_temperature: float | None = None
     """Sampling temperature in evaluation (``null``: the training one; 0: greedy)."""
+    eval_top_p: float | None = None
+    """Nucleus sampling threshold in evaluation (``null``: the training top_p). SPIRAL
+    evaluates at temperature 0.6 and top-p 0.95."""
     eval_db: str | None = None
     """Results store of evaluations (``null``: output_dir/eval.db)."""
 
@@ -328,14 +352,24 @@ class TrainConfig:
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
+        from strategic_arena.prompt_sets import PromptSet
+        from strategic_arena.styles import style_names
+
         # ``~/...`` model and tokenizer paths mean the user's home, as in a shell.
         if self.model.startswith("~"):
             self.model = os.path.expanduser(self.model)
         if self.tokenizer is not None and self.tokenizer.startswith("~"):
             self.tokenizer = os.path.expanduser(self.tokenizer)
-        problems = []
+        problems = list(self.advantage.problems())
         if self.steps < 1:
             problems.append("steps must be >= 1")
+        if self.style not in style_names():
+            problems.append(f"style must be one of {', '.join(style_names())}; got {self.style!r}")
+        if self.prompts is not None:
+            try:
+                PromptSet.load(self.prompts)
+            except ValueError as error:
+                problems.append(str(error))
         if not self.games:
             problems.append("games must name at least one env id")
         for env_id in [*self.games, *self.eval_opponents]:
@@ -359,6 +393,10 @@ class TrainConfig:
             problems.append("lr must be > 0")
         if not 0 < self.top_p <= 1:
             problems.append("top_p must lie in (0, 1]")
+        if self.eval_top_p is not None and not 0 < self.eval_top_p <= 1:
+            problems.append("eval_top_p must lie in (0, 1]")
+        if not 0 <= self.overlong_tokens_left < self.max_sequence_tokens:
+            problems.append("overlong_tokens_left must lie in [0, max_sequence_tokens)")
         if self.temperature <= 0:
             problems.append("temperature must be > 0 in training (0 is greedy: eval only)")
         if self.dual_clip is not None and self.dual_clip <= 1:
@@ -429,15 +467,7 @@ def load_config(
     Raises:
         ValueError: an unknown key, a value that does not fit its field, or a failed check.
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        yaml = require("yaml", "YAML training configs")
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")
-        data = loaded
+    data = read_config_file(path) if path is not None else {}
     config = from_dict(data)
     for item in overrides:
         apply_override(config, item)
@@ -446,8 +476,92 @@ def load_config(
     return config
 
 
+def read_config_file(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file's keys, those of the file it ``extends`` (recursively) beneath them.
+
+    ``extends: other.yaml`` (a path relative to the file) starts from that file's keys; the
+    file's own keys replace them one by one (a mapping such as ``advantage`` is replaced
+    whole). An ablation is then its base run plus the settings it changes.
+
+    Raises:
+        ValueError: not a YAML mapping, or a cycle of ``extends``.
+    """
+    yaml = require("yaml", "YAML training configs")
+    resolved = Path(path).resolve()
+    if resolved in _seen:
+        raise ValueError(f"{path}: extends itself through {' -> '.join(map(str, _seen))}")
+    loaded = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")
+    parent = loaded.pop("extends", None)
+    if parent is None:
+        return loaded
+    if not isinstance(parent, str):
+        raise ValueError(f"{path}: extends must be the path of another config file")
+    if not (resolved.parent / parent).is_file():
+        raise ValueError(f"{path}: extends {parent!r}, which is not a file next to it")
+    base = read_config_file(resolved.parent / parent, _seen=(*_seen, resolved))
+    return {**base, **loaded}
+
+
+#: Flat keys of the configs before the estimator registry -> their key in ``advantage``.
+LEGACY_ADVANTAGE_KEYS: Mapping[str, str] = {
+    "estimator": "type",
+    "role_grouping": "role_grouping",
+    "rae_alpha": "alpha",
+    "whiten_advantages": "whiten",
+}
+
+
+def _legacy_warning(keys: Sequence[str]) -> None:
+    new = ", ".join(f"advantage.{LEGACY_ADVANTAGE_KEYS[key]}" for key in keys)
+    warnings.warn(
+        f"training config keys {', '.join(keys)} are deprecated: use {new} "
+        "(advantage: {type: ..., ...}; docs/training.md)",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+def _set_advantage_key(section: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """``section`` (advantage settings as plain data) with ``key`` set to ``value``.
+
+    Setting ``type`` switches the estimator: the settings the new one also has are kept, the
+    others are dropped (``rae``'s ``alpha`` means nothing to ``marshal``).
+    """
+    updated = dict(section)
+    if key == "type" and value != updated.get("type"):
+        kept = EstimatorConfig.variant(value)
+        known = {f.name for f in dataclasses.fields(kept)}
+        updated = {k: v for k, v in updated.items() if k in known}
+    updated[key] = value
+    return updated
+
+
 def from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    """A :class:`TrainConfig` from a mapping of field names to values (converted and checked)."""
+    """A :class:`TrainConfig` from a mapping of field names to values (converted and checked).
+
+    Flat pre-registry keys (:data:`LEGACY_ADVANTAGE_KEYS`) are moved into ``advantage`` with a
+    ``FutureWarning``; giving both forms is an error.
+    """
+    legacy = [key for key in LEGACY_ADVANTAGE_KEYS if key in data]
+    if legacy:
+        if "advantage" in data:
+            raise ValueError(
+                f"{', '.join(legacy)} and advantage both set: keep only advantage (the flat keys "
+                "are deprecated)"
+            )
+        _legacy_warning(legacy)
+        section: dict[str, Any] = dataclasses.asdict(MarshalConfig())
+        for key in ("estimator", *(k for k in legacy if k != "estimator")):
+            if key == "rae_alpha" and section["type"] != "rae":
+                continue  # it never did anything without rae
+            if key in data:
+                section = _set_advantage_key(section, LEGACY_ADVANTAGE_KEYS[key], data[key])
+        data = {k: v for k, v in data.items() if k not in LEGACY_ADVANTAGE_KEYS}
+        data["advantage"] = section
     config: TrainConfig = _build(TrainConfig, data, "")
     return config
 
@@ -462,6 +576,23 @@ def apply_override(config: TrainConfig, item: str) -> None:
     key = key.strip()
     if not sep or not key:
         raise ValueError(f"--set expects key=value, got {item!r}")
+    section, dot, inner = key.partition(".")
+    if dot or key in LEGACY_ADVANTAGE_KEYS:
+        if key in LEGACY_ADVANTAGE_KEYS:
+            _legacy_warning([key])
+            section, inner = "advantage", LEGACY_ADVANTAGE_KEYS[key]
+        if section != "advantage" or not inner:
+            raise ValueError(f"--set {key}: only advantage.KEY reaches into a section")
+        yaml = require("yaml", "--set overrides")
+        try:
+            value = yaml.safe_load(raw.strip())
+        except yaml.YAMLError as error:
+            raise ValueError(f"{key}: cannot read {raw!r}: {error}") from None
+        current = dataclasses.asdict(config.advantage)
+        config.advantage = _convert(
+            _set_advantage_key(current, inner, value), EstimatorConfig, "advantage"
+        )
+        return
     hints = _hints(TrainConfig)
     if key not in hints:
         raise ValueError(_unknown(key, hints, "TrainConfig"))
@@ -563,7 +694,17 @@ def _convert(value: Any, kind: Any, name: str) -> Any:
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         if isinstance(value, kind):
             return value
-        if isinstance(value, str):  # a bare spec string is shorthand for {spec: ...}
+        variant = getattr(kind, "variant", None)
+        if callable(variant):  # a union tagged by ``type``: a bare string names the type
+            if isinstance(value, str):
+                value = {"type": value}
+            if not isinstance(value, Mapping) or "type" not in value:
+                raise ValueError(f"{name} must be a mapping with a type, got {value!r}")
+            try:
+                kind = variant(value["type"])
+            except ValueError as error:
+                raise ValueError(f"{name}.type: {error}") from None
+        elif isinstance(value, str):  # a bare spec string is shorthand for {spec: ...}
             value = {"spec": value}
         return _build(kind, value, f"{name}.")
     if value is None:
@@ -643,4 +784,38 @@ def describe_fields(width: int = 100) -> str:
             lines += textwrap.wrap(
                 text, width=width, initial_indent="      ", subsequent_indent="      "
             )
+        if isinstance(default, EstimatorConfig):
+            lines += _describe_estimators(width)
     return "\n".join(lines)
+
+
+def _describe_estimators(width: int) -> list[str]:
+    """The settings of every registered estimator, for the ``advantage`` field's help."""
+    from strategic_arena.train.estimators import names, registered
+
+    shared = {item.name for item in dataclasses.fields(EstimatorConfig)}
+
+    def describe(config_class: type[EstimatorConfig], wanted: set[str] | None) -> list[str]:
+        docs: dict[str, str] = {}
+        for cls in reversed(config_class.__mro__):  # a subclass's docstring wins
+            if dataclasses.is_dataclass(cls):
+                docs.update(field_docs(cls))
+        hints, defaults, described = _hints(config_class), config_class(), []
+        for item in dataclasses.fields(config_class):
+            if item.name == "type" or (wanted is not None and item.name not in wanted):
+                continue
+            head = f"{item.name} ({_type_name(hints[item.name])}, "
+            head += f"default {getattr(defaults, item.name)!r}): {docs.get(item.name, '')}"
+            described += textwrap.wrap(
+                head, width=width, initial_indent="        ", subsequent_indent="          "
+            )
+        return described
+
+    lines = ["      every estimator:", *describe(EstimatorConfig, shared)]
+    for name in names():
+        config_class = registered(name).config_class
+        as_type: type = config_class  # field_docs caches by class
+        doc = field_docs(as_type).get("type", "")
+        lines.append(f"      advantage: {{type: {name}}} -- {doc}")
+        lines += describe(config_class, {f.name for f in dataclasses.fields(config_class)} - shared)
+    return lines

@@ -6,7 +6,8 @@ in place, each stage a function you can test alone:
 1. generate -- the match loop plays the game and records the policy's turns;
 2. score -- :func:`strategic_arena.train.rewards.score` sets ``Turn.reward`` and
    ``Turn.eligible``;
-3. advantage -- :func:`strategic_arena.train.advantages.assign` sets ``Turn.advantage``;
+3. advantage -- an estimator of :mod:`strategic_arena.train.estimators` sets
+   ``Turn.advantage``;
 4. update -- the learner turns ``prompt_ids``, ``response_ids``, ``logprobs`` and ``advantage``
    into a PPO loss.
 
@@ -41,9 +42,14 @@ class Turn:
         reward: this turn's reward r_t, set by :func:`strategic_arena.train.rewards.score`.
         eligible: whether the turn is training data, set by the same function (eligibility
             gating: a turn whose outcome was never observed is left out).
-        advantage: set by :func:`strategic_arena.train.advantages.assign`; 0.0 when ineligible.
+        advantage: set by the advantage estimator; 0.0 when ineligible.
         weight_version: the version of the weights that generated the response (the trainer
             step whose update they hold; ``None``: unknown).
+        game_reward: what the game itself paid this seat from this decision until the seat's
+            next one (OpenSpiel's per-move rewards, unscaled: Hanabi's +1 per card played, to
+            both seats, at the move that plays it; 0 in games that pay only at the end), set by
+            the rollout (:mod:`strategic_arena.train.game_rewards`). The score stage pays it at
+            this turn; the seat's last turn still settles the whole game reward.
     """
 
     env_id: str
@@ -58,6 +64,7 @@ class Turn:
     eligible: bool = True
     advantage: float = 0.0
     weight_version: int | None = None
+    game_reward: float = 0.0
 
     def __post_init__(self) -> None:
         if len(self.logprobs) != len(self.response_ids):
@@ -88,6 +95,11 @@ class Episode:
         forfeited_by: the seat whose invalid move ended the game; ``None`` unless forfeited.
         turns: the policy's turns in play order, the learner seats interleaved.
         num_seats: the number of seats of the game.
+        num_moves: the decisions of every seat in the game, opponents' included (SPIRAL's
+            game length, in turns); ``None`` when unknown.
+        final_rewards: what the game's last move paid each seat (OpenSpiel's rewards of the
+            final transition; the whole return in games that pay only at the end); ``None``
+            when unknown. MARSHAL's ``draw_reward`` replaces a final payment of 0.
     """
 
     env_id: str
@@ -99,6 +111,8 @@ class Episode:
     forfeited_by: int | None
     turns: list[Turn]
     num_seats: int = 2
+    num_moves: int | None = None
+    final_rewards: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in EPISODE_STATUSES:

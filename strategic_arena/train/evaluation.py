@@ -18,18 +18,25 @@ from strategic_arena.train.engine import Engine, EngineClient, Sampling
 from strategic_arena.train.rollout import PromptEncoder, configured_player
 
 
+def eval_sampling(cfg: TrainConfig) -> Sampling:
+    """The sampling of evaluation: ``eval_temperature`` and ``eval_top_p`` where set."""
+    temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
+    top_p = cfg.top_p if cfg.eval_top_p is None else cfg.eval_top_p
+    return Sampling(temperature, top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
+
+
 async def evaluate_policy(
     cfg: TrainConfig, engine: Engine, encoder: PromptEncoder, step: int
 ) -> dict[str, float]:
     """Play the policy of ``step`` against ``cfg.eval_opponents``; its ``eval/`` metrics.
 
-    The policy samples at ``eval_temperature`` through ``engine``; games land in the results
-    store (``eval_db``, else ``eval.db`` in the output directory) under the run
-    ``<run_name>/eval/step-NNNNNN``, so a re-run of the same step resumes it.
+    The policy samples at ``eval_temperature`` and ``eval_top_p`` through ``engine``; games
+    land in the results store (``eval_db``, else ``eval.db`` in the output directory) under the
+    run ``<run_name>/eval/step-NNNNNN``, so a re-run of the same step resumes it.
     """
     engine.wake_up()
-    temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-    sampling = Sampling(temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
+    sampling = eval_sampling(cfg)
+    temperature = sampling.temperature
     client = EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size)
     name = f"{cfg.run_name}@step-{step}"
 
@@ -42,6 +49,8 @@ async def evaluate_policy(
         "model": cfg.model,
         "temperature": temperature,
     }
+    if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
+        params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
     tasks: list[runner.GameTask] = []
     for env_id, specs in cfg.eval_opponents.items():
@@ -73,6 +82,9 @@ async def evaluate_policy(
         metrics[f"{key}/mean_return"] = summary.mean_return
         metrics[f"{key}/normalized_score"] = summary.normalized
         metrics[f"{key}/invalid_rate"] = summary.invalid_rate
+        metrics[f"{key}/game_length"] = summary.game_length
+        if summary.marshal_paper is not None:
+            metrics[f"{key}/paper_score"] = summary.marshal_paper
         if summary.wins is not None and summary.games:
             metrics[f"{key}/win_rate"] = summary.wins / summary.games
     return metrics

@@ -1,8 +1,9 @@
 """Training metrics: what a step's episodes say, and where the numbers go.
 
 :func:`rollout_metrics` summarises a step's episodes under ``train/``: mean turn reward and
-trajectory return, game returns and win rates per game and per seat (and per opponent), the
-invalid-answer rate by error kind, response lengths and the gated fraction.
+trajectory return, game returns and win rates per game and per seat (and per opponent), game
+length (decisions per game, every seat's: SPIRAL's table 11), the invalid-answer rate by error
+kind, response lengths and the gated fraction.
 
 :class:`MetricsLogger` appends one JSON object per logged step to ``metrics.jsonl`` and, when
 the ``tensorboard`` package is installed, writes the same scalars as TensorBoard events (the
@@ -67,6 +68,9 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     metrics["train/advantage_abs"] = (
         float(np.mean([abs(t.advantage) for t in eligible])) if eligible else 0.0
     )
+    lengths_known = [e.num_moves for e in episodes if e.num_moves is not None]
+    if lengths_known:
+        metrics["train/game_length"] = float(np.mean(lengths_known))
     by_env: dict[str, list[Episode]] = defaultdict(list)
     for episode in episodes:
         by_env[episode.env_id].append(episode)
@@ -76,6 +80,9 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
         metrics[f"{prefix}/game_return"] = float(
             np.mean([np.mean([e.returns[s] for s in e.learner_seats]) for e in group])
         )
+        env_lengths = [e.num_moves for e in group if e.num_moves is not None]
+        if env_lengths:  # SPIRAL's game length: decisions per game, every seat's
+            metrics[f"{prefix}/game_length"] = float(np.mean(env_lengths))
         metrics[f"{prefix}/forfeit_rate"] = float(
             np.mean([e.forfeited_by is not None for e in group])
         )

@@ -18,6 +18,7 @@ import opponents
 from strategic_arena._extras import require
 from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
@@ -76,6 +77,8 @@ class OpponentPlayers:
                 strict=cfg.strict,
                 seed=seed,
                 shuffle_actions=cfg.shuffle_actions,
+                require_reasoning=cfg.require_reasoning,
+                prompts=cached_prompts(cfg.prompts),
             )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")

@@ -12,11 +12,22 @@ it. The reward r_t of a learner turn is the sum of
    error steps stay in training with their penalty (In2AI).
 2. a **length penalty** of its ``len(response_ids)`` (:func:`length_penalty`, after Kimi k1.5),
    whatever the turn's validity.
-3. on the seat's **last** turn only, the **terminal game reward** (:func:`game_reward`):
+3. the **game reward**. Games that pay during play (Hanabi: +1 to both seats per card played)
+   pay each turn what the game gave its seat from that decision to the seat's next one
+   (``Turn.game_reward`` times ``game_scale``: MARSHAL's per-turn reward), and the seat's
+   **last** turn settles the rest, so that the seat's game rewards over the episode add up to
+   the **terminal game reward** (:func:`game_reward`) below -- except for the non-offending
+   seats of a forfeit, which keep what play paid them and add ``forfeit_other_reward`` (as
+   MARSHAL's code does). In games that pay only at the end (every zero-sum curated game) all of
+   it lands on the last turn, as before:
 
-   * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if that is exactly
-     0 (a draw, a Hanabi game with no card played) and ``draw_reward`` is set, ``draw_reward``
-     (unscaled, like the format reward: it is a shaping constant, not a game outcome);
+   * a game that ended by its rules: ``returns[seat] * game_scale[env_id]``; if the game's
+     last move paid the seat exactly 0 (``Episode.final_rewards``: a draw in the zero-sum
+     games, whose last move pays the whole return; in Hanabi a last move that plays no card)
+     and ``draw_reward`` is set, that 0 becomes ``draw_reward`` (unscaled, like the format
+     reward: it is a shaping constant, not a game outcome), as MARSHAL's code does at the
+     final step. Without ``final_rewards`` (episodes built by hand) the return itself is
+     tested for 0;
    * a forfeit, for the offender: its forfeit return times the scale (the lost game, -1 in the
      competitive games; 0 in Hanabi, whose forfeit ends the shared score at 0). Together with
      the format term the offender's last turn gets loss + ``invalid_penalty`` and no format
@@ -25,6 +36,10 @@ it. The reward r_t of a learner turn is the sum of
      MARSHAL's code, whatever OpenSpiel's forfeit returns say (the +1 a zero-sum forfeit hands
      the opponent was not earned by play); SPIRAL gives it +0.5. ``draw_reward`` does not
      apply either: the game was cut short, not drawn.
+
+   So in a forfeited Hanabi game the cards played before the forfeit were paid at their turns;
+   the offender's last turn takes them back (its forfeit return: the shared score ends at 0)
+   besides its penalty, as MARSHAL's code does (``-returns - 10``), and its partner keeps them.
 
 **Gating** (``gate_unobserved``, In2AI): a turn whose outcome was never observed is not
 training data, rather than training data with an arbitrary reward. Every seat observes the
@@ -60,8 +75,9 @@ class RewardConfig:
         invalid_penalty: reward of a turn whose response was not (it replaces the format
             reward; an invalid move also ends the game with the offender's loss under the
             ``forfeit`` policy).
-        draw_reward: if set (MARSHAL's code uses 0.1), replaces a terminal game reward of
-            exactly 0 in a game that ended by its rules; ``None`` leaves it 0.
+        draw_reward: if set (MARSHAL's code uses 0.1), replaces a payment of exactly 0 by the
+            last move of a game that ended by its rules (a draw; a Hanabi game whose last move
+            played no card); ``None`` leaves it 0.
         length_alpha: weight of the length penalty; 0 disables it.
         length_min: L_min, the shortest valid response in tokens.
         length_max: L_max, the soft token budget of one response; longer ones are penalised.
@@ -109,18 +125,19 @@ def length_penalty(num_tokens: int, cfg: RewardConfig) -> float:
 def game_reward(episode: Episode, seat: int, cfg: RewardConfig) -> float:
     """The terminal game reward of ``seat``, added to that seat's last turn.
 
-    The outcome by the rules (``returns[seat]`` times the game's scale, an exact 0 replaced by
-    ``draw_reward`` if set); in a forfeit, the offender's forfeit return times the scale and
-    ``forfeit_other_reward`` (0 in MARSHAL's code) for every other seat. See the module
-    docstring for why.
+    The outcome by the rules (``returns[seat]`` times the game's scale, plus ``draw_reward`` if
+    set and the last move paid the seat exactly 0); in a forfeit, the offender's forfeit return
+    times the scale and ``forfeit_other_reward`` (0 in MARSHAL's code) for every other seat.
+    See the module docstring for why.
     """
     if episode.forfeited_by is not None:
         if seat != episode.forfeited_by:
             return cfg.forfeit_other_reward
         return episode.returns[seat] * cfg.scale(episode.env_id)
     reward = episode.returns[seat] * cfg.scale(episode.env_id)
-    if reward == 0.0 and cfg.draw_reward is not None:
-        return cfg.draw_reward
+    final = reward if episode.final_rewards is None else episode.final_rewards[seat]
+    if final == 0.0 and cfg.draw_reward is not None:
+        return reward + cfg.draw_reward  # the 0 the last move paid becomes draw_reward
     return reward
 
 
@@ -157,13 +174,21 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
         )
     for seat in episode.learner_seats:
         trajectory = episode.trajectory(seat)
+        paid = 0.0  # game reward already paid to the seat's earlier turns
         for t, turn in enumerate(trajectory):
             is_last = t == len(trajectory) - 1
             invalid = turn.error_kind is not None or (is_last and seat == episode.forfeited_by)
             reward = cfg.invalid_penalty if invalid else cfg.format_reward
             reward += length_penalty(len(turn.response_ids), cfg)
-            if is_last:
-                reward += game_reward(episode, seat, cfg)
+            paid_now = turn.game_reward * cfg.scale(episode.env_id)
+            if not is_last:
+                reward += paid_now
+                paid += paid_now
+            elif episode.forfeited_by is not None and seat != episode.forfeited_by:
+                # The partner of a forfeit keeps what play paid it (MARSHAL's code).
+                reward += paid_now + game_reward(episode, seat, cfg)
+            else:
+                reward += game_reward(episode, seat, cfg) - paid
             turn.reward = reward
             turn.eligible = True
     if cfg.gate_unobserved:

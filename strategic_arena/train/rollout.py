@@ -42,10 +42,12 @@ from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 
 SELF_PLAY = "self"
 
@@ -116,6 +118,9 @@ class EngineBackend:
         max_sequence_tokens: prompt + response budget (the response gets what is left).
         seed: this game's sampling seed.
         model: the name the backend reports.
+        overlong_tokens_left: MARSHAL's over-long rule: an answer leaving this many tokens or
+            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason`` ``length``:
+            the validator's ``truncated``); 0: off.
     """
 
     def __init__(
@@ -127,8 +132,10 @@ class EngineBackend:
         max_sequence_tokens: int,
         seed: int,
         model: str = "policy",
+        overlong_tokens_left: int = 0,
     ) -> None:
         self.client = client
+        self.overlong_tokens_left = overlong_tokens_left
         self.encoder = encoder
         self.max_new_tokens = max_new_tokens
         self.max_sequence_tokens = max_sequence_tokens
@@ -157,11 +164,15 @@ class EngineBackend:
         )
         self.requests += 1
         generation = await self.client.generate(request)
+        finish_reason = generation.finish_reason
+        left = self.max_sequence_tokens - len(prompt_ids) - len(generation.token_ids)
+        if self.overlong_tokens_left and left <= self.overlong_tokens_left:
+            finish_reason = "length"  # the sequence budget is spent: an over-long answer
         return ChatResult(
             # The prefix is a prefill: the model's answer starts with it, so the validator reads
             # it as part of the answer (the tokens of the trace are the generated ones only).
             content=self.encoder.response_prefix + self.encoder.decode(generation.token_ids),
-            finish_reason=generation.finish_reason,
+            finish_reason=finish_reason,
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),
             trace=TokenTrace(
@@ -187,6 +198,7 @@ def configured_player(
         max_sequence_tokens=cfg.max_sequence_tokens,
         seed=seed,
         model=name,
+        overlong_tokens_left=cfg.overlong_tokens_left,
     )
     return LLMPlayer(
         backend,
@@ -197,13 +209,34 @@ def configured_player(
         strict=cfg.strict,
         seed=seed,
         shuffle_actions=cfg.shuffle_actions,
+        require_reasoning=cfg.require_reasoning,
+        prompts=cached_prompts(cfg.prompts),
     )
 
 
-def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameSpec) -> list[Turn]:
-    """The :class:`Turn` of every learner decision of ``record`` that carries a token trace."""
+def learner_turns(
+    record: MatchRecord,
+    learner_seats: Sequence[int],
+    spec: GameSpec,
+    paid: Sequence[Sequence[float]] | None = None,
+) -> list[Turn]:
+    """The :class:`Turn` of every learner decision of ``record`` that carries a token trace.
+
+    Each turn carries what the game paid its seat from that decision to the seat's next one
+    (:mod:`strategic_arena.train.game_rewards`: Hanabi's +1 per card played); ``paid`` is
+    :func:`~strategic_arena.train.game_rewards.rewards_by_move` of the record when the caller
+    has it already.
+    """
+    seats = [move.seat for move in record.moves]
+    if paid is None:
+        paid = rewards_by_move(spec, record.history, seats)
+    game_rewards: dict[int, float] = {}
+    if paid is not None:
+        for seat in set(learner_seats):
+            mine = [i for i, who in enumerate(seats) if who == seat]
+            game_rewards.update(zip(mine, seat_game_rewards(paid, seats, seat), strict=True))
     turns = []
-    for move in record.moves:
+    for index, move in enumerate(record.moves):
         trace = move.decision.trace
         if move.seat not in learner_seats or trace is None:
             continue
@@ -218,6 +251,7 @@ def learner_turns(record: MatchRecord, learner_seats: Sequence[int], spec: GameS
                 text=move.response,
                 error_kind=None if move.error is None else move.error.kind,
                 weight_version=trace.weight_version,
+                game_reward=game_rewards.get(index, 0.0),
             )
         )
     return turns
@@ -367,6 +401,7 @@ def plan_games(
 
 def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> Episode:
     """The :class:`Episode` of a finished game (complete or forfeited)."""
+    paid = rewards_by_move(spec, record.history, [move.seat for move in record.moves])
     return Episode(
         env_id=record.env_id,
         seed=record.seed,
@@ -375,8 +410,10 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
         returns=tuple(float(r) for r in record.returns),
         status=record.status,
         forfeited_by=record.forfeited_by,
-        turns=learner_turns(record, plan.learner_seats, spec),
+        turns=learner_turns(record, plan.learner_seats, spec, paid),
         num_seats=spec.num_players,
+        num_moves=len(record.moves),
+        final_rewards=tuple(paid[-1]) if paid else None,
     )
 
 

@@ -31,7 +31,8 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.env import make
 from strategic_arena.prompting import render_messages
-from strategic_arena.validation import STYLES, Style, answer_block
+from strategic_arena.styles import get_style, style_names
+from strategic_arena.validation import Style
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerFast
@@ -59,12 +60,8 @@ ROLE_WORDS = ("system\n", "user\n", "assistant\n")
 
 
 def answer_pieces(style: Style, action_texts: Iterable[str]) -> list[str]:
-    """Single-token answer blocks of ``style`` for each action text, plus the style's markers."""
-    texts = sorted(set(action_texts))
-    if style == "json":  # the reasoning field opens the object; the action closes it
-        return ['{"reasoning": "', *(f'", "action": "{text}"}}' for text in texts)]
-    markers = ["<think>", "</think>"] if style == "marshal" else []
-    return [*markers, *(answer_block(style, text) for text in texts)]
+    """Single-token answer pieces of ``style`` for each action text, plus the style's markers."""
+    return get_style(style).vocabulary(action_texts)
 
 
 def game_texts(
@@ -88,7 +85,7 @@ def game_texts(
                 view = env.seat_view(agent)
                 actions.update(view.legal_actions.values())
                 if game < 3:  # the prompts repeat; a few games cover their words
-                    for style in STYLES:
+                    for style in style_names():
                         for history in (False, True):
                             messages = render_messages(
                                 env.spec, view, style, include_history=history
@@ -122,7 +119,7 @@ def build_tokenizer(
 
     texts, actions = game_texts(env_ids, seed=seed)
     pieces: list[str] = []
-    for option in STYLES if vocab == "prompts" or style is None else (style,):
+    for option in style_names() if vocab == "prompts" or style is None else (style,):
         pieces += answer_pieces(option, actions)
     pieces = list(dict.fromkeys(pieces))
     words: list[str] = [*ROLE_WORDS, *FILLER_WORDS]

@@ -7,7 +7,8 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 2. :meth:`Trainer.score` -- per-turn rewards and gating
    (:func:`strategic_arena.train.rewards.score`);
 3. :meth:`Trainer.advantage` -- the configured estimator
-   (:func:`strategic_arena.train.advantages.assign`; RAE baselines persist across steps);
+   (:mod:`strategic_arena.train.estimators`; a stateful one, RAE, keeps its state across steps
+   and in checkpoints);
 4. :meth:`Trainer.update` -- PPO epochs (:class:`strategic_arena.train.learner.Learner`);
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
@@ -42,7 +43,6 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
-from strategic_arena.train.advantages import RAEBaselines, assign
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import (
     DistInfo,
@@ -54,6 +54,7 @@ from strategic_arena.train.dist import (
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.evaluation import evaluate_policy
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
@@ -143,7 +144,7 @@ class Trainer:
             chat_template_kwargs=cfg.chat_template_kwargs,
         )
         self.pool = OpponentPool.from_config(cfg)
-        self.baselines = RAEBaselines(cfg.rae_alpha)
+        self.estimator = build_estimator(cfg.advantage)
         self.reward_config = cfg.reward_config()
         self.step = 0
         self.metrics = MetricsLogger(
@@ -284,15 +285,8 @@ class Trainer:
         score(episodes, self.reward_config)
 
     def advantage(self, episodes: list[Episode]) -> None:
-        """Stage 3: advantages with the configured estimator (RAE baselines updated)."""
-        cfg = self.cfg
-        assign(
-            episodes,
-            cfg.estimator,
-            role_grouping=cfg.role_grouping,
-            baselines=self.baselines,
-            whiten=cfg.whiten_advantages,
-        )
+        """Stage 3: advantages with the configured estimator (its state, if any, updated)."""
+        self.estimator.assign(episodes)
 
     def trainable_turns(self, episodes: list[Episode]) -> list[Turn]:
         """Eligible turns with a response (and a non-zero advantage if asked)."""
@@ -428,7 +422,7 @@ class Trainer:
                 {
                     "step": self.step,
                     "learner": learner_state,
-                    "rae_baselines": self.baselines.state_dict(),
+                    "estimator": self.estimator.state_dict(),
                     "opponent_pool": self.pool.state_dict(),
                     "rng": ckpt.rng_state(),
                     "config": self.cfg.to_dict(),
@@ -459,7 +453,10 @@ class Trainer:
             self.learner.scheduler.load_state_dict(state["learner"]["scheduler"])
         else:
             self.learner.load_state_dict(state["learner"])
-        self.baselines.load_state_dict(state["rae_baselines"])
+        if "estimator" in state:
+            self.estimator.load_state_dict(state["estimator"])
+        elif self.cfg.advantage.name == "rae":  # a checkpoint from before the registry
+            self.estimator.load_state_dict(state["rae_baselines"])
         self.pool.load_state_dict(state["opponent_pool"])
         ckpt.set_rng_state(state["rng"])
         self.step = self._saved_step = int(state["step"])

@@ -12,19 +12,19 @@ import math
 import numpy as np
 import pytest
 
-from strategic_arena.train.advantages import (
-    ESTIMATORS,
-    RAEBaselines,
+from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.estimators import (
+    EstimatorConfig,
     assign,
-    grpo,
-    marshal,
-    mt_grpo,
+    names,
     normalize,
-    rae,
     returns_to_go,
     trajectories,
 )
-from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.estimators.grpo import GRPOConfig, grpo
+from strategic_arena.train.estimators.marshal import MarshalConfig, marshal
+from strategic_arena.train.estimators.mt_grpo import mt_grpo
+from strategic_arena.train.estimators.rae import RAE, RAEBaselines, RAEConfig, rae
 
 TTT = "tic_tac_toe-v0"
 KUHN = "kuhn_poker-v0"
@@ -210,7 +210,7 @@ def two_ttt_episodes() -> list[Episode]:
 
 def test_assign_grpo_role_grouping_on_and_off() -> None:
     by_role = two_ttt_episodes()
-    assign(by_role, "grpo", role_grouping=True, eps=0.0)
+    assign(by_role, GRPOConfig(role_grouping=True, eps=0.0))
     # X: [3, 1] -> [+1, -1]; O: [1, -1] -> [+1, -1]; every turn gets its trajectory's value.
     assert advantages(by_role[0], 0) == [1.0, 1.0]
     assert advantages(by_role[0], 1) == [1.0, 1.0]
@@ -218,7 +218,7 @@ def test_assign_grpo_role_grouping_on_and_off() -> None:
     assert advantages(by_role[1], 1) == [-1.0, -1.0]
 
     by_game = two_ttt_episodes()
-    assign(by_game, "grpo", role_grouping=False, eps=0.0)
+    assign(by_game, GRPOConfig(role_grouping=False, eps=0.0))
     # One group [3, 1, 1, -1]: mean 1, deviations [2, 0, 0, -2], std sqrt(8 / 4) = sqrt(2)
     r2 = math.sqrt(2.0)
     assert advantages(by_game[0], 0) == approx_list([2 / r2] * 2)
@@ -236,7 +236,7 @@ def test_assign_marshal_several_games_and_roles() -> None:
         ]
 
     by_role = batch()
-    assign(by_role, "marshal", eps=0.0)
+    assign(by_role, MarshalConfig(eps=0.0))
     # TTT X returns-to-go: [3, 2] and [1, 1, 0]; S = {3, 2, 1, 1, 0}
     #   mean 7/5 = 1.4, deviations [1.6, 0.6, -0.4, -0.4, -1.4], var 5.2 / 5 = 1.04
     s = math.sqrt(1.04)
@@ -251,7 +251,7 @@ def test_assign_marshal_several_games_and_roles() -> None:
     assert advantages(by_role[2], 1) == [0.0]
 
     by_game = batch()
-    assign(by_game, "marshal", role_grouping=False, eps=0.0)
+    assign(by_game, MarshalConfig(role_grouping=False, eps=0.0))
     # TTT S = {3, 2, -1, -1, 1, 1, 0, 2, 0}: sum 7, mean 7/9; sum of squares 21
     #   var = 21/9 - (7/9)^2 = 140/81, std = sqrt(140) / 9
     mean, s = 7 / 9, math.sqrt(140) / 9
@@ -268,7 +268,7 @@ def test_assign_gated_turns_get_zero_and_stay_out_of_the_returns() -> None:
         episode(TTT, {0: [1.0], 1: [1.0, 5.0]}, gated=((1, 1),)),
         episode(TTT, {0: [3.0], 1: [-1.0, 0.0]}),
     ]
-    assign(batch, "marshal", eps=0.0)
+    assign(batch, MarshalConfig(eps=0.0))
     gated = batch[0].trajectory(1)[1]
     assert gated.advantage == 0.0  # was 99.0
     # O: returns-to-go [1] (not [6, 5]) and [-1, 0]: S = {1, -1, 0}, mean 0,
@@ -281,12 +281,11 @@ def test_assign_gated_turns_get_zero_and_stay_out_of_the_returns() -> None:
     assert advantages(batch[1], 0) == approx_list([1.0])
 
 
-@pytest.mark.parametrize("method", ESTIMATORS)
+@pytest.mark.parametrize("method", names())
 def test_assign_singletons_give_zero_not_nan(method: str) -> None:
     # One episode, one one-turn trajectory per role: every group is a singleton.
     batch = [episode(KUHN, {0: [2.0], 1: [-2.0]})]
-    baselines = RAEBaselines()
-    assign(batch, method, baselines=baselines)  # type: ignore[arg-type]
+    assign(batch, EstimatorConfig.variant(method)())
     values = [t.advantage for t in batch[0].turns]
     assert not any(math.isnan(v) for v in values)
     if method == "rae":
@@ -298,17 +297,18 @@ def test_assign_singletons_give_zero_not_nan(method: str) -> None:
 
 def test_assign_with_no_eligible_turns_zeroes_everything() -> None:
     batch = [episode(TTT, {0: [1.0], 1: [2.0]}, gated=((0, 0), (1, 0)))]
-    baselines = RAEBaselines()
-    assign(batch, "rae", baselines=baselines)
+    estimator = RAE(RAEConfig())
+    estimator.assign(batch)
     assert [t.advantage for t in batch[0].turns] == [0.0, 0.0]
-    assert baselines.keys() == []  # nothing eligible, nothing folded into the baselines
-    assign([], "marshal")
+    assert estimator.baselines.keys() == []  # nothing eligible, nothing folded into them
+    assign([], MarshalConfig())
 
 
 def test_assign_rae_updates_in_episode_then_seat_order() -> None:
-    baselines = RAEBaselines(alpha=0.5)
+    estimator = RAE(RAEConfig(alpha=0.5))
+    baselines = estimator.baselines
     batch = two_ttt_episodes()  # X: R = 3 then 1; O: R = 1 then -1
-    assign(batch, "rae", baselines=baselines)
+    estimator.assign(batch)
     # X: A = 3 - 0 = 3, b = 1.5; then A = 1 - 1.5 = -0.5, b = 1.25
     # O: A = 1 - 0 = 1, b = 0.5;  then A = -1 - 0.5 = -1.5, b = -0.25
     assert advantages(batch[0], 0) == [3.0, 3.0]
@@ -321,9 +321,10 @@ def test_assign_rae_updates_in_episode_then_seat_order() -> None:
     # Without role grouping one baseline per game: R = 3, 1, 1, -1 in order (ep1 X, ep1 O, ...)
     # A = 3, b = 1.5; A = 1 - 1.5 = -0.5, b = 1.25; A = 1 - 1.25 = -0.25, b = 1.125;
     # A = -1 - 1.125 = -2.125
-    shared = RAEBaselines(alpha=0.5)
+    by_game = RAE(RAEConfig(alpha=0.5, role_grouping=False))
+    shared = by_game.baselines
     batch = two_ttt_episodes()
-    assign(batch, "rae", role_grouping=False, baselines=shared)
+    by_game.assign(batch)
     assert advantages(batch[0], 0) == [3.0, 3.0]
     assert advantages(batch[0], 1) == [-0.5, -0.5]
     assert advantages(batch[1], 0) == [-0.25, -0.25]
@@ -336,17 +337,15 @@ def test_assign_whiten_normalizes_over_all_eligible_turns() -> None:
     # X of TTT (3 turns, R = 3) -> A = 3 on each turn. Flat [1, 3, 3, 3]: mean 2.5,
     # deviations [-1.5, 0.5, 0.5, 0.5], var (2.25 + 3 * 0.25) / 4 = 0.75
     batch = [episode(KUHN, {0: [1.0]}), episode(TTT, {0: [1.0, 1.0, 1.0]})]
-    assign(batch, "rae", baselines=RAEBaselines(), whiten=True, eps=0.0)
+    assign(batch, RAEConfig(whiten=True, eps=0.0))
     s = math.sqrt(0.75)
     assert advantages(batch[0], 0) == approx_list([-1.5 / s])
     assert advantages(batch[1], 0) == approx_list([0.5 / s] * 3)
 
 
-def test_assign_argument_errors() -> None:
-    with pytest.raises(ValueError, match="RAEBaselines"):
-        assign(two_ttt_episodes(), "rae")
-    with pytest.raises(ValueError, match="unknown advantage estimator"):
-        assign(two_ttt_episodes(), "ppo")  # type: ignore[arg-type]
+def test_unknown_estimator_names_the_registered_ones() -> None:
+    with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'; use one of grpo"):
+        EstimatorConfig.variant("ppo")
 
 
 def test_trajectories_keys_and_order() -> None:

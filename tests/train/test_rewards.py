@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from strategic_arena.actions import ActionError
+from strategic_arena.arena import play_match_sync
+from strategic_arena.backends import TokenTrace
+from strategic_arena.games import get_spec
+from strategic_arena.players import Decision, GameState
 from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.train.estimators import returns_to_go
+from strategic_arena.train.game_rewards import rewards_by_move
 from strategic_arena.train.rewards import (
     RewardConfig,
     game_reward,
@@ -17,6 +24,7 @@ from strategic_arena.train.rewards import (
     score_episode,
     unobserved_turns,
 )
+from strategic_arena.train.rollout import GamePlan, episode_from_record
 
 TTT = "tic_tac_toe-v0"
 KUHN = "kuhn_poker-v0"
@@ -337,3 +345,107 @@ def test_trajectory_keeps_play_order() -> None:
     episode = make_episode(TTT, turns, (0.0, 0.0))
     assert [len(t.response_ids) for t in episode.trajectory(0)] == [1, 3]
     assert [len(t.response_ids) for t in episode.trajectory(1)] == [2]
+
+
+# --- per-turn game rewards: a scripted Mini Hanabi game ---------------------------------------
+#
+# Seed 3 deals Player 0 [R1, R1, Y1] and Player 1 [Y1, R1, Y1]; the deck holds R2 then Y2.
+# The script: move 0, P0 plays card 0 (R1: +1); move 1, P1 hints red (0); move 2, P0 plays
+# card 2 (the R2 it drew: +1); move 3, P1 plays card 0 (Y1: +1); move 4, P0 hints rank 1 (0);
+# the deck ran out at move 2, so the game ends after move 4 with 3 points.
+HANABI_SCRIPT = ["play 0", "hint red", "play 2", "play 0", "hint 1"]
+
+
+class ScriptedTexts:
+    """Plays the given move texts in turn order, with a token trace as the trainer's player has."""
+
+    def __init__(self, texts: list[str | None]) -> None:
+        self.name = "scripted"
+        self.texts = texts  # shared by both seats: the script is in play order
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        text = self.texts.pop(0)
+        trace = TokenTrace((1,), tuple(range(20)), tuple([-0.5] * 20))
+        if text is None:  # an invalid answer forfeits the game
+            return Decision(None, "???", ActionError("no_action", "scripted"), trace=trace)
+        action = next(a for a, t in state.menu(seat).items() if t == text)
+        return Decision(action, text, trace=trace)
+
+
+def scripted_hanabi(texts: list[str | None]) -> Episode:
+    player = ScriptedTexts(list(texts))
+    record = play_match_sync(HANABI, [player, player], seed=3)
+    plan = GamePlan(0, HANABI, 3, None, (0, 1))
+    return episode_from_record(record, plan, get_spec(HANABI))
+
+
+def test_hanabi_pays_each_card_to_both_seats_at_the_turn_it_is_played() -> None:
+    episode = scripted_hanabi(list(HANABI_SCRIPT))
+    assert episode.returns == (3.0, 3.0) and episode.status == "complete"
+    # What the game paid each seat from each of its decisions to its next one:
+    # P0 decides at moves 0, 2, 4: [move 0 + move 1, move 2 + move 3, move 4] = [1, 2, 0]
+    # P1 decides at moves 1, 3 (move 0 came before its first decision and counts there):
+    #   [move 0 + move 1 + move 2, move 3 + move 4] = [2, 1]
+    assert [t.game_reward for t in episode.trajectory(0)] == [1.0, 2.0, 0.0]
+    assert [t.game_reward for t in episode.trajectory(1)] == [2.0, 1.0]
+    cfg = RewardConfig(format_reward=0.0, length_alpha=0.0)
+    score_episode(episode, cfg)
+    assert rewards(episode.trajectory(0)) == [1.0, 2.0, 0.0]
+    assert rewards(episode.trajectory(1)) == [2.0, 1.0]
+    # MARSHAL's returns-to-go: P0 [3, 2, 0], P1 [3, 1] (terminal-only would be all 3s).
+    assert returns_to_go(rewards(episode.trajectory(0))).tolist() == [3.0, 2.0, 0.0]
+    assert returns_to_go(rewards(episode.trajectory(1))).tolist() == [3.0, 1.0]
+    # With the format reward each turn adds 0.05; Tic-Tac-Toe-style scaling multiplies the game
+    # part: game_scale 2 -> P0 [2.05, 4.05, 0.05].
+    score_episode(episode, RewardConfig(game_scale={HANABI: 2.0}, length_alpha=0.0))
+    assert rewards(episode.trajectory(0)) == pytest.approx([2.05, 4.05, 0.05])
+
+
+def test_draw_reward_replaces_a_final_payment_of_zero_as_marshals_code() -> None:
+    # MARSHAL's env turns a 0 reward of the final step into 0.1. The scripted game ends with
+    # P0's hint (paid 0): each seat's last turn gets +0.1 on top of what play paid it.
+    episode = scripted_hanabi(list(HANABI_SCRIPT))
+    assert episode.final_rewards == (0.0, 0.0)
+    score_episode(episode, RewardConfig(format_reward=0.0, length_alpha=0.0, draw_reward=0.1))
+    assert rewards(episode.trajectory(0)) == pytest.approx([1.0, 2.0, 0.1])
+    assert rewards(episode.trajectory(1)) == pytest.approx([2.0, 1.1])
+    # A perfect game whose last move plays the last card (Y2: +1) gets no 0.1.
+    perfect = scripted_hanabi(["play 0", "play 0", "play 2", "play 2"])
+    assert perfect.returns == (4.0, 4.0) and perfect.final_rewards == (1.0, 1.0)
+    score_episode(perfect, RewardConfig(format_reward=0.0, length_alpha=0.0, draw_reward=0.1))
+    assert sum(rewards(perfect.turns)) == 8.0
+
+
+def test_hanabi_forfeit_settles_the_score_on_each_seats_last_turn() -> None:
+    # Same game, but P1's move 3 is invalid: the forfeit ends the shared score at 0.
+    episode = scripted_hanabi(["play 0", "hint red", "play 2", None])
+    assert episode.returns == (0.0, 0.0) and episode.forfeited_by == 1
+    # Paid: P0 [1 (move 0), 1 (move 2; nothing after)]; P1 [1 + 0 + 1, 0 (the forfeit)].
+    assert [t.game_reward for t in episode.trajectory(0)] == [1.0, 1.0]
+    assert [t.game_reward for t in episode.trajectory(1)] == [2.0, 0.0]
+    score_episode(episode, RewardConfig(format_reward=0.0, length_alpha=0.0))
+    # As in MARSHAL's code: the offender P1 ends with its forfeit return 0 (last turn 0 - 2,
+    # taking back what it was paid) plus the invalid penalty -10; its partner P0 keeps what play
+    # paid it and adds forfeit_other_reward 0 (its last turn is the unobserved one: gated).
+    assert rewards(episode.trajectory(0)) == [1.0, 1.0]
+    assert rewards(episode.trajectory(1)) == [2.0, -12.0]
+    assert eligible(episode.trajectory(0)) == [True, False]
+
+
+def test_zero_sum_games_pay_only_on_the_last_turn() -> None:
+    # Tic-Tac-Toe: X takes the top row (moves 0, 2, 4); OpenSpiel pays +1 / -1 at move 4 only.
+    player = ScriptedTexts(["X(0,0)", "O(1,0)", "X(0,1)", "O(1,1)", "X(0,2)"])
+    record = play_match_sync(TTT, [player, player], seed=0)
+    episode = episode_from_record(record, GamePlan(0, TTT, 0, None, (0, 1)), get_spec(TTT))
+    assert [t.game_reward for t in episode.trajectory(0)] == [0.0, 0.0, 1.0]
+    assert [t.game_reward for t in episode.trajectory(1)] == [0.0, -1.0]
+
+
+def test_a_history_that_does_not_match_the_decisions_pays_everything_at_the_end() -> None:
+    # Kuhn: two deal chance outcomes, then P0 and P1 decide. Seats that disagree with the
+    # history (P1 first) cannot be replayed: None, and the scorer pays at the last turn only.
+    spec = get_spec(KUHN)
+    assert rewards_by_move(spec, [0, 1, 0, 0], [1, 0]) is None
+    assert rewards_by_move(spec, [0, 1], []) == []
+    # Pass, pass: P0 holds the J (card 0), P1 the Q: P1 wins the antes, paid at P1's decision.
+    assert rewards_by_move(spec, [0, 1, 0, 0], [0, 1]) == [[0.0, 0.0], [-1.0, 1.0]]

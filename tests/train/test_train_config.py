@@ -16,6 +16,7 @@ from strategic_arena.train.config import (
     field_docs,
     load_config,
 )
+from strategic_arena.train.estimators.rae import RAEConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -70,7 +71,13 @@ def test_set_coerces_to_the_field_type() -> None:
         ("ppo_epoch=2", "did you mean 'ppo_epochs'"),
         ("ppo_epochs=two", "ppo_epochs must be an integer"),
         ("strict=maybe", "strict must be true or false"),
-        ("estimator=ppo", "estimator must be one of grpo, marshal, mt_grpo, rae"),
+        (
+            "advantage.type=ppo",
+            "unknown advantage estimator 'ppo'; use one of grpo, marshal, mt_grpo",
+        ),
+        ("advantage.alpha=0.5", "unknown MarshalConfig field 'alpha'"),
+        ("advantage.lam=1.5", "advantage.lam must lie in"),
+        ("advantage.level=step", "unknown MarshalConfig field 'level'"),
         ("steps=null", "steps may not be null"),
         ("games=kuhn_poker-v0", "games must be a list"),
         ("games=[no_such_game-v0]", "unknown game"),
@@ -108,9 +115,10 @@ def test_shipped_configs_carry_the_papers_hyperparameters() -> None:
     assert (marshal.adam_beta1, marshal.adam_beta2, marshal.weight_decay) == (0.9, 0.95, 0.05)
     assert (marshal.temperature, marshal.top_p, marshal.top_k) == (0.6, 0.99, 100)
     assert (marshal.kl_coef, marshal.clip_eps, marshal.ppo_epochs) == (0.2, 0.2, 1)
-    assert marshal.dual_clip is not None and marshal.estimator == "marshal"
+    assert marshal.dual_clip is not None and marshal.advantage.name == "marshal"
     spiral = load_config(CONFIGS / "spiral_multi_game.yaml")
-    assert (spiral.estimator, spiral.rae_alpha, spiral.ppo_epochs) == ("rae", 0.95, 2)
+    assert spiral.advantage == RAEConfig(alpha=0.95, role_grouping=True)
+    assert spiral.ppo_epochs == 2
     assert (spiral.lr, spiral.lr_schedule, spiral.kl_coef, spiral.temperature) == (
         1e-6,
         "constant",

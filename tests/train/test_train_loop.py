@@ -49,7 +49,7 @@ def test_the_policy_learns_to_answer_and_its_reward_rises(tiny_overrides: Overri
 
 
 def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
-    cfg = load_config(None, tiny_overrides("estimator=rae", "episodes_per_game=6"))
+    cfg = load_config(None, tiny_overrides("advantage.type=rae", "episodes_per_game=6"))
     trainer = Trainer(cfg)
     episodes = trainer.generate(0)
     assert len(episodes) == 6 and all(e.opponent == "self" for e in episodes)
@@ -60,7 +60,7 @@ def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
     trainer.score(episodes)
     assert all(t.reward != 0.0 for t in turns)
     trainer.advantage(episodes)
-    assert trainer.baselines.keys()  # RAE baselines were updated
+    assert trainer.estimator.baselines.keys()  # RAE baselines were updated
     before = [p.detach().clone() for p in trainer.learner.model.parameters()]
     metrics = trainer.update(episodes, 0)
     after = list(trainer.learner.model.parameters())
@@ -69,6 +69,8 @@ def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
     trainer.sync()  # shared weights: nothing to push
     summary = rollout_metrics(episodes)
     assert summary["train/episodes"] == 6 and 0.0 <= summary["train/invalid_rate"] <= 1.0
+    # Kuhn games last 1 (a forfeit at once) to 3 decisions.
+    assert 1.0 <= summary["train/kuhn_poker-v0/game_length"] <= 3.0
 
 
 def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overrides) -> None:

@@ -30,7 +30,7 @@ RESUMABLE = (
     "steps=40",
     "lr_schedule=cosine",
     "warmup_steps=1",
-    "estimator=rae",
+    "advantage.type=rae",
     "ppo_epochs=2",
     "snapshot_every=2",
     "snapshot_weight=1",
@@ -77,7 +77,7 @@ def test_kill_then_resume_gives_the_same_next_step(
     resumed = Trainer(load_config(None, [*killed, f"resume={checkpoint}"]))
     assert resumed.step == 2
     assert [s.name for s in resumed.pool.snapshots] == ["snapshot@step-2"]
-    assert resumed.baselines.keys()
+    assert resumed.estimator.baselines.keys()
     after_resume = _comparable(resumed.train_step())
 
     unbroken = Trainer(load_config(None, tiny_overrides(*RESUMABLE)))
@@ -91,7 +91,7 @@ def test_kill_then_resume_gives_the_same_next_step(
         strict=True,
     ):
         assert torch.equal(a, b), name
-    assert resumed.baselines.state_dict() == unbroken.baselines.state_dict()
+    assert resumed.estimator.state_dict() == unbroken.estimator.state_dict()
     state_a = resumed.learner.optimizer.state_dict()["state"]
     state_b = unbroken.learner.optimizer.state_dict()["state"]
     assert all(torch.equal(state_a[k]["exp_avg"], state_b[k]["exp_avg"]) for k in state_a)

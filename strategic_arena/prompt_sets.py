@@ -1,0 +1,192 @@
+"""Prompt sets: the package's prompt templates, or a user's folder that overrides some of them.
+
+A prompt set is a folder laid out like the package's ``strategic_arena/prompts/``::
+
+    system.txt  user.txt             the two messages' layout
+    styles/<style>.txt               a style's response-format instructions
+    <game>/rules.txt                 a game's rules (kuhn_poker, leduc_poker, tic_tac_toe...)
+    <game>/system.txt, user.txt, <style>.txt   a game's own layout or format
+
+Each file it has replaces the package's; every other file falls back to the package's
+(:meth:`PromptSet.text`). ``system.txt`` and ``user.txt`` may use every placeholder of both
+messages (``$title $role $rules $format $history $observation $actions $instruction``); a
+system template that renders empty sends no system message (SPIRAL puts everything in the
+user turn). Loading checks every file (:meth:`PromptSet.load`): an unknown file name or
+placeholder is an error that names it, not a failure in the middle of a run.
+
+A set is recorded as ``{"name", "digest"}`` (:meth:`PromptSet.record`): its folder's name and
+the SHA-256 of its files (paths and bytes), stored with every game and, for a user set, in
+the model player's identity, so results of different prompts never pool. The package's own
+set is ``default``, its digest over the package's templates: a later per-game prompt version
+folds into the same digest, so the record keeps its shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+#: Placeholders of the message templates (``system.txt``, ``user.txt``).
+MESSAGE_FIELDS = frozenset(
+    {"title", "role", "rules", "format", "history", "observation", "actions", "instruction"}
+)
+#: Placeholders of a style's response-format template.
+FORMAT_FIELDS = frozenset({"written_as", "example", "example_id"})
+#: The name of the package's own prompt set.
+DEFAULT_NAME = "default"
+#: Files of a user folder that are not prompts (notes for people).
+_IGNORED = ("README", "LICENSE", ".")
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The prompt templates in use: the package's, overridden by the files under ``root``.
+
+    Attributes:
+        name: ``default`` for the package's own set, else the folder's name.
+        digest: SHA-256 (hex) of the set's files: relative paths and contents.
+        root: the user's folder; ``None`` for the package's set.
+        files: the folder's prompt files as read when loading (relative path, text): what
+            the digest covers is what is rendered, even if the folder changes afterwards.
+    """
+
+    name: str
+    digest: str
+    root: Path | None = None
+    files: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> PromptSet:
+        """The set in ``folder``, checked; ``ValueError`` naming the first problem."""
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise ValueError(f"prompt set {str(folder)!r}: no such folder")
+        files = _prompt_files(root)
+        known_dirs = _package_dirs()
+        texts = tuple((relative, _check_file(root, relative, known_dirs)) for relative in files)
+        return cls(root.resolve().name or "prompts", _digest(texts), root.resolve(), texts)
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the package's own set (no user folder)."""
+        return self.root is None
+
+    @property
+    def label(self) -> str:
+        """``name@digest12``: short enough for names and reports, long enough to tell apart."""
+        return f"{self.name}@{self.digest[:12]}"
+
+    @functools.cached_property
+    def _texts(self) -> dict[str, str]:
+        """:attr:`files` by relative path."""
+        return dict(self.files)
+
+    def record(self) -> dict[str, str]:
+        """What is stored with every game: ``{"name": ..., "digest": ...}``."""
+        return {"name": self.name, "digest": self.digest}
+
+    def text(self, *parts: str) -> str | None:
+        """The file ``prompts/<parts...>``: the user's if the set has it, else the package's."""
+        own = self._texts.get("/".join(part for part in parts if part))
+        if own is not None:
+            return own
+        package = resources.files("strategic_arena").joinpath("prompts", *parts)
+        return package.read_text(encoding="utf-8") if package.is_file() else None
+
+
+@functools.cache
+def default_prompts() -> PromptSet:
+    """The package's own prompt set (its digest computed once)."""
+    root = Path(str(resources.files("strategic_arena") / "prompts"))
+    texts = [(name, (root / name).read_text(encoding="utf-8")) for name in _prompt_files(root)]
+    return PromptSet(DEFAULT_NAME, _digest(texts))
+
+
+def load_prompts(folder: str | Path | None) -> PromptSet:
+    """The set in ``folder``, or the package's own set when ``None``."""
+    return default_prompts() if folder is None else PromptSet.load(folder)
+
+
+@functools.lru_cache(maxsize=16)
+def cached_prompts(folder: str | None) -> PromptSet:
+    """:func:`load_prompts`, read once per folder (the trainer builds a player per game)."""
+    return load_prompts(folder)
+
+
+def _prompt_files(root: Path) -> list[str]:
+    """Relative paths (``/``-separated) of the prompt files under ``root``, sorted."""
+    found = []
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if not path.is_file() or any(part.startswith(_IGNORED) for part in relative.parts):
+            continue
+        if path.suffix == ".py" or "__pycache__" in relative.parts:
+            continue
+        found.append(relative.as_posix())
+    return sorted(found)
+
+
+def _digest(texts: Iterable[tuple[str, str]]) -> str:
+    """SHA-256 over each file's relative path and UTF-8 bytes, in path order."""
+    digest = hashlib.sha256()
+    for relative, text in sorted(texts):
+        digest.update(relative.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+@functools.cache
+def _package_dirs() -> frozenset[str]:
+    """The game folders of the package's prompts (plus ``generic``, for OpenSpiel games)."""
+    root = resources.files("strategic_arena") / "prompts"
+    folders = {entry.name for entry in root.iterdir() if entry.is_dir()}
+    return frozenset((folders - {"styles", "__pycache__"}) | {"generic"})
+
+
+def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> str:
+    """The file's text; refuses a file the package never reads or unknown placeholders."""
+    from strategic_arena.styles import style_names
+
+    parts = relative.split("/")
+    style_files = {f"{name}.txt" for name in style_names()}
+    where = f"prompt set {root}: {relative}"
+    if len(parts) == 1 and parts[0] in ("system.txt", "user.txt"):
+        fields = MESSAGE_FIELDS
+    elif len(parts) == 2 and parts[0] == "styles" and parts[1] in style_files:
+        fields = FORMAT_FIELDS
+    elif len(parts) == 2 and parts[0] in game_dirs and parts[1] == "rules.txt":
+        fields = None  # plain text, not a template
+    elif len(parts) == 2 and parts[0] in game_dirs and parts[1] in ("system.txt", "user.txt"):
+        fields = MESSAGE_FIELDS
+    elif len(parts) == 2 and parts[0] in game_dirs and parts[1] in style_files:
+        fields = FORMAT_FIELDS
+    else:
+        raise ValueError(
+            f"{where}: not a prompt file; a set holds system.txt, user.txt, "
+            f"styles/<style>.txt and <game>/rules.txt|system.txt|user.txt|<style>.txt, with "
+            f"games {', '.join(sorted(game_dirs))} and styles {', '.join(style_names())}"
+        )
+    try:
+        text = (root / relative).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{where}: not UTF-8 text") from None
+    if fields is None:
+        return text
+    names = set()
+    for match in Template.pattern.finditer(text):  # Python 3.10 has no get_identifiers()
+        if match.group("invalid") is not None:
+            raise ValueError(
+                f"{where}: a '$' that is no placeholder (write '$$' for a dollar sign)"
+            )
+        names.add(match.group("named") or match.group("braced"))
+    unknown = sorted(names - {None} - fields)
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown placeholder(s) {', '.join('$' + name for name in unknown)}; "
+            f"this file may use {', '.join('$' + name for name in sorted(fields))}"
+        )
+    return text

@@ -59,3 +59,10 @@ def test_a_file_that_is_not_a_database_gets_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a usable SQLite results store" in err
     assert not_a_db.read_text() == "hello, not sqlite\n" * 100  # nothing lost
+
+
+def test_replay_help_says_where_game_ids_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "strategic-arena runs --games RUN" in text and "report --json" not in text

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from strategic_arena.arena import runner
+from strategic_arena.arena.evaluate import evaluation_tasks
 from strategic_arena.arena.metrics import summarize
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.players import Player
@@ -52,10 +53,7 @@ async def evaluate_policy(
     if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
-    tasks: list[runner.GameTask] = []
-    for env_id, specs in cfg.eval_opponents.items():
-        rivals = [runner.Entrant.opponent(spec) for spec in specs]
-        tasks += runner.versus([policy], rivals, [env_id], cfg.eval_games, cfg.seed)
+    tasks = evaluation_tasks(policy, cfg.eval_opponents, cfg.eval_games, cfg.seed)
     run_name = f"{cfg.run_name}/eval/step-{step:06d}"
     db = Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
     with ResultsStore(db) as store:

@@ -205,3 +205,29 @@ def test_the_probe_asks_once_whatever_the_policy() -> None:
         server.close()
     assert len(server.seen_bodies) == 1  # an invalid answer is no reason to stop, or re-ask
     assert entrant.params["policy"] == "retry:3"  # the run keeps the user's policy
+
+
+def test_a_refused_api_key_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    class Locked(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            data = b'{"error": {"message": "Incorrect API key provided"}}'
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Locked)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    db = tmp_path / "a.sqlite"
+    try:
+        code = run_eval(db, f"http://127.0.0.1:{httpd.server_address[1]}/v1", "--model", "m")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "refused the credentials (HTTP 401)" in err and "$OPENAI_API_KEY" in err
+    assert not db.exists()

@@ -114,10 +114,10 @@ def grade(
     with ResultsStore(db) as store, GradeTables(db) as tables:
         run_ids = [store.run_id(name) for name in runs] if runs else None
         games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
+        if measured is not None:  # a name standing for another model: refused before any work
+            _check_same_model(store, tables, measured)
         if moves:
             grade_moves(store, tables, games, max_nodes, progress=progress)
-        if measured is not None:
-            _check_same_model(store, tables, measured)
         if strategies:
             found = _strategy_players(store, games, envs, measured, model, warn)
             for name, env_id, build, policy in found:

@@ -13,7 +13,8 @@ global generator, no log-probs), both to the same number of new tokens.
 Usage::
 
     python benchmarks/bench_train_step.py [--steps 10] [--episodes 32] [--vocab answers]
-        [--threads 1] [--json results.json]
+        [--threads 1] [--compute-dtype auto|float32|bfloat16] [--micro-batch-tokens N]
+        [--json results.json]
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def _trainer(args: argparse.Namespace, output_dir: str) -> Any:
         "device=cpu",
         f"torch_threads={args.threads}",
         f"micro_batch_size={args.micro_batch}",
+        f"compute_dtype={args.compute_dtype}",
+        f"micro_batch_tokens={args.micro_batch_tokens or 'null'}",
         "tensorboard=false",
         "checkpoint_every=0",
         "resume=never",
@@ -110,6 +113,15 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=8)
     parser.add_argument("--micro-batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    parser.add_argument(
+        "--compute-dtype",
+        choices=("auto", "float32", "bfloat16"),
+        default="auto",
+        help="the learner's compute dtype over float32 masters (auto: float32 on CPU)",
+    )
+    parser.add_argument(
+        "--micro-batch-tokens", type=int, default=None, help="padded-token cap of a micro-batch"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
     args = parser.parse_args()
 
@@ -136,7 +148,8 @@ def main() -> int:
     print(
         f"tiny Qwen2 ({args.layers} layer, hidden {args.hidden}, vocab '{args.vocab}'), "
         f"{args.game}, {args.episodes} games/step, {args.max_new_tokens} new tokens max, "
-        f"{args.threads} torch thread(s), {platform.processor() or platform.machine()}"
+        f"{args.threads} torch thread(s), compute {args.compute_dtype}, "
+        f"{platform.processor() or platform.machine()}"
     )
     print(f"trainer built in {build_s:.1f} s; mean prompt {statistics.mean(prompt_tokens):.0f}")
     print(f"{'stage':<10} {'median s':>9} {'share':>6}")

@@ -27,14 +27,36 @@ How a request becomes a move:
    request offers the ``play`` tool (``tools``), the move is a call of ``play`` in
    ``message.tool_calls`` (``finish_reason`` ``tool_calls``), as a tool-calling server answers.
 
+With ``"stream": true`` the same answer comes as server-sent events, as the OpenAI client
+expects: ``data: {chat.completion.chunk}`` lines (the role and content, or the tool call, then
+the finish reason, then the usage when ``stream_options.include_usage`` asks for it) and
+``data: [DONE]``.
+
 Bad requests get an OpenAI-style error body (``{"error": {"message": ..., "type": ...}}``) with
-status 400 (bad game, history or seat), 404 (unknown path) or 500 (the player failed).
+status 400 (any malformed field, or a seat the game cannot produce), 404 (unknown path), 413
+(body too large), 503 (too many connections) or 500 (the player failed on a valid request).
+
+Abuse (anyone who can connect may send anything, as slowly as they like):
+
+* every connection has :data:`REQUEST_TIMEOUT_S` to send each whole request, waiting included
+  (a deadline, not a per-read timeout, so a byte every few seconds does not hold it open);
+* at most :data:`MAX_CONNECTIONS` connections are served at once (a thread each), more get a
+  503; the listen backlog is :data:`LISTEN_BACKLOG`, so bursts of new connections queue rather
+  than being reset;
+* the seat information is checked against its game before the player acts
+  (:mod:`strategic_arena.seat_checks`: a Kuhn state no deal reaches, an eleven-card Hanabi hand
+  get a 400 before any search), so a request costs what a real position costs;
+* decisions are serialized per game, never server-wide: a slow Hanabi decision does not hold up
+  a Kuhn request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
+import socket
 import sys
 import threading
 import time
@@ -50,6 +72,7 @@ import pyspiel
 import opponents
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import GAME_HEADER
+from strategic_arena.seat_checks import ImpossibleSeat, check_seat
 from strategic_arena.styles import AnswerStyle, get_style, style_names
 from strategic_arena.tools import PLAY_TOOL
 from strategic_arena.turn import GameState, Player, SeatInformation, judge
@@ -63,6 +86,20 @@ PlayerFactory = Callable[[str], Player]
 
 #: The largest request body accepted (a game prompt is a few kB; a chat history some more).
 MAX_BODY_BYTES = 16 * 1024 * 1024
+
+#: Seconds a connection has to send one whole request (line, headers, body), idle wait
+#: included; then it is closed.
+REQUEST_TIMEOUT_S = 30.0
+
+#: Seconds a client has to take an answer (responses are small; a client that reads nothing
+#: holds a thread no longer than this).
+WRITE_TIMEOUT_S = 30.0
+
+#: Connections served at once (a thread each); more are answered 503 and closed.
+MAX_CONNECTIONS = 1024
+
+#: Pending connections the kernel queues before the server accepts them.
+LISTEN_BACKLOG = 1024
 
 
 class RequestError(ValueError):
@@ -125,6 +162,10 @@ class GameRequest:
                 else f"{information.env_id} hides information: send no history (it would "
                 "carry the other seats' cards), only the seat's information"
             )
+        try:
+            check_seat(spec, information)
+        except ImpossibleSeat as error:
+            raise RequestError(f"{GAME_FIELD}: {error}") from None
         if perfect:
             return GameState(information.env_id, _replay(spec, information), spec)
         if not information.legal_actions:
@@ -150,35 +191,83 @@ def _replay(spec: GameSpec, information: SeatInformation) -> pyspiel.State:
     return state
 
 
+@dataclass
+class _GamePlayer:
+    """One game's player, built on first use, with the lock that serializes its decisions."""
+
+    lock: threading.Lock
+    player: Player | None = None
+
+
+def _body_options(body: dict[str, Any]) -> tuple[list[dict[str, Any]], bool, bool]:
+    """The request's messages, whether it streams and whether it asks for usage in the stream.
+
+    Every field the server reads is checked here, before anything acts (a 400 names it).
+    """
+    messages = body.get("messages", [])
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise RequestError("messages must be a list of objects")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise RequestError("stream must be true or false")
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise RequestError("stream_options must be an object")
+    usage = (options or {}).get("include_usage", False)
+    if not isinstance(usage, bool):
+        raise RequestError("stream_options.include_usage must be true or false")
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise RequestError("tools must be a list")
+    n = body.get("n", 1)
+    if n != 1 or isinstance(n, bool):
+        raise RequestError("n must be 1: this endpoint answers one choice")
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise RequestError("model must be a string")
+    return messages, stream, usage
+
+
 class PlayerService:
-    """The model behind the endpoint: one player per game, built on first use."""
+    """The model behind the endpoint: one player per game, built on first use.
+
+    Decisions are serialized per game (solvers keep per-player RNG state), never across games.
+    """
 
     def __init__(self, model: str, factory: PlayerFactory) -> None:
         self.model = model
         self._factory = factory
-        self._players: dict[str, Player] = {}
-        self._lock = threading.Lock()
+        self._games: dict[str, _GamePlayer] = {}
+        self._lock = threading.Lock()  # guards the dict only, never held while a player works
+
+    def _game(self, env_id: str) -> _GamePlayer:
+        with self._lock:
+            return self._games.setdefault(env_id, _GamePlayer(threading.Lock()))
+
+    def _player(self, game: _GamePlayer, env_id: str) -> Player:
+        """The game's player, built on first use under its lock (a ValueError is a 400)."""
+        if game.player is None:
+            try:
+                game.player = self._factory(env_id)
+            except ValueError as error:
+                raise RequestError(str(error)) from None
+        return game.player
 
     def player(self, env_id: str) -> Player:
         """The player for ``env_id`` (built once; a ValueError becomes a 400)."""
-        with self._lock:
-            if env_id not in self._players:
-                try:
-                    self._players[env_id] = self._factory(env_id)
-                except ValueError as error:
-                    raise RequestError(str(error)) from None
-            return self._players[env_id]
+        game = self._game(env_id)
+        with game.lock:
+            return self._player(game, env_id)
 
     def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
         """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
-        messages = body.get("messages", [])
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise RequestError("messages must be a list of objects")  # checked before acting
+        messages, _, _ = _body_options(body)
         request = GameRequest.from_body(body, header)
         state = request.game_state()
         seat = request.information.seat
-        player = self.player(request.information.env_id)
-        with self._lock:  # solvers keep per-player RNG state: one decision at a time
+        game = self._game(request.information.env_id)
+        with game.lock:  # this game's player: one decision at a time
+            player = self._player(game, request.information.env_id)
             decision = asyncio.run(player.act(state, seat))
         menu = state.menu(seat)
         verdict = judge(decision, menu)
@@ -195,9 +284,7 @@ class PlayerService:
         message: dict[str, Any] = {"role": "assistant", **fields}
         calls = fields.get("tool_calls", [])
         completion = " ".join([fields["content"], *(c["function"]["arguments"] for c in calls)])
-        prompt_tokens = sum(
-            len(str(m.get("content", "")).split()) for m in body.get("messages", [])
-        )
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
         completion_tokens = len(completion.split())
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -218,6 +305,35 @@ class PlayerService:
             },
         }
 
+    def events(self, body: dict[str, Any], header: str | None = None) -> list[dict[str, Any]]:
+        """The answer as the ``chat.completion.chunk`` events of a streamed reply.
+
+        The whole move is known at once, so it comes in one content chunk (or one tool-call
+        chunk), then a chunk with the finish reason, then -- when ``stream_options``
+        ``include_usage`` asks -- a usage chunk with no choices, as OpenAI streams.
+        """
+        _, _, include_usage = _body_options(body)
+        completion = self.complete(body, header)
+        (choice,) = completion["choices"]
+        message = choice["message"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if "tool_calls" in message:
+            delta["tool_calls"] = [
+                {"index": index, **call} for index, call in enumerate(message["tool_calls"])
+            ]
+        head = {key: completion[key] for key in ("id", "created", "model")}
+        chunk = {**head, "object": "chat.completion.chunk"}
+        events = [
+            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {
+                **chunk,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            },
+        ]
+        if include_usage:
+            events.append({**chunk, "choices": [], "usage": completion["usage"]})
+        return events
+
     def models(self) -> dict[str, Any]:
         """The ``/v1/models`` listing: this one model."""
         return {
@@ -236,7 +352,31 @@ def _offers_play(tools: object) -> bool:
     )
 
 
-def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reading side that fails once its owner's deadline has passed.
+
+    A socket timeout bounds one read only: a client sending a byte just before each timeout
+    keeps a connection (and its thread) forever. Here every read gets what is left of the
+    deadline as its timeout, so a whole request must arrive in time.
+    """
+
+    def __init__(self, connection: socket.socket, deadline: Callable[[], float]) -> None:
+        super().__init__()
+        self._connection = connection
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline() - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long to arrive")
+        self._connection.settimeout(left)
+        return self._connection.recv_into(buffer)
+
+
+def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPRequestHandler]:
     """A request handler class bound to ``service``."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -244,6 +384,19 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
         # Headers and body go out as two writes; with Nagle's algorithm on, the body waits for
         # the client's delayed ACK (~40 ms per request on Linux).
         disable_nagle_algorithm = True
+        timeout = request_timeout_s  # the first read's; then _DeadlineReader's
+        deadline = 0.0
+
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # the plain reader: replaced, and its hold on the socket freed
+            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, lambda: self.deadline))
+
+        def handle_one_request(self) -> None:
+            # A timeout anywhere in reading the request ends up in the base class's
+            # ``except TimeoutError``, which closes the connection.
+            self.deadline = time.monotonic() + request_timeout_s
+            super().handle_one_request()
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
@@ -267,6 +420,9 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             raw = self.rfile.read(int(declared))
+            if len(raw) < int(declared):  # the client closed mid-body: nobody to answer
+                self.close_connection = True
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
                 return
@@ -274,14 +430,18 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
                 if not isinstance(body, dict):
                     raise RequestError("the request body must be a JSON object")
-                self._send(HTTPStatus.OK, service.complete(body, self.headers.get(GAME_HEADER)))
+                header = self.headers.get(GAME_HEADER)
+                if body.get("stream") is True:
+                    self._send_events(service.events(body, header))
+                else:
+                    self._send(HTTPStatus.OK, service.complete(body, header))
             except RequestError as error:
                 self._error(error)
-            except json.JSONDecodeError as error:
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 self._error(RequestError(f"the request body is not JSON: {error}"))
             except RecursionError:
                 self._error(RequestError("the request body is nested too deeply"))
-            except ConnectionError:  # the client went away (Ctrl-C, timeout): nobody to tell
+            except (ConnectionError, TimeoutError):  # the client went away or stopped reading
                 raise
             except Exception as error:  # the player failed: a 500, not a dropped connection
                 self._error(
@@ -299,10 +459,21 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
             self._send(error.status, {"error": {"message": str(error), "type": kind}})
 
         def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode("utf-8")
+            self._write(status, "application/json", json.dumps(payload).encode("utf-8"))
+
+        def _send_events(self, events: list[dict[str, Any]]) -> None:
+            """Server-sent events: ``data: {json}`` per event, then ``data: [DONE]``."""
+            lines = [f"data: {json.dumps(event)}\n\n" for event in events]
+            data = "".join([*lines, "data: [DONE]\n\n"]).encode("utf-8")
+            self._write(HTTPStatus.OK, "text/event-stream", data)
+
+        def _write(self, status: HTTPStatus, content_type: str, data: bytes) -> None:
+            self.connection.settimeout(WRITE_TIMEOUT_S)
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            if content_type == "text/event-stream":
+                self.send_header("Cache-Control", "no-cache")
             self.end_headers()
             self.wfile.write(data)
 
@@ -310,14 +481,56 @@ def _handler(service: PlayerService) -> type[BaseHTTPRequestHandler]:
 
 
 class _Server(ThreadingHTTPServer):
-    """The HTTP server, quiet about clients that hang up (an interrupted run's requests)."""
+    """The HTTP server: a thread per connection, at most ``max_connections`` of them.
+
+    Quiet about clients that hang up (an interrupted run's requests) or time out.
+    """
 
     daemon_threads = True
+    block_on_close = False  # stop() does not wait for clients still connected (up to a deadline)
+    request_queue_size = LISTEN_BACKLOG  # listen(2)'s backlog (socketserver's default: 5)
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self._slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):  # full: say so and close, spawn nothing
+            with contextlib.suppress(OSError):
+                request.sendall(_BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)
+
+
+_BUSY_BODY = json.dumps(
+    {"error": {"message": "too many connections; retry later", "type": "server_error"}}
+).encode()
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    + f"Content-Length: {len(_BUSY_BODY)}\r\nConnection: close\r\n\r\n".encode()
+    + _BUSY_BODY
+)
 
 
 class PlayerServer:
@@ -329,6 +542,8 @@ class PlayerServer:
             games are refused) or a factory ``env_id -> Player``.
         model: the model name the endpoint reports (default: the spec).
         host / port: where to listen (port 0 picks a free port).
+        request_timeout_s: seconds a connection has to send each whole request.
+        max_connections: connections served at once (more get a 503).
     """
 
     def __init__(
@@ -337,6 +552,9 @@ class PlayerServer:
         model: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        *,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         if isinstance(player, (str, Mapping)):
             specs = player
@@ -352,8 +570,8 @@ class PlayerServer:
             self.service = PlayerService(model or default, factory)
         else:
             self.service = PlayerService(model or "player", player)
-        self.httpd = _Server((host, port), _handler(self.service))
-        self.httpd.daemon_threads = True
+        handler = _handler(self.service, request_timeout_s)
+        self.httpd = _Server((host, port), handler, max_connections)
         self._thread: threading.Thread | None = None
 
     @property

@@ -36,7 +36,8 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
     After every ``step``, ``infos[agent]`` of the agent that answered holds ``action``
     (:class:`Action` or ``None``), ``error`` (:class:`ActionError` or ``None``), ``errors``
     (all errors of this move), ``attempt`` (1-based) and, when re-asked, ``feedback``.
-    Dead steps take ``None`` as in the base env.
+    Dead steps take ``None`` as in the base env. ``strict`` and ``require_reasoning`` are
+    :func:`~strategic_arena.validation.validate`'s (``None``: the style decides).
     """
 
     def __init__(
@@ -46,12 +47,14 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         policy: str | IllegalMovePolicy = "forfeit",
         *,
         strict: bool = True,
+        require_reasoning: bool | None = None,
     ) -> None:
         super().__init__(env)
         self.text_env = env
         self.style: Style = style
         self.policy = IllegalMovePolicy.of(policy)
         self.strict = strict
+        self.require_reasoning = require_reasoning
         self._rng = np.random.default_rng()
         self._errors: list[ActionError] = []
 
@@ -84,6 +87,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             strict=self.strict,
             reasoning=reasoning,
             finish_reason=finish_reason,
+            require_reasoning=self.require_reasoning,
         )
         if isinstance(outcome, Action):
             errors, self._errors = self._errors, []

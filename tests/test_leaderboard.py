@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,14 +22,19 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.leaderboard import FILES, publish, schema
 from strategic_arena.players import Decision, GameState, Player
+from strategic_arena.printable import printable
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"
 
 #: A player name and answers that would run script if a page did not escape them.
 EVIL_NAME = "<script>alert(1)</script> | evil"
-EVIL_RESPONSE = "<answer><script>window.__xss = 1; alert(2)</script></answer>\n<b>bold?</b>"
-EVIL_PARAM = "<img src=x onerror=alert(3)>"
+#: Terminal controls too: clear the screen, set the window title (OSC), NUL, a bidi override.
+TERMINAL_CONTROLS = "\x1b[2J\x1b]0;pwned\x07\x00\u202eevil"
+EVIL_RESPONSE = (
+    "<answer><script>window.__xss = 1; alert(2)</script></answer>\n<b>bold?</b>" + TERMINAL_CONTROLS
+)
+EVIL_PARAM = "<img src=x onerror=alert(3)>" + TERMINAL_CONTROLS
 
 
 class EvilPlayer:
@@ -93,7 +99,7 @@ def validate(data: dict[str, Any]) -> None:
 def test_json_validates_against_its_schema(published: Path) -> None:
     data = load(published)
     validate(data)
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert data["coverage"] == []  # no server failed here
     grades = data["grades"]
     pooled = {row["player"]: row for row in grades["moves"] if row["opponent"] == "all"}
@@ -155,6 +161,23 @@ def test_markdown_escapes_user_strings(published: Path) -> None:
         rows = table.splitlines()
         widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
         assert len(widths) == 1, rows[0]
+
+
+def raw_controls(text: str) -> set[str]:
+    """The characters of ``text`` a terminal or editor would act on (line breaks aside)."""
+    return {c for c in text if c != "\n" and unicodedata.category(c) in {"Cc", "Cf", "Cs"}}
+
+
+def test_published_pages_show_control_characters_as_escapes(published: Path) -> None:
+    markdown = (published / "LEADERBOARD.md").read_text()
+    page = (published / "index.html").read_text()
+    assert raw_controls(markdown) == set() and raw_controls(page) == set()
+    # Shown, not dropped: the escapes are there (backslashes doubled in markdown).
+    assert "\\\\x1b\\[2J\\\\x1b\\]0;pwned\\\\x07\\\\x00\\\\u202eevil" in markdown
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\x00\\u202eevil" in page
+    assert "&lt;/answer&gt;\\\\n&lt;b&gt;" in markdown  # the reply's line break, visible
+    # The JSON keeps the data exactly as written (JSON itself escapes the C0 controls).
+    assert load(published)["players"][EVIL_NAME]["params"]["model"] == EVIL_PARAM
 
 
 def test_html_escapes_user_strings(published: Path) -> None:
@@ -358,7 +381,8 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
     # Model and user strings show as text and never run.
     tabs[5].click()
     text = browser.find_element(By.ID, "panel-players").text
-    assert EVIL_NAME in text and EVIL_PARAM in text
+    parameters = printable(json.dumps({"model": EVIL_PARAM}, ensure_ascii=False))
+    assert EVIL_NAME in text and parameters in text  # controls shown as escapes
     assert "<script>window.__xss = 1; alert(2)</script>" in text
     assert browser.execute_script("return window.__xss === undefined") is True
     assert len(browser.find_elements(By.TAG_NAME, "script")) == 1

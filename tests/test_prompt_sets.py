@@ -172,6 +172,10 @@ def test_a_game_session_renders_with_its_prompt_set() -> None:
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"].startswith(SPIRAL_OPENING)
     assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move
+    strict = GameSession("kuhn_poker-v0", style="spiral", require_reasoning=True)
+    strict.reset(seed=0, seat=0)
+    outcome = strict.step("\\boxed{bet}")
+    assert outcome.error is not None and outcome.error.kind == "missing_reasoning"
 
 
 def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
@@ -218,3 +222,14 @@ def test_play_shows_the_prompts_of_a_set(capsys: pytest.CaptureFixture[str]) -> 
     assert "--- user ---\n" + SPIRAL_OPENING in out and "--- system ---" not in out
     assert main(["play", "kuhn_poker-v0", "--prompts", str(SPIRAL_SET / "missing")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_the_spiral_config_uses_spirals_parser_and_template() -> None:
+    pytest.importorskip("yaml", reason="the [train] extra (pyyaml) is not installed")
+    from strategic_arena.train.config import load_config
+
+    configs = Path(__file__).parents[1] / "configs"
+    for name in ("spiral_multi_game.yaml", "spiral_multi_game_no_rae.yaml"):
+        cfg = load_config(configs / name)
+        assert cfg.style == "spiral" and cfg.prompts is not None
+        assert PromptSet.load(cfg.prompts) == PromptSet.load(SPIRAL_SET)

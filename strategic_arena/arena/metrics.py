@@ -430,6 +430,37 @@ def infrastructure(
     ]
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A game no score counts: its key has only incomplete tries, stopped by ``player``'s server.
+
+    Attributes:
+        player: whose server stopped it (the seat of the failed, last decision).
+        game: its latest incomplete try (env, seats and key of the game left out).
+    """
+
+    player: str
+    game: StoredGame
+
+
+def left_out(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[LeftOut]:
+    """Every game key of ``run_names`` left out of the scores by a player's own server.
+
+    One entry per player and key (a key two servers broke counts for both), in storage order;
+    the leaderboard counts them per player, game and opponent (its coverage rule).
+    """
+    run_ids = _run_ids(store, run_names)
+    games = _games(store, run_ids, include_incomplete=True)
+    scored = {(game.run_id, game.game_key) for game in games if game.scored}
+    last_seat = {move.game_id: move.seat for move in store.move_stats(run_ids)}  # ply order
+    found: dict[tuple[str, int, str], StoredGame] = {}
+    for game in games:
+        if game.scored or game.id not in last_seat or (game.run_id, game.game_key) in scored:
+            continue
+        found[(game.players[last_seat[game.id]], game.run_id, game.game_key)] = game
+    return [LeftOut(player, game) for (player, _, _), game in found.items()]
+
+
 def candidates(store: ResultsStore, run_names: Sequence[str] | None = None) -> list[str] | None:
     """The players a run evaluates (its ``candidates`` setting), or ``None`` if not recorded."""
     names: list[str] = []

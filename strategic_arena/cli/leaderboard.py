@@ -21,7 +21,7 @@ from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli.common import fail
 from strategic_arena.games import get_spec
-from strategic_arena.leaderboard import ladder, publish
+from strategic_arena.leaderboard import PublishError, ladder, publish
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT
 from strategic_arena.leaderboard.ladder import BASELINE, NUM_GAMES
 from strategic_arena.ratings import TrueSkillSettings
@@ -113,6 +113,8 @@ def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None)
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
         paths = publish(db, args.out, run_names, settings, max_left_out=args.max_left_out)
+    except PublishError as error:
+        return fail(error.strerror)
     except (FileNotFoundError, KeyError, MissingExtraError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) else error)
     for path in paths.values():

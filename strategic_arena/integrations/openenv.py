@@ -102,6 +102,8 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         rewards: the reward definitions (MARSHAL's by default).
         seed: seed of the generator that draws a game seed when ``reset`` gets none.
         prompts: the prompt set of the observations' messages (default: the package's own).
+        require_reasoning: whether an answer without reasoning is invalid (``None``: the style
+            decides).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own instance and game
@@ -118,6 +120,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         rewards: RewardConfig | None = None,
         seed: int = 0,
         prompts: PromptSet | None = None,
+        require_reasoning: bool | None = None,
     ) -> None:
         super().__init__()
         self.default_env_id = env_id
@@ -129,6 +132,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
             "include_history": include_history,
             "rewards": rewards,
             "prompts": prompts,
+            "require_reasoning": require_reasoning,
         }
         self._rng = np.random.default_rng(seed)
         self._sessions: dict[str, GameSession] = {}

@@ -91,6 +91,8 @@ class GameSession:
         include_history: list the public moves so far in each prompt.
         rewards: the reward definitions (MARSHAL's values by default).
         prompts: the prompt set of the messages (default: the package's own).
+        require_reasoning: whether an answer without reasoning is invalid (``None``: the style
+            decides; ``spiral`` and ``tools`` need none).
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class GameSession:
         include_history: bool = False,
         rewards: RewardConfig | None = None,
         prompts: PromptSet | None = None,
+        require_reasoning: bool | None = None,
     ) -> None:
         self.env_id = env_id
         self.opponent = opponent
@@ -111,7 +114,9 @@ class GameSession:
         self.include_history = include_history
         self.prompts = prompts or default_prompts()
         self.reward_config = rewards or RewardConfig()
-        self.wrapper = TextActionWrapper(make(env_id), style, policy, strict=strict)
+        self.wrapper = TextActionWrapper(
+            make(env_id), style, policy, strict=strict, require_reasoning=require_reasoning
+        )
         self.env = self.wrapper.text_env
         self.spec = self.env.spec
         opponents.make(opponent, env_id, seed=0)  # a bad spec fails now, not at the first reset

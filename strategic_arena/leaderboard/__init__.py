@@ -23,35 +23,48 @@ from typing import Any
 
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.leaderboard import html, markdown
+from strategic_arena.leaderboard.atomic import write_all
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
 from strategic_arena.ratings import TrueSkillSettings
 
-__all__ = ["FILES", "SCHEMA_VERSION", "build", "publish", "schema", "write"]
+__all__ = ["FILES", "SCHEMA_VERSION", "PublishError", "build", "publish", "schema", "write"]
 
 #: The files :func:`publish` writes.
 FILES = ("LEADERBOARD.md", "leaderboard.json", "leaderboard.schema.json", "index.html")
 
 
+class PublishError(OSError):
+    """The files could not be written (a full disk, no permission); the old ones are intact."""
+
+
 def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
     """Write the published files of ``data`` (from :func:`build`) into folder ``out``.
 
+    All at once (:mod:`.atomic`): a reader, or a crash at any moment, sees every new file or
+    every old one, never a mix or a file cut short. Other files in ``out`` are kept.
+
     Returns:
         The path of each file written, by file name.
+
+    Raises:
+        PublishError: nothing was replaced (its message names the folder and the cause).
     """
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
     contents = {
         "LEADERBOARD.md": markdown.render(data),
         "leaderboard.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
         "leaderboard.schema.json": json.dumps(schema(), indent=2) + "\n",
         "index.html": html.render(data),
     }
-    paths = {}
-    for name, text in contents.items():
-        path = folder / name
-        path.write_text(text, encoding="utf-8")
-        paths[name] = path
-    return paths
+    try:
+        write_all(folder, {name: text.encode("utf-8") for name, text in contents.items()})
+    except OSError as error:
+        cause = error.strerror or str(error)
+        raise PublishError(
+            error.errno,
+            f"cannot write the leaderboard into {folder}: {cause} (nothing there was changed)",
+        ) from error
+    return {name: folder / name for name in contents}
 
 
 def publish(

@@ -1,7 +1,9 @@
 """Tables of the leaderboard page: escaped cells, sortable column headers, common cells.
 
 Every string from a user or a model goes through :func:`escape` (quotes included, so it is safe
-in attributes too) before it becomes a cell's content.
+in attributes too) before it becomes a cell's content; control characters, bidi controls and
+line breaks in it are first made visible escapes by
+:func:`~strategic_arena.printable.printable`, so the page shows them rather than hiding them.
 """
 
 from __future__ import annotations
@@ -12,11 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
+from strategic_arena.printable import printable_line
 
 
 def escape(text: object) -> str:
-    """``text`` as HTML text or attribute value (``<``, ``>``, ``&`` and quotes escaped)."""
-    return html.escape(str(text), quote=True)
+    r"""``text`` as HTML text or attribute value, shown exactly as received.
+
+    Control characters become visible escapes (``\x1b``, ``\u202e``, ``\n``), then ``<``,
+    ``>``, ``&`` and quotes are escaped.
+    """
+    return html.escape(printable_line(text), quote=True)
 
 
 def sort_value(value: float | int | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: What the pages show for a missing value.
@@ -83,19 +83,39 @@ def coverage_note(max_left_out: float) -> str:
         "Games stopped by a player's own server failures (and never scored on a replay) are in "
         "no score, so a server that failed on purpose in lost positions would hide its losses. "
         f"A player with more than {percent(max_left_out)}% of its games left out this way is "
-        "shown without a rank."
+        "shown without a rank: in a game where that holds for its games there or against one "
+        "opponent, and overall where it holds for all its games or in any game."
     )
+
+
+def coverage_counts(row: Mapping[str, Any]) -> list[str]:
+    """Scored games, left-out games and their share."""
+    return [str(row["scored_games"]), str(row["left_out_games"]), percent(row["left_out_share"])]
 
 
 def coverage_row(row: Mapping[str, Any]) -> list[str]:
     """Scored games, left-out games, their share and whether the player is ranked."""
-    return [
-        str(row["scored_games"]),
-        str(row["left_out_games"]),
-        percent(row["left_out_share"]),
-        "yes" if row["ranked"] else "no",
-    ]
+    return [*coverage_counts(row), "yes" if row["ranked"] else "no"]
 
 
 #: The column headers of :func:`coverage_row`.
 COVERAGE_HEADER = ("scored games", "left out", "left out %", "ranked")
+
+
+def coverage_lines(env_coverage: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, list[str]]]:
+    """An env's coverage as table lines: (player, against, cells of :data:`COVERAGE_HEADER`).
+
+    A line per player over all its opponents (``all``, with whether it is ranked), then one per
+    opponent it left games out against (``self``: self-play).
+    """
+    lines = []
+    for row in env_coverage:
+        lines.append((row["player"], "all", coverage_row(row)))
+        for opponent in row["opponents"]:
+            lines.append((row["player"], opponent["opponent"], [*coverage_counts(opponent), ""]))
+    return lines
+
+
+def unranked_reasons(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(player, why) for each row the coverage rule leaves without a rank."""
+    return [(row["player"], row["unranked_reason"]) for row in rows if row["unranked_reason"]]

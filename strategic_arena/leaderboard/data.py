@@ -18,8 +18,10 @@ Contents, per env:
 
 A player whose server failures left more than ``max_left_out`` of its games unscored
 (incomplete and given up, or still to replay) is shown but not ranked (``rank`` ``None``):
-failing on purpose in lost positions would otherwise lift it. ``coverage`` publishes, for every
-player with such games, how many were scored and how many left out.
+failing on purpose in lost positions would otherwise lift it. The rule applies per env and
+opponent, per env and overall (:mod:`.coverage`), and a row withheld by it says why
+(``unranked_reason``). ``coverage`` publishes, for every player with such games, how many were
+scored and how many left out (each env's ``coverage`` the same there, with the opponents).
 
 then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
 env), every player's public parameters, a few invalid answers per player and env as the model
@@ -36,7 +38,7 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -45,7 +47,7 @@ from strategic_arena import __version__
 from strategic_arena.arena.metrics import (
     SELF,
     Summary,
-    infrastructure,
+    left_out,
     marshal_score,
     mean_ci,
     summarize,
@@ -55,6 +57,7 @@ from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.grading.report import stored_grades
+from strategic_arena.leaderboard.coverage import Coverage
 from strategic_arena.ratings import (
     OVERALL,
     PlayerRating,
@@ -66,8 +69,9 @@ from strategic_arena.ratings import (
     rating_tables,
 )
 
-#: Version of the ``leaderboard.json`` layout (2: ``grades`` added; 3: ``coverage``).
-SCHEMA_VERSION = 3
+#: Version of the ``leaderboard.json`` layout (2: ``grades`` added; 3: ``coverage``; 4: coverage
+#: per game and opponent, ``unranked_reason`` on every ranked row).
+SCHEMA_VERSION = 4
 
 #: Share of a player's games that its own server failures may leave unscored before the
 #: leaderboard refuses to rank it (its rows are still shown).
@@ -210,7 +214,7 @@ def _ranked(
     players: Sequence[str],
     table: RatingTable | None,
     fallback: dict[str, float],
-    unranked: frozenset[str],
+    unranked: Collection[str],
 ) -> list[tuple[int | None, str]]:
     """Players with their rank: rated ones in table order, then the rest by ``fallback``.
 
@@ -239,7 +243,7 @@ def _competitive(
     table: RatingTable | None,
     kinds: dict[str, str],
     reference: frozenset[str],
-    unranked: frozenset[str],
+    unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
     pooled: dict[str, list[float]] = {
@@ -260,6 +264,7 @@ def _competitive(
         entries.append(
             {
                 "rank": rank,
+                "unranked_reason": unranked.get(player),
                 "player": player,
                 "kind": kinds.get(player, ""),
                 "trueskill": _trueskill(_rating(table, player)),
@@ -291,7 +296,7 @@ def _cooperative(
     summaries: Sequence[Summary],
     rows: dict[str, dict[str, Summary]],
     kinds: dict[str, str],
-    unranked: frozenset[str],
+    unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
     bots = sorted(name for name, kind in kinds.items() if kind == PARTNER_BOT_KIND)
@@ -304,6 +309,7 @@ def _cooperative(
         entries.append(
             {
                 "rank": ranks.get(standing.player),
+                "unranked_reason": unranked.get(standing.player),
                 "player": standing.player,
                 "kind": kinds.get(standing.player, ""),
                 "games": sum(row.games for row in by_partner.values()),
@@ -328,7 +334,7 @@ def _overall(
     table: RatingTable | None,
     kinds: dict[str, str],
     summaries: Sequence[Summary],
-    unranked: frozenset[str],
+    unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     normalized: dict[str, dict[str, float | None]] = defaultdict(dict)
     for env in envs:
@@ -357,6 +363,7 @@ def _overall(
         entries.append(
             {
                 "rank": rank,
+                "unranked_reason": unranked.get(player),
                 "player": player,
                 "kind": kinds.get(player, ""),
                 "trueskill": _trueskill(rating),
@@ -373,40 +380,6 @@ def _overall(
         "draw_probability": _number(table.draw_probability) if table else None,
         "rows": entries,
     }
-
-
-def _coverage(
-    store: ResultsStore,
-    games: Sequence[StoredGame],
-    run_names: Sequence[str],
-    max_left_out: float,
-) -> list[dict[str, Any]]:
-    """Per player whose server failures left games unscored: scored and left-out games.
-
-    A game is left out when its key has no scored game, only incomplete tries that this
-    player's server stopped (given up, or still to replay); the share is over its scored and
-    left-out games. Players with none are not listed.
-    """
-    scored: dict[str, int] = defaultdict(int)
-    for game in games:
-        for player in set(game.players):
-            scored[player] += 1
-    rows = []
-    for item in infrastructure(store, run_names):
-        if not item.unresolved:
-            continue
-        total = scored[item.player] + item.unresolved
-        share = item.unresolved / total
-        rows.append(
-            {
-                "player": item.player,
-                "scored_games": scored[item.player],
-                "left_out_games": item.unresolved,
-                "left_out_share": _number(share),
-                "ranked": share <= max_left_out,
-            }
-        )
-    return rows
 
 
 def _samples(
@@ -521,19 +494,21 @@ def build(
     present = {name for game in games for name in game.players}
     kinds = {name: registered[name].kind if name in registered else "" for name in present}
     reference = _reference_kinds()
-    coverage = _coverage(store, games, [run.name for run in runs], max_left_out)
-    unranked = frozenset(row["player"] for row in coverage if not row["ranked"])
+    coverage = Coverage.count(games, left_out(store, [run.name for run in runs]), max_left_out)
     rows: dict[str, dict[str, dict[str, Summary]]] = defaultdict(lambda: defaultdict(dict))
     for summary in summaries:
         if summary.seat is None:
             rows[summary.env_id][summary.player][summary.opponent] = summary
     envs = []
     for env_id in sorted(rows, key=_env_order):
+        unranked = coverage.unranked(env_id, rows[env_id])
         if get_spec(env_id).cooperative:
-            envs.append(_cooperative(env_id, summaries, rows[env_id], kinds, unranked))
+            env = _cooperative(env_id, summaries, rows[env_id], kinds, unranked)
         else:
             table = tables.get(env_id)
-            envs.append(_competitive(env_id, rows[env_id], table, kinds, reference, unranked))
+            env = _competitive(env_id, rows[env_id], table, kinds, reference, unranked)
+        envs.append({**env, "coverage": coverage.env_rows(env_id)})
+    overall_unranked = coverage.unranked(None, present)
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
@@ -559,7 +534,7 @@ def build(
             ),
             "max_left_out_share": max_left_out,
         },
-        "coverage": coverage,
+        "coverage": coverage.rows(),
         "players": {
             name: {
                 "kind": kinds[name],
@@ -568,7 +543,7 @@ def build(
             for name in sorted(present)
         },
         "envs": envs,
-        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries, unranked),
+        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries, overall_unranked),
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
         "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }

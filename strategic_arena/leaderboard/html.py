@@ -35,6 +35,7 @@ from strategic_arena.leaderboard._cells import (
     trueskill_cells,
 )
 from strategic_arena.leaderboard._charts import Bar, bar_chart, grid_chart, rating_chart
+from strategic_arena.leaderboard._coverage_html import env_coverage, overall_coverage
 from strategic_arena.leaderboard._grades_html import grades_panel
 
 
@@ -132,6 +133,7 @@ def _competitive(env: Mapping[str, Any]) -> str:
                 "Normalized score over all games here; whiskers: 95% CI.",
             ),
             table(columns, rows, f"{title}: ranked by TrueSkill μ − 3σ"),
+            *env_coverage(env),
         ]
     )
 
@@ -204,6 +206,7 @@ def _cooperative(env: Mapping[str, Any]) -> str:
             intro,
             bar_chart(bars, f"{env['title']}: normalized score", caption),
             table(columns, rows, f"{escape(env['title'])}: ranked by self-play score"),
+            *env_coverage(env),
         ]
     )
 
@@ -254,31 +257,7 @@ def _overall(data: Mapping[str, Any]) -> str:
         grid_chart(overall["rows"], envs),
         table(columns, rows, "Overall: ranked by TrueSkill μ − 3σ"),
     ]
-    return "\n".join(parts + ([_coverage(data)] if data["coverage"] else []))
-
-
-def _coverage(data: Mapping[str, Any]) -> str:
-    """The players whose server failures left games unscored (empty when there are none)."""
-    if not data["coverage"]:
-        return ""
-    columns = [Column("player", text=True)]
-    columns += [Column(name, descending=True) for name in fmt.COVERAGE_HEADER[:3]]
-    columns.append(Column(fmt.COVERAGE_HEADER[3], text=True))
-    rows = []
-    for row in data["coverage"]:
-        scored, left_out, share, ranked = fmt.coverage_row(row)
-        rows.append(
-            [
-                player_cell(row["player"]),
-                number_cell(row["scored_games"], scored),
-                number_cell(row["left_out_games"], left_out),
-                number_cell(row["left_out_share"], share),
-                Cell(ranked, text=True),
-            ]
-        )
-    note = escape(fmt.coverage_note(data["rating"]["max_left_out_share"]))
-    caption = "Games left out by the players' own server failures"
-    return f'<p class="note">{note}</p>\n' + table(columns, rows, caption)
+    return "\n".join(parts + ([overall_coverage(data)] if data["coverage"] else []))
 
 
 def _players(data: Mapping[str, Any]) -> str:

@@ -1,9 +1,11 @@
-"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoured markdown tables.
+r"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoured markdown tables.
 
 Every string that came from a user or a model (player names, parameters, answers) goes through
-:func:`escape`, which keeps it inside its table cell and shows HTML as text: ``<``, ``>`` and
-``&`` become entities, ``|``, backslashes, backticks and brackets (code spans, links) are
-backslash-escaped, and line breaks become spaces.
+:func:`escape`, which keeps it inside its table cell and shows it literally: first
+:func:`~strategic_arena.printable.printable` turns control bytes (ESC, NUL), bidi controls, line
+breaks and lone surrogates into visible escapes (``\x1b``, ``\n``), so the file never holds a
+byte a terminal or an editor would act on; then ``<``, ``>`` and ``&`` become entities, and
+``|``, backslashes, backticks and brackets (code spans, links) are backslash-escaped.
 """
 
 from __future__ import annotations
@@ -14,16 +16,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
+from strategic_arena.printable import printable_line
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SPECIAL = re.compile(r"([\\`|\[\]])")
 
 
 def escape(text: object) -> str:
-    """``text`` safe inside a markdown table cell: shown literally, never as HTML or a link."""
-    value = "".join(_ENTITIES.get(char, char) for char in str(text))
+    """``text`` safe inside a markdown table cell: shown literally, never as HTML or a link.
+
+    Control characters and line breaks are shown as escapes (one line, no raw control byte),
+    markup as entities, markdown syntax backslash-escaped; runs of blanks become one space.
+    """
+    value = "".join(_ENTITIES.get(char, char) for char in printable_line(text))
     value = _SPECIAL.sub(r"\\\1", value)
-    return " ".join(value.split())  # line breaks and runs of blanks: one space
+    return " ".join(value.split())  # runs of blanks: one space
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], right: int = 0) -> list[str]:
@@ -166,13 +173,32 @@ def _overall(data: Mapping[str, Any]) -> list[str]:
     return lines + _table(header, rows, right=2)
 
 
+def _reasons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per row the coverage rule leaves without a rank, saying why (none: nothing)."""
+    reasons = fmt.unranked_reasons(rows)
+    return ["", *(f"- Not ranked: {escape(name)}: {escape(why)}." for name, why in reasons)]
+
+
 def _coverage(data: Mapping[str, Any]) -> list[str]:
     """The players whose server failures left games unscored (nothing when there are none)."""
     if not data["coverage"]:
         return []
     rows = [[escape(row["player"]), *fmt.coverage_row(row)] for row in data["coverage"]]
-    lines = ["", fmt.coverage_note(data["rating"]["max_left_out_share"]), ""]
+    note = fmt.coverage_note(data["rating"]["max_left_out_share"])
+    lines = [*_reasons(data["overall"]["rows"]), "", note, ""]
     return lines + _table(["player", *fmt.COVERAGE_HEADER], rows, right=1)
+
+
+def _env_coverage(env: Mapping[str, Any]) -> list[str]:
+    """An env's players with games left out, per opponent, and why some are not ranked."""
+    if not env["coverage"]:
+        return []
+    rows = [
+        [escape(player), escape(against), *cells]
+        for player, against, cells in fmt.coverage_lines(env["coverage"])
+    ]
+    lines = [*_reasons(env["rows"]), "", "Games left out by the players' own server failures:", ""]
+    return lines + _table(["player", "against", *fmt.COVERAGE_HEADER], rows, right=2)
 
 
 def _reproduce(data: Mapping[str, Any]) -> list[str]:
@@ -186,7 +212,7 @@ def _reproduce(data: Mapping[str, Any]) -> list[str]:
         lines.append(f"- run {escape(run['name'])}, seed {run['seed']}")
         command = run["settings"].get("command")
         if isinstance(command, str):
-            lines += ["", "  ```bash", f"  {' '.join(command.split())}", "  ```"]
+            lines += ["", "  ```bash", f"  {' '.join(printable_line(command).split())}", "  ```"]
     rating = data["rating"]
     lines += [
         "",
@@ -208,7 +234,7 @@ def render(data: Mapping[str, Any]) -> str:
         kind = ", cooperative" if env["cooperative"] else ""
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
-        sections.append((title, body))
+        sections.append((title, body + _env_coverage(env)))
     sections.append(("Grades against exact solvers", _grades(data["grades"])))
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))

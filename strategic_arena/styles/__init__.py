@@ -19,9 +19,9 @@ its name.
 other methods where the defaults do not fit), add its response-format template as
 ``prompts/styles/<name>.txt`` (placeholders ``$written_as``, ``$example`` and
 ``$example_id``), and call :func:`register` with an instance -- below for a built-in style,
-or from your own code. ``tests/test_styles.py`` then checks that the template's example
-validates in the new style, and ``pytest tests/test_prompting.py --update-golden`` writes its
-golden prompts.
+or from your own code. ``tests/test_prompting.py`` then checks that the template's example
+validates in the new style (``--update-golden`` writes its golden prompts) and
+``tests/test_styles.py`` that it reads back the answers it writes.
 """
 
 from __future__ import annotations

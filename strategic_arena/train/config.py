@@ -51,6 +51,8 @@ from strategic_arena.train.rewards import RewardConfig
 EngineKind = Literal["transformers", "vllm"]
 LossAggregation = Literal["seq-mean-token-mean", "seq-mean-token-sum-norm", "token-mean"]
 OldLogprobs = Literal["auto", "engine", "learner"]
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+Switch = Literal["auto", "always", "never"]
 
 
 @dataclass
@@ -98,8 +100,10 @@ class TrainConfig:
     tokenizer built locally from the games' texts (for tests and CPU runs)."""
     tokenizer: str | None = None
     """Tokenizer to load when it differs from ``model``."""
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    """Parameter dtype of the learner: ``auto`` is bfloat16 on a GPU, float32 on CPU."""
+    dtype: DType = "auto"
+    """Master dtype of the learner's weights and optimizer state: ``auto`` is float32 on every
+    device (a bfloat16 weight cannot hold an update of lr 1e-6; a lower one is used with a
+    warning). The arithmetic runs in compute_dtype."""
     device: str = "auto"
     """``auto`` (cuda if available, else cpu), ``cpu`` or ``cuda``."""
     torch_threads: int = 0
@@ -124,6 +128,15 @@ class TrainConfig:
     """``model: tiny`` only: ``prompts`` makes a word of every word in the games' prompts;
     ``answers`` keeps only the answer pieces (each whole answer block one token) and a few
     filler words, so that a random policy answers validly often (the learning test)."""
+
+    # -- precision (master weights, compute, the rollout server) ----------------------------
+    compute_dtype: DType = "auto"
+    """Dtype of the learner's arithmetic (autocast on one process, FSDP2's mixed-precision
+    param_dtype under torchrun; gradients are reduced in float32): ``auto`` is bfloat16 on
+    CUDA, float32 on CPU. float16 has no loss scaling here: prefer bfloat16."""
+    vllm_dtype: DType = "auto"
+    """vLLM: dtype of the rollout server's weights, whatever the learner's master dtype;
+    weights are pushed in it (``auto``: the learner's compute dtype, so bfloat16 on GPUs)."""
 
     # -- LoRA ------------------------------------------------------------------------------
     lora_rank: int = 0
@@ -319,7 +332,37 @@ class TrainConfig:
     old_logprobs: OldLogprobs = "auto"
     """Behaviour log-probs of the PPO ratio: ``engine`` (recorded at generation), ``learner``
     (recomputed before the update) or ``auto`` (engine unless its log-probs are known to
-    differ from the learner's, e.g. vLLM with top-k or top-p truncation)."""
+    differ from the learner's, e.g. vLLM with top-k or top-p truncation, or when
+    importance_correction is on)."""
+
+    # -- off-policy correction and token balancing (the engine samples, the learner learns) --
+    importance_correction: Switch = "auto"
+    """Correct for the gap between the engine's sampling distribution (the behaviour policy,
+    its recorded log-probs) and the learner's: each token's policy-gradient term is weighted
+    by ratio = pi_old / pi_behaviour (pi_old: the learner's recomputed log-prob), truncated at
+    tis_cap and zeroed outside [is_mask_low, is_mask_high]. ``always``, ``never``, or
+    ``auto``: on with engine: vllm (another program, other kernels, maybe top-k/top-p) unless
+    old_logprobs: engine, off with transformers."""
+    tis_cap: float | None = 2.0
+    """Truncated importance sampling: the weight is min(ratio, tis_cap) (``null``: no cap)."""
+    is_mask_low: float | None = None
+    """Tokens whose ratio is below this get no policy-gradient weight (``null``: no bound)."""
+    is_mask_high: float | None = None
+    """Tokens whose ratio is above this get no policy-gradient weight (``null``: no bound)."""
+    is_level: Literal["token", "sequence"] = "token"
+    """Where the ratio is taken: per token, or per response (the product of its tokens' ratios,
+    truncated and masked as a whole, every token weighted alike: TRL's sequence modes)."""
+    micro_batch_tokens: int | None = None
+    """Most padded tokens (rows x longest sequence) of a micro-batch, besides
+    micro_batch_size (``null``: no token cap). Ranks always get equal tokens, not equal turns,
+    and micro-batches hold sequences of similar length."""
+
+    @property
+    def corrects_behaviour(self) -> bool:
+        """Whether the importance correction is on (``importance_correction`` resolved)."""
+        if self.importance_correction == "auto":
+            return self.engine == "vllm" and self.old_logprobs != "engine"
+        return self.importance_correction == "always"
 
     # -- evaluation ------------------------------------------------------------------------
     eval_every: int = 0
@@ -405,6 +448,7 @@ class TrainConfig:
             problems.append("lora_rank must be >= 0")
         if self.kl_coef < 0 or self.entropy_coef < 0:
             problems.append("kl_coef and entropy_coef must be >= 0")
+        problems += self._precision_and_correction_problems()
         if self.engine != "vllm" and (self.vllm_base_urls or self.weight_sync != "disk"):
             problems.append("vllm_base_urls and weight_sync need engine: vllm")
         if (
@@ -440,6 +484,25 @@ class TrainConfig:
             problems.append(f"resume: no checkpoint at {self.resume!r}")
         if problems:
             raise ValueError("invalid training config: " + "; ".join(problems))
+
+    def _precision_and_correction_problems(self) -> list[str]:
+        """What is wrong with the importance-correction and micro-batch settings."""
+        problems = []
+        if self.importance_correction == "always" and self.old_logprobs == "engine":
+            problems.append(
+                "importance_correction: always needs the learner's old log-probs "
+                "(old_logprobs: auto or learner), not the engine's"
+            )
+        if self.tis_cap is not None and self.tis_cap <= 0:
+            problems.append("tis_cap must be > 0 (or null)")
+        low, high = self.is_mask_low, self.is_mask_high
+        if (low is not None and low < 0) or (high is not None and high <= 0):
+            problems.append("is_mask_low must be >= 0 and is_mask_high > 0 (or null)")
+        if low is not None and high is not None and low >= high:
+            problems.append("is_mask_low must be below is_mask_high")
+        if self.micro_batch_tokens is not None and self.micro_batch_tokens < 1:
+            problems.append("micro_batch_tokens must be >= 1 (or null)")
+        return problems
 
     def reward_config(self) -> RewardConfig:
         """The reward settings of this config, as :func:`rewards.score` takes them."""

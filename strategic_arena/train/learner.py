@@ -1,7 +1,7 @@
 r"""The learner: token-level PPO-clip on the policy's turns, AdamW, schedules, LoRA, FSDP.
 
 The *update* stage of a training step. Every eligible learner turn is one sequence (prompt +
-response); only response tokens carry loss. For token t of a response, with behaviour log-prob
+response); only response tokens carry loss. For token t of a response, with old log-prob
 ``old_logprob`` (the engine's, or the learner's own recomputed before the update), advantage A
 of its turn, and the current log-prob ``logprob``:
 
@@ -20,10 +20,19 @@ of its turn, and the current log-prob ``logprob``:
    constant, then mean over responses: Dr. GRPO and SPIRAL, no length normalization), or
    ``token-mean``.
 
+When the engine's sampler differs from the learner (vLLM), each token's ``pg`` term is
+weighted by its importance correction :math:`\min(\pi_{old}/\mu, C)`, or 0 outside a band
+(:mod:`strategic_arena.train.importance`).
+
 Per-token weights of the aggregation are computed for the whole minibatch before it is split
 into micro-batches, so gradient accumulation gives the same gradient as one big batch; under
 FSDP the counts are global and each rank's loss is scaled by the world size to undo the
-gradient averaging.
+gradient averaging. Ranks get equal tokens, and micro-batches sequences of similar length
+(:mod:`strategic_arena.train.batching`); the recomputation of the old log-probs is split over
+the ranks the same way.
+
+Precision: the weights and AdamW state stay in their master dtype (float32); forward passes run
+in the compute dtype (:func:`strategic_arena.train.models.compute_context`).
 
 Log-probs are ``log_softmax(logits / temperature)`` (:func:`sequence_logprobs`), the quantity
 the engines record. Sequences are left-padded so that every response ends at the last
@@ -41,8 +50,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.train.batching import plan_micro_batches
 from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.dist import DistInfo, all_gather_objects
 from strategic_arena.train.episode import Turn
+from strategic_arena.train.importance import correct
+from strategic_arena.train.models import compute_context, resolve_compute_dtype
 
 if TYPE_CHECKING:
     import torch
@@ -60,6 +73,7 @@ class MicroBatch:
         old_logprobs: (B, R) behaviour log-probs (0 outside responses).
         advantages: (B,) each turn's advantage.
         token_weights: (B, R) each token's weight in the minibatch loss.
+        is_weights: (B, R) each token's importance-correction weight (1: none).
     """
 
     input_ids: torch.Tensor
@@ -70,6 +84,7 @@ class MicroBatch:
     old_logprobs: torch.Tensor
     advantages: torch.Tensor
     token_weights: torch.Tensor
+    is_weights: torch.Tensor
 
 
 def collate(
@@ -79,6 +94,7 @@ def collate(
     device: torch.device,
     old_logprobs: Sequence[Sequence[float]] | None = None,
     weights: Sequence[float] | None = None,
+    is_weights: Sequence[Sequence[float]] | None = None,
 ) -> MicroBatch:
     """Left-pad ``turns`` into a :class:`MicroBatch`.
 
@@ -88,6 +104,7 @@ def collate(
         device: where the tensors go.
         old_logprobs: behaviour log-probs per turn (default: each turn's engine log-probs).
         weights: per turn, the weight of each of its tokens in the loss (default 0).
+        is_weights: per turn, each token's importance-correction weight (default 1).
     """
     torch = require("torch", "the learner")
     lengths = [len(t.prompt_ids) + len(t.response_ids) for t in turns]
@@ -99,6 +116,7 @@ def collate(
     response_mask = torch.zeros((batch, longest), dtype=torch.float32)
     old = torch.zeros((batch, longest), dtype=torch.float32)
     token_weights = torch.zeros((batch, longest), dtype=torch.float32)
+    correction = torch.ones((batch, longest), dtype=torch.float32)
     for row, turn in enumerate(turns):
         sequence = [*turn.prompt_ids, *turn.response_ids]
         input_ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
@@ -109,6 +127,10 @@ def collate(
         old[row, longest - size :] = torch.tensor(list(behaviour), dtype=torch.float32)
         if weights is not None:
             token_weights[row, longest - size :] = float(weights[row])
+        if is_weights is not None:
+            correction[row, longest - size :] = torch.tensor(
+                list(is_weights[row]), dtype=torch.float32
+            )
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     advantages = torch.tensor([t.advantage for t in turns], dtype=torch.float32)
     return MicroBatch(
@@ -120,6 +142,7 @@ def collate(
         old_logprobs=old.to(device),
         advantages=advantages.to(device),
         token_weights=token_weights.to(device),
+        is_weights=correction.to(device),
     )
 
 
@@ -261,6 +284,8 @@ class Learner:
         reference: a frozen copy of the initial policy for the KL term (``None``: no KL, or
             LoRA, whose reference is the model with its adapters disabled).
         rank / world_size: this process's place in data parallelism.
+        compute_dtype: dtype of the forward passes (``None``: ``cfg.compute_dtype`` resolved
+            for the policy's device); the weights keep theirs (the master dtype).
     """
 
     def __init__(
@@ -272,6 +297,7 @@ class Learner:
         reference: Any = None,
         rank: int = 0,
         world_size: int = 1,
+        compute_dtype: Any = None,
     ) -> None:
         self.torch = require("torch", "the learner")
         self.cfg = cfg
@@ -284,17 +310,29 @@ class Learner:
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
             raise ValueError("the policy has no trainable parameters")
+        # One process on a GPU: the fused kernel, since the default multi-tensor one allocates
+        # temporaries as large as all the weights (16 GB for a 4B model in float32 masters).
+        fused = world_size == 1 and params[0].device.type == "cuda"
         self.optimizer = self.torch.optim.AdamW(
             params,
             lr=cfg.lr,
             betas=(cfg.adam_beta1, cfg.adam_beta2),
             eps=cfg.adam_eps,
             weight_decay=cfg.weight_decay,
+            fused=fused or None,
         )
         self.scheduler = self.torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_update)
         )
+        self.master_dtype = params[0].dtype
+        self.compute_dtype = (
+            resolve_compute_dtype(cfg, self.device) if compute_dtype is None else compute_dtype
+        )
         self.model.train()
+
+    def compute(self) -> Any:
+        """The context of a forward pass: autocast to the compute dtype when it differs."""
+        return compute_context(self.device, self.compute_dtype, self.master_dtype)
 
     @property
     def device(self) -> torch.device:
@@ -325,7 +363,7 @@ class Learner:
     # -- log-probs ---------------------------------------------------------------------------
 
     def _reference_logprobs(self, batch: MicroBatch, temperature: float) -> torch.Tensor:
-        with self.torch.no_grad():
+        with self.torch.no_grad(), self.compute():
             if self.reference is not None:
                 return sequence_logprobs(self.reference, batch, temperature)
             if self.uses_lora:
@@ -333,19 +371,37 @@ class Learner:
                     return sequence_logprobs(self.model, batch, temperature)
         raise RuntimeError("the KL term needs a reference model")
 
+    def _plan(self, turns: Sequence[Turn]) -> list[list[int]]:
+        """This rank's token-balanced micro-batches of ``turns`` (empty ones: dummy passes)."""
+        sizes = [len(t.prompt_ids) + len(t.response_ids) for t in turns]
+        plan = plan_micro_batches(
+            sizes,
+            self.world_size,
+            max_rows=self.cfg.micro_batch_size,
+            max_tokens=self.cfg.micro_batch_tokens,
+        )
+        return plan[self.rank]
+
     def recompute_logprobs(self, turns: Sequence[Turn]) -> list[list[float]]:
-        """The current policy's log-probs of each turn's response (no gradient)."""
-        result: list[list[float]] = []
-        size = self.cfg.micro_batch_size
-        with self.torch.no_grad():
-            for start in range(0, len(turns), size):
-                chunk = turns[start : start + size]
-                batch = collate(chunk, pad_id=self.pad_id, device=self.device)
+        """The current policy's log-probs of each turn's response (no gradient).
+
+        Every rank passes the same turns and gets all of them back; each computes only its
+        token-balanced share, and the shares are exchanged.
+        """
+        if not turns:
+            return []
+        mine: dict[int, list[float]] = {}
+        with self.torch.no_grad(), self.compute():
+            for chunk in self._plan(turns):
+                rows = chunk or _shortest(turns)  # FSDP: as many passes on every rank
+                batch = collate([turns[i] for i in rows], pad_id=self.pad_id, device=self.device)
                 values = sequence_logprobs(self.model, batch, self.cfg.temperature)
-                for row, turn in enumerate(chunk):
-                    size_row = len(turn.response_ids)
-                    result.append(values[row, values.shape[1] - size_row :].tolist())
-        return result
+                for row, index in enumerate(chunk):
+                    size = len(turns[index].response_ids)
+                    mine[index] = values[row, values.shape[1] - size :].tolist()
+        shares = all_gather_objects(mine, DistInfo(self.rank, self.world_size))
+        merged = {index: values for share in shares for index, values in share.items()}
+        return [merged[index] for index in range(len(turns))]
 
     # -- the update --------------------------------------------------------------------------
 
@@ -355,6 +411,7 @@ class Learner:
         rng: np.random.Generator,
         *,
         old_logprobs: Sequence[Sequence[float]] | None = None,
+        correct_behaviour: bool = False,
     ) -> dict[str, float]:
         """PPO epochs over ``turns`` (every rank passes the same list); returns metrics.
 
@@ -362,11 +419,29 @@ class Learner:
             turns: the step's trainable turns (eligible, non-empty responses), identical on
                 every rank; each rank trains on its share of each minibatch.
             rng: shuffles the turns into minibatches (same seed on every rank).
-            old_logprobs: behaviour log-probs per turn (default: the engine's).
+            old_logprobs: the old policy's log-probs per turn (default: the engine's).
+            correct_behaviour: weight each token's policy-gradient term by the importance
+                correction of ``old_logprobs`` against the engine's (``tis_cap``,
+                ``is_mask_low/high``); needs ``old_logprobs``. Adds the ``train/is_*``
+                metrics.
         """
         cfg = self.cfg
         stats = _Stats()
-        behaviour = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
+        old = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
+        is_weights: list[list[float]] | None = None
+        is_metrics: dict[str, float] = {}
+        if correct_behaviour:
+            if old_logprobs is None:
+                raise ValueError("the importance correction needs the learner's old log-probs")
+            correction = correct(
+                old,
+                [t.logprobs for t in turns],
+                cap=cfg.tis_cap,
+                mask_low=cfg.is_mask_low,
+                mask_high=cfg.is_mask_high,
+                level=cfg.is_level,
+            )
+            is_weights, is_metrics = correction.weights, correction.metrics
         first_minibatch = True
         for _epoch in range(cfg.ppo_epochs):
             order = rng.permutation(len(turns)) if turns else np.zeros(0, dtype=np.int64)
@@ -376,8 +451,9 @@ class Learner:
                     weights = token_weights(minibatch, cfg, self.world_size)
                     self._accumulate(
                         minibatch,
-                        [behaviour[i] for i in indices],
+                        [old[i] for i in indices],
                         weights,
+                        None if is_weights is None else [is_weights[i] for i in indices],
                         stats,
                         measure_sync=first_minibatch,
                     )
@@ -387,13 +463,14 @@ class Learner:
                 self.scheduler.step()
         if self.world_size > 1:
             stats.all_reduce()
-        return stats.metrics()
+        return {**stats.metrics(), **is_metrics}
 
     def _accumulate(
         self,
         minibatch: list[Turn],
-        behaviour: list[Sequence[float]],
+        old: list[Sequence[float]],
         weights: list[float],
+        is_weights: list[list[float]] | None,
         stats: _Stats,
         *,
         measure_sync: bool,
@@ -401,26 +478,22 @@ class Learner:
         """Forward and backward this rank's share of one minibatch, micro-batch by micro-batch."""
         torch = self.torch
         cfg = self.cfg
-        mine = list(range(self.rank, len(minibatch), self.world_size))
-        mine.sort(key=lambda i: len(minibatch[i].prompt_ids) + len(minibatch[i].response_ids))
-        size = cfg.micro_batch_size
-        counts = [len(range(r, len(minibatch), self.world_size)) for r in range(self.world_size)]
-        micro_steps = max(1, -(-max(counts) // size))
-        for step in range(micro_steps):
-            chunk = mine[step * size : (step + 1) * size]
+        for chunk in self._plan(minibatch):
             dummy = not chunk  # FSDP needs the same number of passes on every rank
             if dummy:
-                chunk = [0]
+                chunk = _shortest(minibatch)
             batch = collate(
                 [minibatch[i] for i in chunk],
                 pad_id=self.pad_id,
                 device=self.device,
-                old_logprobs=[behaviour[i] for i in chunk],
+                old_logprobs=[old[i] for i in chunk],
                 weights=[0.0 if dummy else weights[i] for i in chunk],
+                is_weights=None if is_weights is None else [is_weights[i] for i in chunk],
             )
-            logprobs, entropy = sequence_logprobs_and_entropy(
-                self.model, batch, cfg.temperature, entropy=cfg.entropy_coef > 0
-            )
+            with self.compute():
+                logprobs, entropy = sequence_logprobs_and_entropy(
+                    self.model, batch, cfg.temperature, entropy=cfg.entropy_coef > 0
+                )
             per_token, parts = ppo_token_loss(
                 logprobs,
                 batch.old_logprobs,
@@ -429,6 +502,7 @@ class Learner:
                 clip_eps_high=cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high,
                 dual_clip=cfg.dual_clip,
             )
+            per_token = per_token * batch.is_weights
             kl = None
             if cfg.kl_coef > 0:
                 ref = self._reference_logprobs(batch, cfg.temperature)
@@ -507,6 +581,13 @@ class Learner:
                         delta = module.get_delta_weight(adapter)
                         deltas[key] = deltas[key] + delta if key in deltas else delta
         return deltas
+
+
+def _shortest(turns: Sequence[Turn]) -> list[int]:
+    """The index of the shortest turn: the cheapest dummy pass (its loss weight is zero)."""
+    return [
+        min(range(len(turns)), key=lambda i: len(turns[i].prompt_ids) + len(turns[i].response_ids))
+    ]
 
 
 class _Stats:

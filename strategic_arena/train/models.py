@@ -5,8 +5,13 @@ The policy is a transformers causal LM: a hub id or local directory (``model``),
 
 * **device**: ``auto`` is CUDA when available, else CPU; under ``torchrun`` each rank takes
   ``cuda:LOCAL_RANK``;
-* **dtype**: ``auto`` is float32 on CPU; on a GPU bfloat16 parameters for a single process,
-  float32 master weights with bfloat16 compute under FSDP (its mixed-precision policy);
+* **precision**: master weights and AdamW state in ``dtype`` (``auto``: float32 on every
+  device), arithmetic in ``compute_dtype`` (``auto``: bfloat16 on CUDA, float32 on CPU) --
+  under ``torch.autocast`` in one process (:func:`compute_context`), through FSDP2's
+  mixed-precision policy under ``torchrun``. Why: Adam's first steps move each weight by about
+  ``lr``; at lr 1e-6 a bfloat16 weight of size 0.01 (spacing 6e-5 there) keeps almost none of
+  that, so pure-bfloat16 training looks alive (loss, gradient norm, KL move) yet does not
+  learn. The frozen KL reference only computes, so it is held in the compute dtype;
 * **LoRA** (``lora_rank > 0``): adapters from ``peft`` (imported only then) on the modules
   named by ``lora_target_modules``; the reference policy of the KL term is then the same model
   with its adapters disabled, so no second copy is loaded;
@@ -16,11 +21,15 @@ The policy is a transformers causal LM: a hub id or local directory (``model``),
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.train.config import TrainConfig
+
+log = logging.getLogger("strategic_arena.train")
 
 
 def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
@@ -36,14 +45,66 @@ def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
     return torch.device(name)
 
 
-def resolve_dtype(cfg: TrainConfig, device: Any, *, sharded: bool = False) -> Any:
-    """The parameter dtype (see the module docstring)."""
+def resolve_dtype(cfg: TrainConfig) -> Any:
+    """The master dtype of weights and optimizer state (see the module docstring).
+
+    ``auto`` is float32; a 16-bit master dtype is honoured with a warning, since updates of
+    the size of a small learning rate round away in it.
+    """
     torch = require("torch", "training")
-    if cfg.dtype != "auto":
-        return getattr(torch, cfg.dtype)
-    if device.type == "cpu" or sharded:
+    if cfg.dtype == "auto":
         return torch.float32
-    return torch.bfloat16
+    dtype = getattr(torch, cfg.dtype)
+    if dtype != torch.float32:
+        log.warning(
+            "dtype: %s keeps the master weights and AdamW state in %s: updates of lr %g mostly "
+            "round away (use dtype: auto, float32 masters, and compute_dtype for speed)",
+            cfg.dtype,
+            cfg.dtype,
+            cfg.lr,
+        )
+    return dtype
+
+
+def resolve_compute_dtype(cfg: TrainConfig, device: Any) -> Any:
+    """The dtype of the learner's arithmetic: ``auto`` is bfloat16 on CUDA, float32 elsewhere."""
+    torch = require("torch", "training")
+    if cfg.compute_dtype != "auto":
+        return getattr(torch, cfg.compute_dtype)
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+def resolve_policy_dtype(cfg: TrainConfig, master_dtype: Any, compute_dtype: Any) -> Any:
+    """The dtype the policy is loaded in: the master dtype, except a LoRA model's frozen base.
+
+    Under LoRA with ``dtype: auto`` the base weights never change, so they are held in the
+    compute dtype (half the memory on a GPU); peft keeps the adapters, the only trained
+    weights, in float32 (its ``autocast_adapter_dtype``).
+    """
+    if cfg.lora_rank > 0 and cfg.dtype == "auto":
+        return compute_dtype
+    return master_dtype
+
+
+def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
+    """The rollout server's dtype (``vllm_dtype``; ``auto``: the learner's compute dtype)."""
+    torch = require("torch", "training")
+    return compute_dtype if cfg.vllm_dtype == "auto" else getattr(torch, cfg.vllm_dtype)
+
+
+def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
+    """Forward passes in ``compute_dtype`` over ``master_dtype`` weights (autocast, or a no-op).
+
+    Autocast casts each matrix product's inputs (weights included) to the compute dtype and
+    keeps reductions such as softmax in float32; gradients flow back to the float32 masters.
+    """
+    torch = require("torch", "training")
+    # autocast only lowers precision: float32 compute over 16-bit weights runs as the weights
+    if compute_dtype == master_dtype or compute_dtype == torch.float32:
+        return contextlib.nullcontext()
+    # No cast cache: it would keep a compute-dtype copy of every weight until the forward pass
+    # ends, and saves no work here (each weight is used once a pass, a tied embedding twice).
+    return torch.autocast(device_type=device.type, dtype=compute_dtype, cache_enabled=False)
 
 
 def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> Any:

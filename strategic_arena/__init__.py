@@ -31,9 +31,11 @@ from strategic_arena.prompting import render_messages
 from strategic_arena.turn import IllegalMovePolicy, SeatInformation
 from strategic_arena.validation import STYLES, validate
 from strategic_arena.views import SeatView
-from strategic_arena.wrappers import TextActionWrapper, single_agent
+from strategic_arena.wrappers import TextActionWrapper, register_envs, single_agent
 
 __version__ = "0.1.0"
+
+register_envs()  # gymnasium.make("strategic_arena/kuhn_poker-v0", text=False, ...)
 
 __all__ = [
     "ERROR_KINDS",
@@ -60,6 +62,7 @@ __all__ = [
     "make",
     "play_match",
     "play_match_sync",
+    "register_envs",
     "render_messages",
     "single_agent",
     "validate",

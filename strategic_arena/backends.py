@@ -29,7 +29,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -124,6 +124,22 @@ class _Retry(Exception):
         self.timeout = timeout
 
 
+async def _close_at_loop_end(client: Any) -> AsyncIterator[None]:
+    """An async generator that closes ``client`` when it is finalized.
+
+    Started once in the client's event loop, it is closed by the loop's
+    ``shutdown_asyncgens()``, which ``asyncio.run`` calls while the loop still runs. Without
+    it, a client left open is closed by its finalizer on whatever loop runs when it is
+    garbage collected -- the *next* ``asyncio.run``'s -- against sockets of the closed loop,
+    which printed a 25-line "Event loop is closed" traceback.
+    """
+    try:
+        yield
+    finally:
+        if not client.is_closed():
+            await client.close()
+
+
 class OpenAIBackend:
     """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, ``strategic-arena serve``).
 
@@ -169,23 +185,39 @@ class OpenAIBackend:
         self._api_key = api_key or os.environ.get(api_key_env) or "unused"
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._closer: AsyncIterator[None] | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
 
-    def _client_for_this_loop(self) -> Any:
-        """The async client of the running event loop (httpx clients are bound to one loop)."""
+    async def _client_for_this_loop(self) -> Any:
+        """The async client of the running event loop (httpx clients are bound to one loop).
+
+        The client is closed when its loop shuts down (see :func:`_close_at_loop_end`), so one
+        backend can serve several ``asyncio.run`` calls (``play_match_sync`` twice) cleanly.
+        """
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             # Retries are ours (they must be recorded), so the client makes exactly one attempt.
-            self._client = self._openai.AsyncOpenAI(
+            client = self._openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.timeout_s,
             )
-            self._client_loop = loop
+            self._client, self._client_loop = client, loop
+            self._closer = _close_at_loop_end(client)
+            await anext(self._closer)
         return self._client
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop now (its connections); the next call opens one.
+
+        Optional: ``asyncio.run`` closes it anyway when its loop ends.
+        """
+        client, self._client, self._client_loop, self._closer = self._client, None, None, None
+        if client is not None:
+            await client.close()
 
     async def complete(
         self,
@@ -248,7 +280,8 @@ class OpenAIBackend:
             # instead of ``chat.completions.create``: the same transport, auth, timeout and
             # status errors, without re-validating the request and response through typed
             # models, which costs more than the rest of the arena's work per move.
-            response = await self._client_for_this_loop().post(
+            client = await self._client_for_this_loop()
+            response = await client.post(
                 "/chat/completions",
                 cast_to=str,
                 body=body,

@@ -2,7 +2,11 @@
 
 * :class:`TextActionWrapper` -- ``step(response_text)``: the response is validated in a prompt
   style; a legal answer is played, an invalid one goes to the illegal-move policy.
-* :func:`single_agent` -- one seat of a game as a ``gymnasium.Env`` against a fixed opponent.
+* :func:`single_agent` -- one seat of a game as a ``gymnasium.Env`` against a fixed opponent;
+  ``text=False`` drops the text observation for RL libraries that take only arrays
+  (stable-baselines3), and :meth:`SingleAgentEnv.action_masks` serves maskable algorithms
+  (sb3-contrib's ``MaskablePPO``). The curated games are registered with ``gymnasium.make`` as
+  ``strategic_arena/<env_id>`` (:func:`register_envs`).
 """
 
 from __future__ import annotations
@@ -124,13 +128,18 @@ def _info(
 class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     """One seat of a text game as a gymnasium env; the other seats are played by ``opponent``.
 
-    Observations and the action space are the AEC env's. ``step(action)`` plays the action,
-    then lets the opponent move until it is this seat's turn again or the game ends. The
-    reward is what the seat earned since its previous step (its final return summed over the
-    episode). An illegal action id forfeits the game (reward: the forfeit loss, ``terminated``)
-    and is reported as ``info["error"]``; use ``observation["action_mask"]`` to avoid it. The
-    opponent's decisions go through :func:`strategic_arena.turn.judge` as in a match; one whose
-    endpoint failed after its retries raises ``RuntimeError`` (the episode cannot go on).
+    Observations and the action space are the AEC env's; with ``text=False`` the observation
+    has only its arrays, ``observation`` (the OpenSpiel tensor) and ``action_mask``. The text
+    is a ``gymnasium.spaces.Text`` of up to 16,384 characters, which array-only RL libraries
+    cannot take (stable-baselines3 fails on it with a ``TypeError``): drop it for them.
+
+    ``step(action)`` plays the action, then lets the opponent move until it is this seat's
+    turn again or the game ends. The reward is what the seat earned since its previous step
+    (its final return summed over the episode). An illegal action id forfeits the game
+    (reward: the forfeit loss, ``terminated``) and is reported as ``info["error"]``; use
+    ``observation["action_mask"]`` or :meth:`action_masks` to avoid it. The opponent's
+    decisions go through :func:`strategic_arena.turn.judge` as in a match; one whose endpoint
+    failed after its retries raises ``RuntimeError`` (the episode cannot go on).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"]}  # noqa: RUF012
@@ -141,6 +150,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         opponent: Player | str | None = None,
         seat: int = 0,
         render_mode: str | None = None,
+        text: bool = True,
     ) -> None:
         self.env = make(env_id)
         if len(self.env.possible_agents) != 2:
@@ -154,7 +164,14 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         # seeded episode replays exactly whatever the opponent's own randomness (MCTS, CFR).
         self._opponent_spec = "random" if opponent is None else opponent
         self.opponent = _opponent(opponent, env_id)
-        self.observation_space = self.env.observation_space(self.agent)
+        self.text = text
+        full = self.env.observation_space(self.agent)
+        assert isinstance(full, gymnasium.spaces.Dict)
+        self.observation_space = (
+            full
+            if text
+            else gymnasium.spaces.Dict({k: v for k, v in full.spaces.items() if k != "text"})
+        )
         self.action_space = self.env.action_space(self.agent)  # type: ignore[assignment]
         self.render_mode = render_mode
         self._loop = asyncio.new_event_loop()
@@ -174,7 +191,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self.env.reset(seed=seed)
         self._paid = 0.0
         self._opponent_moves()
-        return self.env.observe(self.agent), {}
+        return self._observe(), {}
 
     def step(self, action: np.int64 | int) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         """Play ``action``, then the opponent's replies."""
@@ -192,7 +209,17 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         total = env.returns()[self.seat]
         reward, self._paid = total - self._paid, total
         terminated = bool(env.terminations[self.agent])
-        return env.observe(self.agent), float(reward), terminated, False, info
+        return self._observe(), float(reward), terminated, False, info
+
+    def action_masks(self) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """The legal actions of this seat now, as booleans (what maskable RL algorithms ask)."""
+        return np.asarray(self.env.observe(self.agent)["action_mask"], dtype=bool)
+
+    def _observe(self) -> Observation:
+        observation = self.env.observe(self.agent)
+        if self.text:
+            return observation
+        return {key: value for key, value in observation.items() if key != "text"}
 
     def render(self) -> str | None:  # type: ignore[override]
         """What this seat sees, as text (never the other seat's hidden cards)."""
@@ -242,12 +269,42 @@ def _opponent(opponent: Player | str | None, env_id: str, seed: int = 0) -> Play
 
 
 def single_agent(
-    env_id: str, opponent: Player | str | None = None, seat: int = 0
+    env_id: str, opponent: Player | str | None = None, seat: int = 0, *, text: bool = True
 ) -> SingleAgentEnv:
     """``env_id`` from the point of view of ``seat``, against ``opponent``.
 
     ``opponent`` is a :class:`Player`, an opponent spec as :func:`opponents.make` takes it
     (``"random"``, ``"mcts:simulations=100"``; seeded with 0 unless the spec gives a seed), or
-    ``None`` for a random player.
+    ``None`` for a random player. ``text=False``: observations without the text (arrays only,
+    for stable-baselines3 and other array-based RL libraries).
     """
-    return SingleAgentEnv(env_id, opponent=opponent, seat=seat)
+    return SingleAgentEnv(env_id, opponent=opponent, seat=seat, text=text)
+
+
+#: The namespace of the ids registered with ``gymnasium.make``.
+GYMNASIUM_NAMESPACE = "strategic_arena"
+
+
+def register_envs() -> list[str]:
+    """Register every curated game's single-agent view with gymnasium (all are two-player).
+
+    ``gymnasium.make("strategic_arena/kuhn_poker-v0", opponent="nash", seat=1, text=False)``
+    builds :class:`SingleAgentEnv` with those arguments (defaults: a random opponent, seat 0,
+    the text included). Registering twice is harmless (the entries are replaced).
+
+    Returns:
+        The registered ids.
+    """
+    from strategic_arena.games import CURATED
+
+    ids = []
+    for env_id in CURATED:  # no game is loaded here: importing the package stays cheap
+        gym_id = f"{GYMNASIUM_NAMESPACE}/{env_id}"
+        if gym_id not in gymnasium.registry:
+            gymnasium.register(
+                id=gym_id,
+                entry_point="strategic_arena.wrappers:SingleAgentEnv",
+                kwargs={"env_id": env_id},
+            )
+        ids.append(gym_id)
+    return ids

@@ -119,6 +119,40 @@ def test_eval_over_http_then_report_and_replay(
     assert "Replayed exactly" in out and "--- system ---" in out
 
 
+def test_replay_labels_the_final_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The replay ends with each seat's view and a named raw state (it ended with a bare
+    "1 2 pp")."""
+    db = tmp_path / "kuhn.sqlite"
+    tasks = versus(
+        [Entrant.opponent("nash")], [Entrant.opponent("random")], ["kuhn_poker-v0"], 2, 0
+    )
+    with ResultsStore(db) as store:
+        assert run(store, "r", tasks, seed=0, concurrency=1, progress=False).complete
+        game = store.games(store.run_id("r"))[0]
+    assert main(["replay", str(game.id), "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    final = out[out.index("=== final state") :]
+    assert f"--- what seat 0 ({game.players[0]}) sees ---\nYour card: " in final
+    assert f"--- what seat 1 ({game.players[1]}) sees ---\nYour card: " in final
+    assert "--- OpenSpiel state (raw, with every hidden card) ---\n" in final
+    assert final.index("OpenSpiel state") < final.index("Replayed exactly")
+
+
+@pytest.mark.parametrize("command", ["report", "replay", "publish"])
+def test_a_file_that_is_not_a_database_gives_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to end in a traceback ("sqlite3.DatabaseError: file is not a database")."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database, and it must stay as it is\n")
+    extra = {"report": [], "replay": ["1"], "publish": ["--out", str(tmp_path / "site")]}
+    assert main([command, *extra[command], "--db", str(notes)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("strategic-arena: error: ") and "not a database" in err
+    assert notes.read_text() == "not a database, and it must stay as it is\n"
+
+
 def test_default_eval_serves_the_solver_suite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

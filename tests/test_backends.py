@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +46,38 @@ def test_llm_player_plays_whole_games_against_a_served_solver() -> None:
                 move.error is None and move.decision.usage["completion_tokens"] > 0 for move in own
             )
             assert all(move.decision.prompt[0]["role"] == "system" for move in own)
+
+
+def test_one_backend_serves_several_event_loops_and_closes_each_client(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each ``asyncio.run`` gets its own client, closed before its loop ends: the replaced one
+    used to be closed by its finalizer on the next loop ("Event loop is closed", logged)."""
+    with PlayerServer("random") as server:
+        model = OpenAIBackend("random", server.base_url, api_key=SECRET)
+        player = LLMPlayer(model)
+        clients = []
+        for seed in range(3):
+            record = play_match_sync("tic_tac_toe-v0", [player, RandomPlayer(seed)], seed=seed)
+            assert record.status == "complete"
+            clients.append(model._client)
+        gc.collect()
+    assert len({id(client) for client in clients}) == 3
+    assert all(client.is_closed() for client in clients)
+    assert not [record.getMessage() for record in caplog.records if record.levelno >= 40]
+
+    async def twice() -> bool:
+        env = sa.make("tic_tac_toe-v0")
+        env.reset(seed=0)
+        await player.act(sa.GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0)
+        first = model._client
+        await model.aclose()  # explicit close; the next request opens a new client
+        return bool(first.is_closed() and model._client is None)
+
+    with PlayerServer("random") as server:
+        model = OpenAIBackend("random", server.base_url, api_key=SECRET)
+        player = LLMPlayer(model)
+        assert asyncio.run(twice())
 
 
 @pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow", "blank", "drop"])

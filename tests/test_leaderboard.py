@@ -3,8 +3,11 @@ user or model string, the CLI, the committed baseline ladder, and the page in he
 
 from __future__ import annotations
 
+import html
 import json
+import os
 import re
+import shlex
 import shutil
 import unicodedata
 from collections.abc import Iterator
@@ -20,9 +23,10 @@ from strategic_arena.actions import ActionError
 from strategic_arena.arena.runner import Entrant, round_robin, run
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
-from strategic_arena.leaderboard import FILES, publish, schema
+from strategic_arena.leaderboard import FILES, publish, reproduce, schema
 from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.printable import printable
+from strategic_arena.serve import PlayerServer
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"
@@ -99,7 +103,7 @@ def validate(data: dict[str, Any]) -> None:
 def test_json_validates_against_its_schema(published: Path) -> None:
     data = load(published)
     validate(data)
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert data["coverage"] == []  # no server failed here
     grades = data["grades"]
     pooled = {row["player"]: row for row in grades["moves"] if row["opponent"] == "all"}
@@ -118,6 +122,40 @@ def test_json_validates_against_its_schema(published: Path) -> None:
     assert evil["invalid_rate"] == 1.0 and evil["losses"] == evil["games"] == 16
     assert evil["versus"]["random"]["mean"] == -1.0
     assert ttt["reference_opponents"] == ["mcts:simulations=10", "random"]  # not the model
+
+
+def test_models_and_baselines_are_ranked_apart(published: Path) -> None:
+    """A baseline that beat a forfeiting model is not ranked above the models (#1 before)."""
+    data = load(published)
+    assert {name: p["baseline"] for name, p in data["players"].items()} == {
+        EVIL_NAME: False,
+        "hanabi_bot": True,
+        "mcts:simulations=10": True,
+        "nash": True,
+        "random": True,
+    }
+    for rows in [data["overall"]["rows"], *(env["rows"] for env in data["envs"])]:
+        models = [row["rank"] for row in rows if not row["baseline"]]
+        baselines = [row["rank"] for row in rows if row["baseline"] and row["rank"] is not None]
+        assert models in ([], [1])  # the only model is first among the models
+        assert baselines == list(range(1, len(baselines) + 1))
+    ttt = next(env for env in data["envs"] if env["env_id"] == "tic_tac_toe-v0")
+    ranks = {row["player"]: row["rank"] for row in ttt["rows"]}
+    assert ranks == {"mcts:simulations=10": 1, "random": 2, EVIL_NAME: 1}
+    page = (published / "index.html").read_text()
+    overall = page[page.index('id="panel-overall"') : page.index('id="panel-game-1"')]
+    models_at, baselines_at = overall.index(">Models</h3>"), overall.index(">Baselines</h3>")
+    random_cell = '<td class="text name">random</td>'
+    assert models_at < overall.index("&lt;script&gt;alert(1)", models_at) < baselines_at
+    assert random_cell not in overall[:baselines_at] and random_cell in overall[baselines_at:]
+    # The charts mark the baselines' names too.
+    labels = re.findall(r"<text( class=\"baseline\")? x=[^>]*>([^<]*)<", overall)
+    assert {bool(css) for css, name in labels if name == "random"} == {True}
+    assert "Names in grey italics: baselines" in overall
+    evil_labels = [css for css, name in labels if name.endswith("| evil")]
+    assert evil_labels and not any(evil_labels)
+    markdown = (published / "LEADERBOARD.md").read_text()
+    assert "**Models**" in markdown and "**Baselines**" in markdown
 
 
 def test_schema_rejects_a_malformed_leaderboard(published: Path) -> None:
@@ -145,6 +183,24 @@ def test_invalid_answers_are_sampled_as_written(published: Path) -> None:
     assert len(evil) == 3  # at most three per player and game
     assert {s["response"] for s in evil} == {EVIL_RESPONSE}
     assert evil[0]["error_kind"] == "unknown_action"
+
+
+def test_a_long_invalid_answer_is_shown_in_part_and_expands(published: Path) -> None:
+    from strategic_arena.leaderboard import html as page
+    from strategic_arena.leaderboard import markdown
+
+    data = load(published)
+    long_answer = "I think <b>" + "x" * 1500 + " END"
+    data["invalid_samples"][0].update(response=long_answer, truncated=True)
+    text = page.render(data)
+    head = html.escape(long_answer[: page.SHOWN_CHARS])
+    rest = html.escape(long_answer[page.SHOWN_CHARS :] + " …")
+    assert f'<pre class="response">{head}</pre><details class="more">' in text
+    assert f"show the other {len(long_answer) - page.SHOWN_CHARS} characters" in text
+    assert f'<pre class="response">{rest}</pre></details>' in text
+    table = markdown.render(data)  # a table cell keeps the first characters only
+    assert f"I think &lt;b&gt;{'x' * (markdown.SAMPLE_CHARS - 11)} …" in table
+    assert "x" * (markdown.SAMPLE_CHARS - 10) not in table
 
 
 # ------------------------------------------------------------------------------------------
@@ -205,10 +261,85 @@ def test_publish_command(
     assert main(["publish", "--db", str(store_path), "--out", str(out), "--passes", "4"]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
     assert load(out)["rating"]["passes"] == 4
+    argv = ["publish", "--db", str(store_path), "--out", str(out), "--passes", "4"]
+    title, description = "Kuhn & co <b>", "Small models, 8 games each.\n<i>draft</i>"
+    assert main([*argv, "--title", title, "--description", description]) == 0
+    assert load(out)["page"] == {"title": title, "description": description}
+    page = (out / "index.html").read_text()
+    assert "<title>Kuhn &amp; co &lt;b&gt;</title>" in page
+    assert "<h1>Kuhn &amp; co &lt;b&gt;</h1>" in page and "&lt;i&gt;draft&lt;/i&gt;" in page
+    assert (out / "LEADERBOARD.md").read_text().startswith("# Kuhn &amp; co &lt;b&gt;\n")
     assert main(["publish", "--db", str(tmp_path / "missing.db"), "--out", str(out)]) == 2
     assert "no results database" in capsys.readouterr().err
     assert main(["publish", "--db", str(store_path), "--out", str(out), "--run", "nope"]) == 2
     assert "no run named 'nope'" in capsys.readouterr().err
+
+
+def test_each_run_shows_the_command_that_reproduces_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An eval run's command, rebuilt from its stored settings, replays that same run."""
+    monkeypatch.setenv("SA_TEST_KEY", "sk-very-secret")
+    db, out = tmp_path / "arena.db", tmp_path / "site"
+    with PlayerServer("random", model="served-random") as server:
+        argv = [
+            "eval", "--base-url", server.base_url, "--model", "served-random", "--name", "bot",
+            "--api-key-env", "SA_TEST_KEY", "--envs", "tic_tac_toe-v0", "--opponents", "random",
+            "--num-games", "2", "--seed", "3", "--temperature", "0.5", "--max-tokens", "64",
+            "--history", "--lenient", "--db", str(db), "--quiet", "--no-report",
+        ]  # fmt: skip
+        assert main(argv) == 0
+        assert main(["publish", "--db", str(db), "--out", str(out)]) == 0
+        (run_info,) = load(out)["source"]["runs"]
+        expected = (
+            f"strategic-arena eval --base-url {server.base_url} --model served-random "
+            "--history --lenient --temperature 0.5 --max-tokens 64 --name bot --envs "
+            "tic_tac_toe-v0 --opponents random --num-games 2 --seed 3 --run-name "
+            f"{run_info['name']} --db arena.db"
+        )
+        assert run_info["command"] == expected
+        digest = load(out)["source"]["games_digest"]
+        # The command, run from the database's folder, resumes the same run: nothing new.
+        monkeypatch.chdir(tmp_path)
+        assert main([*shlex.split(expected)[1:], "--quiet", "--no-report"]) == 0
+    assert main(["publish", "--db", str(db), "--out", str(out)]) == 0
+    assert load(out)["source"]["games_digest"] == digest
+    assert [run["name"] for run in load(out)["source"]["runs"]] == [run_info["name"]]
+    for name in FILES:
+        assert "sk-very-secret" not in (out / name).read_text()
+    page = (out / "index.html").read_text()
+    assert html.escape(expected) in page
+    assert expected in (out / "LEADERBOARD.md").read_text()
+    capsys.readouterr()
+
+
+def test_the_command_is_rebuilt_from_stored_settings_or_not_at_all() -> None:
+    """Settings no ``eval`` wrote (the trainer's evaluation) give no command, not a wrong one;
+    credentials and query strings of the URL never appear; extra body fields come back."""
+    assert reproduce.command("train-eval", 0, {"run": "r", "step": 20, "style": "marshal"}) is None
+    settings: dict[str, Any] = {
+        "candidates": ["m"],
+        "model": {"model": "m", "base_url": "http://u:k@host:8000/v1?api_key=k2", "style": "json"},
+        "opponents": {"kuhn_poker-v0": ["random", "nash"], "tic_tac_toe-v0": ["random"]},
+        "num_games": 4,
+        "protocol": None,
+    }
+    assert reproduce.command("r", 1, settings) is None  # no single --opponents list plays it
+    settings["opponents"] = {"kuhn_poker-v0": ["random", "nash"]}  # the default for Kuhn
+    assert reproduce.command("r", 1, settings) == (
+        "strategic-arena eval --base-url http://host:8000/v1 --model m --style json "
+        "--envs kuhn_poker-v0 --num-games 4 --seed 1 --run-name r"
+    )
+    settings["model"]["chat_template_kwargs"] = {"enable_thinking": False}
+    settings["model"]["repetition_penalty"] = 1.1  # an extra body field without its own option
+    assert reproduce.command("r", 1, settings) == (
+        "strategic-arena eval --base-url http://host:8000/v1 --model m --style json "
+        "--chat-template-kwargs '{\"enable_thinking\": false}' "
+        "--extra-body '{\"repetition_penalty\": 1.1}' "
+        "--envs kuhn_poker-v0 --num-games 4 --seed 1 --run-name r"
+    )
+    del settings["num_games"]  # not what eval stores: no command rather than a wrong one
+    assert reproduce.command("r", 1, settings) is None
 
 
 def test_ladder_command_plays_resumes_and_publishes(
@@ -393,3 +524,115 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
     # No console errors (a blocked inline script would report a CSP violation here).
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not errors, errors
+
+
+#: The columns of the overall table that must stay in view at any width.
+KEY_COLUMNS = ("rank", "player", "μ − 3σ", "mean normalized", "invalid %")
+
+#: For each table in a panel: its container's visible width, the table's full width, and the
+#: key columns' right edges past the container's right edge (px; <= 0 when in view).
+_LAYOUT = r"""
+const [panel, keys] = arguments;
+return Array.from(document.querySelectorAll(`#${panel} .table-wrap`)).map((wrap) => {
+  const right = wrap.getBoundingClientRect().right;
+  const headers = Array.from(wrap.querySelectorAll("thead th"));
+  const past = {};
+  for (const th of headers) {
+    const label = th.textContent.replace(/\s+/g, " ").trim();
+    if (keys.includes(label)) { past[label] = th.getBoundingClientRect().right - right; }
+  }
+  return {visible: wrap.clientWidth, full: wrap.scrollWidth, past: past};
+});
+"""
+
+
+def _screenshots(browser: Any, page: Path, name: str, folder: Path) -> dict[int, Any]:
+    """Open ``page`` at 1400 and 800 px; save a full-height screenshot of each tab's panel
+    into ``folder`` (and into $STRATEGIC_ARENA_SHOTS when set, for people to look at)."""
+    from selenium.webdriver.common.by import By
+
+    shots = [folder]
+    if os.environ.get("STRATEGIC_ARENA_SHOTS"):
+        shots.append(Path(os.environ["STRATEGIC_ARENA_SHOTS"]))
+    layout = {}
+    for width in (1400, 800):
+        browser.set_window_size(width, 1000)
+        browser.get(page.as_uri())
+        found = {}
+        for tab in ("overall", "grades", "players"):
+            browser.find_element(By.ID, f"tab-{tab}").click()
+            height = browser.execute_script("return document.body.scrollHeight")
+            browser.set_window_size(width, min(height + 160, 6000))
+            # Loaded again at the full height: a page resized after layout can show sticky cells
+            # at stale positions in the screenshot (the layout itself is right).
+            browser.get(page.as_uri())
+            browser.find_element(By.ID, f"tab-{tab}").click()
+            for target in shots:
+                target.mkdir(parents=True, exist_ok=True)
+                browser.save_screenshot(str(target / f"{name}-{tab}-{width}px.png"))
+            found[tab] = browser.execute_script(_LAYOUT, f"panel-{tab}", list(KEY_COLUMNS))
+            found[f"{tab}-responses"] = [
+                element.size["width"]
+                for element in browser.find_elements(By.CSS_SELECTOR, "pre.response")
+                if element.is_displayed()
+            ]
+            browser.set_window_size(width, 1000)
+        layout[width] = found
+    return layout
+
+
+def test_page_layout_at_1400_and_800_px(browser: Any, published: Path, tmp_path: Path) -> None:
+    """Every column of the overall and grades tables fits at 1400 px; at 800 px the overall
+    table scrolls in its own container with the key columns in view; invalid answers get the
+    page's width."""
+    pages = {"mixed": published / "index.html"}
+    if (COMMITTED / "index.html").exists():
+        pages["ladder"] = COMMITTED / "index.html"  # 6 games, long solver names
+    for name, page in pages.items():
+        layout = _screenshots(browser, page, name, tmp_path)
+        wide, narrow = layout[1400]["overall"], layout[800]["overall"]
+        assert wide and narrow
+        for table in wide:
+            assert table["full"] <= table["visible"], (name, table)  # no horizontal scrolling
+            assert set(table["past"]) == set(KEY_COLUMNS)
+        for table in narrow:
+            assert set(table["past"]) == set(KEY_COLUMNS)
+            assert all(past <= 0.5 for past in table["past"].values()), (name, table)
+        for table in layout[1400]["grades"]:  # the grades tables fit at 1400 px too
+            assert table["full"] <= table["visible"], (name, table)
+    # The model's invalid answers: wrapped at about the page's width, not a squeezed column.
+    mixed = _screenshots(browser, published / "index.html", "mixed", tmp_path)
+    assert len(mixed[1400]["players-responses"]) == 3
+    assert min(mixed[1400]["players-responses"]) > 1000
+    assert min(mixed[800]["players-responses"]) > 600
+    assert (tmp_path / "mixed-overall-800px.png").stat().st_size > 0
+
+
+def test_links_open_the_tab_that_holds_their_target(browser: Any, published: Path) -> None:
+    """The Grades tab's "Definitions" and the Overall tab's "How to read the ranking" are links
+    that open the About tab at their section; "Definitions: docs/grading.md" was plain text."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1400, 1000)
+    browser.get((published / "index.html").as_uri())
+    for tab, text, target in [
+        ("grades", "Definitions", "definitions"),
+        ("overall", "How to read the ranking", "about-ranking"),
+    ]:
+        browser.find_element(By.ID, f"tab-{tab}").click()
+        link = browser.find_element(By.ID, f"panel-{tab}").find_element(By.LINK_TEXT, text)
+        assert link.get_attribute("href").endswith(f"#{target}")
+        link.click()
+        assert browser.find_element(By.ID, "tab-about").get_attribute("aria-selected") == "true"
+        assert browser.find_element(By.ID, target).is_displayed()
+    # The same link twice (no hash change the second time) still opens its tab.
+    browser.find_element(By.ID, "tab-overall").click()
+    browser.find_element(By.ID, "panel-overall").find_element(
+        By.LINK_TEXT, "How to read the ranking"
+    ).click()
+    assert browser.find_element(By.ID, "tab-about").get_attribute("aria-selected") == "true"
+    about = browser.find_element(By.ID, "panel-about").text  # what the ranking link explains
+    assert "ranked by μ − 3σ" in about and "step 20 can rank above step 40" in about
+    markdown = (published / "LEADERBOARD.md").read_text()
+    assert "Definitions: [docs/grading.md](../docs/grading.md)." in markdown
+    assert "step 20 can rank above step 40" in markdown

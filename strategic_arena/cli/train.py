@@ -15,7 +15,7 @@ from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.vllm_server import VLLMServerError
+from strategic_arena.train.run import train_and_report
 
 
 def add_parsers(sub: Any) -> None:
@@ -62,28 +62,4 @@ def dispatch(args: argparse.Namespace) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
-    try:
-        from transformers.utils import logging as transformers_logging
-
-        from strategic_arena.train.trainer import Trainer  # torch: the [train] extra
-
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-        trainer = Trainer(cfg)
-    except (MissingExtraError, ImportError) as error:
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 2
-    except VLLMServerError as error:
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 1
-    try:
-        steps = trainer.train()
-    except VLLMServerError as error:  # the server died or failed mid-run: say so, no traceback
-        print(f"strategic-arena train: error: {error}", file=sys.stderr)
-        return 1
-    finally:
-        trainer.close()  # stops a vLLM server the trainer started
-    if steps < cfg.steps:
-        print(f"stopped at step {steps} of {cfg.steps}; rerun the same command to resume")
-        return 130
-    return 0
+    return train_and_report(cfg)

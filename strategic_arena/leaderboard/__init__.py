@@ -74,6 +74,8 @@ def publish(
     settings: TrueSkillSettings | None = None,
     *,
     max_left_out: float = MAX_LEFT_OUT,
+    title: str | None = None,
+    description: str | None = None,
 ) -> dict[str, Path]:
     """Build the leaderboard of the results database ``db`` and write it into ``out``.
 
@@ -84,6 +86,8 @@ def publish(
         settings: TrueSkill parameters (defaults when ``None``).
         max_left_out: the largest share of a player's games its own server failures may leave
             unscored for it to be ranked (see :func:`build`).
+        title: the pages' title (default "Leaderboards").
+        description: a paragraph under the title (plain text, shown as written).
 
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
@@ -93,6 +97,12 @@ def publish(
         raise FileNotFoundError(f"no results database at {path}")
     with ResultsStore(path) as store:
         data = build(
-            store, run_names, settings=settings, source=path.name, max_left_out=max_left_out
+            store,
+            run_names,
+            settings=settings,
+            source=path.name,
+            max_left_out=max_left_out,
+            title=title,
+            description=description,
         )
     return write(data, out)

@@ -32,16 +32,22 @@ def sort_value(value: float | int | None) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: HTML content (already escaped), its sort value and whether it is text."""
+    """One table cell: HTML content (already escaped), its sort value and whether it is text.
+
+    ``name`` cells hold a player's name: they wrap at the name's ``:`` and ``,`` and have a
+    bounded width, so a long opponent spec does not push the other columns out of view.
+    """
 
     content: str
     sort: str | None = None
     text: bool = False
     wrap: bool = False
+    name: bool = False
 
     def render(self) -> str:
         """The ``<td>``."""
-        classes = " ".join(c for c, on in (("text", self.text), ("wrap", self.wrap)) if on)
+        flags = (("text", self.text), ("wrap", self.wrap), ("name", self.name))
+        classes = " ".join(c for c, on in flags if on)
         attributes = f' class="{classes}"' if classes else ""
         if self.sort is not None:
             attributes += f' data-sort="{escape(self.sort)}"'
@@ -75,11 +81,23 @@ class Column:
         return f'<th{attributes}><button type="button">{self.label}</button></th>'
 
 
-def table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], caption: str) -> str:
+def table(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    caption: str,
+    *,
+    ranked: bool = False,
+) -> str:
+    """A sortable table in its own horizontally scrolling container.
+
+    ``ranked`` tables start with the rank and player columns, which stay in view (sticky)
+    while the rest scrolls inside the container on a narrow screen.
+    """
     head = "".join(column.render() for column in columns)
     body = "\n".join("<tr>" + "".join(cell.render() for cell in row) + "</tr>" for row in rows)
+    classes = "sortable ranked" if ranked else "sortable"
     return (
-        f'<div class="table-wrap"><table class="sortable"><caption class="note">{caption}'
+        f'<div class="table-wrap"><table class="{classes}"><caption class="note">{caption}'
         f"</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>"
     )
 
@@ -94,7 +112,7 @@ def number_cell(value: float | int | None, text: str) -> Cell:
 
 
 def player_cell(name: str) -> Cell:
-    return Cell(escape(name), text=True)
+    return Cell(breakable(name), text=True, name=True)
 
 
 def rank_cell(row: Mapping[str, Any]) -> Cell:

@@ -21,6 +21,20 @@ def clip(name: str, limit: int = 32) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
+def header_lines(title: str, width: float) -> list[str]:
+    """``title`` on one line, or two when it is wider than a ``width``-pixel column.
+
+    Column headers of the per-game grid would otherwise run into each other ("Kuhn
+    PokerLeduc Hold'em"); at 12 px a character is about 7 px wide.
+    """
+    words = title.split()
+    if len(title) * 7 <= width - 6 or len(words) < 2:
+        return [clip(title, 18)]
+    # Split where the two lines are the most even.
+    cut = min(range(1, len(words)), key=lambda i: abs(len(" ".join(words[:i])) * 2 - len(title)))
+    return [clip(" ".join(words[:cut]), 18), clip(" ".join(words[cut:]), 18)]
+
+
 def ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values covering ``[low, high]``."""
     span = high - low if high > low else 1.0
@@ -38,6 +52,15 @@ def svg(height: int, label: str, body: list[str]) -> str:
         f'width="{width}" height="{height}" role="img" aria-label="{escape(label)}">'
         f"<title>{escape(label)}</title>" + "".join(body) + "</svg>"
     )
+
+
+def name_class(row: Mapping[str, Any]) -> str:
+    """The class attribute of a player's label: baselines (reference players) in grey italics."""
+    return ' class="baseline"' if row["baseline"] else ""
+
+
+#: The legend of :func:`name_class`, appended to a chart's caption when it shows a baseline.
+BASELINE_LEGEND = " Names in grey italics: baselines (built-in solvers and bots)."
 
 
 def axis(low: float, high: float, height: int, unit: str = "") -> list[str]:
@@ -78,7 +101,7 @@ def rating_chart(rows: Sequence[Mapping[str, Any]], label: str) -> str:
             f"mu - 3 sigma {ts['conservative']:.2f}"
         )
         body.append(
-            f'<g><title>{tip}</title><text x="{LABEL_W - 8}" y="{y + 4:.1f}" '
+            f'<g><title>{tip}</title><text{name_class(row)} x="{LABEL_W - 8}" y="{y + 4:.1f}" '
             f'text-anchor="end">{escape(clip(row["player"]))}</text>'
             f'<line class="range" x1="{x(left):.1f}" x2="{x(right):.1f}" y1="{y:.1f}" '
             f'y2="{y:.1f}"/><rect class="floor" x="{x(left) - 1.5:.1f}" y="{y - 7:.1f}" '
@@ -88,7 +111,7 @@ def rating_chart(rows: Sequence[Mapping[str, Any]], label: str) -> str:
     caption = (
         "TrueSkill: dot = μ, bar = μ ± 3σ; players are ranked by the bar's left end "
         "(μ − 3σ, marked)."
-    )
+    ) + (BASELINE_LEGEND if any(row["baseline"] for row in rated) else "")
     return f"<figure>{svg(height, label, body)}<figcaption>{caption}</figcaption></figure>"
 
 
@@ -150,15 +173,20 @@ def grid_chart(rows: Sequence[Mapping[str, Any]], envs: Sequence[Mapping[str, An
     height = TOP + 12 + ROW_H * len(rows) + 10
     body = []
     for k, env in enumerate(envs):
-        body.append(
-            f'<text x="{LABEL_W + cell_w * k + cell_w / 2:.1f}" y="{TOP - 4}" '
-            f'text-anchor="middle">{escape(clip(env["title"], 18))}</text>'
+        centre = LABEL_W + cell_w * k + cell_w / 2
+        lines = header_lines(env["title"], cell_w)
+        spans = "".join(
+            f'<tspan x="{centre:.1f}" y="{TOP - 4 - 14 * (len(lines) - 1 - i)}">'
+            f"{escape(line)}</tspan>"
+            for i, line in enumerate(lines)
         )
+        body.append(f'<text text-anchor="middle">{spans}</text>')
     for i, row in enumerate(rows):
         y = TOP + 12 + ROW_H * i
         body.append(
-            f'<text x="{LABEL_W - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">'
-            f"{escape(clip(row['player']))}<title>{escape(row['player'])}</title></text>"
+            f'<text{name_class(row)} x="{LABEL_W - 8}" y="{y + ROW_H / 2 + 4:.1f}" '
+            f'text-anchor="end">{escape(clip(row["player"]))}<title>{escape(row["player"])}'
+            "</title></text>"
         )
         for k, env in enumerate(envs):
             value = row["normalized"].get(env["env_id"])
@@ -183,6 +211,7 @@ def grid_chart(rows: Sequence[Mapping[str, Any]], envs: Sequence[Mapping[str, An
         f"<title>{label}</title>" + "".join(body) + "</svg>"
     )
     caption = "Normalized score per game, 0 (worst) to 100 (optimum); Hanabi: self-play."
+    caption += BASELINE_LEGEND if any(row["baseline"] for row in rows) else ""
     return f"<figure>{svg}<figcaption>{caption}</figcaption></figure>"
 
 

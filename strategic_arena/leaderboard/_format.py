@@ -73,7 +73,30 @@ GRADES_NOTE = (
     "pooled (95% intervals); poker strategies queried K times at every information set: "
     "exploitability of the measured policy in chips per hand, and a bias-corrected bootstrap 95% "
     "interval for the strategy's own (few answers make a mixed strategy look more exploitable, "
-    "so the estimate can sit above its interval). Definitions: docs/grading.md."
+    "so the estimate can sit above its interval)."
+)
+
+#: Where the grades are defined, for both pages (each renders it as a link).
+GRADES_DOCS = "docs/grading.md"
+
+#: What separates baselines from models, for both pages.
+BASELINES_NOTE = (
+    "Baselines are the built-in solvers and bots (random, MCTS, minimax, Nash, CFR, the Hanabi "
+    "bot, ...): reference points, ranked among themselves and apart from the models, so a "
+    "baseline that met only a weak model is never listed above the models."
+)
+
+#: Why TrueSkill's conservative rank can surprise, for both pages.
+CONSERVATIVE_NOTE = (
+    "TrueSkill estimates a skill μ with an uncertainty σ; players are ranked by μ − 3σ, a "
+    "skill the player has shown with high confidence. Few games, or results that disagree, "
+    "leave σ large and pull the rank down, so the ranking rewards evidence as well as skill. "
+    "Two players that never met are compared only through the opponents they share: the "
+    "checkpoints of a training run (a trainer's eval.db) each play the same fixed opponents, "
+    "so step 20 can rank above step 40 when their μ differ by less than about 2σ (noise of a "
+    "few dozen games) or when step 40 really plays worse. Before reading an order into two "
+    "close rows, compare their mean returns against each opponent and the 95% intervals in "
+    "the game tables."
 )
 
 

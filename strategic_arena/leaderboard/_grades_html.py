@@ -126,7 +126,10 @@ def grades_panel(data: Mapping[str, Any]) -> str:
     moves = [row for row in grades["moves"] if row["opponent"] == "all"]
     if not moves and not grades["strategies"]:
         return '<p class="note">Not graded: run <code>strategic-arena grade</code>.</p>'
-    parts = [f'<p class="note">{escape(fmt.GRADES_NOTE)}</p>']
+    parts = [
+        f'<p class="note">{escape(fmt.GRADES_NOTE)} <a href="#definitions">Definitions</a> '
+        f"(in full: {escape(fmt.GRADES_DOCS)}).</p>"
+    ]
     if moves:
         parts.append(_moves(moves))
     if grades["strategies"]:

@@ -16,6 +16,11 @@ Contents, per env:
 * **cooperative envs** (Hanabi): ranked by mean self-play score, then by mean score with the
   partner bot (:func:`strategic_arena.ratings.cooperative_standings`), not by TrueSkill;
 
+**Models and baselines.** A baseline is a built-in solver or bot (a player whose kind is an
+opponent kind of ``opponents.registry``); every other player is a model. Rows and players carry
+``baseline``, and ranks count within each group: baselines are reference points, and ``random``
+having beaten a forfeiting model must not place it above every model.
+
 A player whose server failures left more than ``max_left_out`` of its games unscored
 (incomplete and given up, or still to replay) is shown but not ranked (``rank`` ``None``):
 failing on purpose in lost positions would otherwise lift it. The rule applies per env and
@@ -26,7 +31,8 @@ scored and how many left out (each env's ``coverage`` the same there, with the o
 then an ``overall`` table (one TrueSkill pool over every competitive game, normalized score per
 env), every player's public parameters, a few invalid answers per player and env as the model
 wrote them (the pages escape them), and the provenance: runs with their seeds and settings and
-a digest of the games, so a rerun can be checked game for game; and the ``grades`` that
+a digest of the games, so a rerun can be checked game for game, with the command that
+reproduces each run (:mod:`.reproduce`); the page's title and description; and the ``grades`` that
 ``strategic-arena grade`` stored (move grades per player, game and opponent; poker strategies'
 exploitability), empty lists when the database was never graded (``docs/grading.md``).
 """
@@ -57,6 +63,7 @@ from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.grading.report import stored_grades
+from strategic_arena.leaderboard import reproduce
 from strategic_arena.leaderboard.coverage import Coverage
 from strategic_arena.ratings import (
     OVERALL,
@@ -70,8 +77,9 @@ from strategic_arena.ratings import (
 )
 
 #: Version of the ``leaderboard.json`` layout (2: ``grades`` added; 3: ``coverage``; 4: coverage
-#: per game and opponent, ``unranked_reason`` on every ranked row).
-SCHEMA_VERSION = 4
+#: per game and opponent, ``unranked_reason`` on every ranked row; 5: ``page``, ``baseline`` rows
+#: ranked apart from the models, a reproduce ``command`` per run).
+SCHEMA_VERSION = 5
 
 #: Share of a player's games that its own server failures may leave unscored before the
 #: leaderboard refuses to rank it (its rows are still shown).
@@ -80,9 +88,13 @@ MAX_LEFT_OUT = 0.05
 #: The player kind whose players are the reference partners of cooperative games.
 PARTNER_BOT_KIND = "hanabi_bot"
 
-#: Invalid answers kept per player and env, and the characters kept of each.
+#: Invalid answers kept per player and env, and the characters kept of each (the page shows
+#: the first lines and expands to the rest).
 SAMPLES_PER_PLAYER = 3
-RESPONSE_LIMIT = 400
+RESPONSE_LIMIT = 2000
+
+#: The pages' title when ``publish`` is given none.
+DEFAULT_TITLE = "Leaderboards"
 
 #: Decimal places of published floats (keeps the files stable and readable).
 DIGITS = 4
@@ -210,23 +222,40 @@ def _record(rows: Sequence[Summary]) -> dict[str, int | None]:
     }
 
 
+def _group_ranks(order: Sequence[str], baselines: frozenset[str]) -> dict[str, int]:
+    """Ranks counted apart for models and baselines, in ``order``.
+
+    A baseline (a built-in solver or bot) is a reference point, not a contestant: ``random``
+    beating a forfeiting model must not make it "#1" above every model, so the models are
+    ranked among themselves and the baselines among themselves.
+    """
+    counters = {True: 0, False: 0}
+    ranks = {}
+    for player in order:
+        group = player in baselines
+        counters[group] += 1
+        ranks[player] = counters[group]
+    return ranks
+
+
 def _ranked(
     players: Sequence[str],
     table: RatingTable | None,
     fallback: dict[str, float],
     unranked: Collection[str],
+    baselines: frozenset[str],
 ) -> list[tuple[int | None, str]]:
     """Players with their rank: rated ones in table order, then the rest by ``fallback``.
 
-    Players in ``unranked`` keep their place in that order but get no rank.
+    Models and baselines are ranked apart (:func:`_group_ranks`). Players in ``unranked`` keep
+    their place in that order but get no rank.
     """
     rated = [r.player for r in table.ratings if r.player in players] if table else []
     rest = sorted(
         (p for p in players if p not in rated),
         key=lambda p: (-fallback.get(p, -math.inf), p),
     )
-    kept = [player for player in rated if player not in unranked]
-    rank = {player: i for i, player in enumerate(kept, start=1)}
+    rank = _group_ranks([player for player in rated if player not in unranked], baselines)
     return [(rank.get(player), player) for player in rated] + [(None, p) for p in rest]
 
 
@@ -242,7 +271,7 @@ def _competitive(
     rows: dict[str, dict[str, Summary]],
     table: RatingTable | None,
     kinds: dict[str, str],
-    reference: frozenset[str],
+    baselines: frozenset[str],
     unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
@@ -255,7 +284,7 @@ def _competitive(
         for player, values in pooled.items()
         if values
     }
-    order = _ranked(sorted(rows), table, normalized, unranked)
+    order = _ranked(sorted(rows), table, normalized, unranked, baselines)
     entries = []
     for rank, player in order:
         by_opp = rows[player]
@@ -267,6 +296,7 @@ def _competitive(
                 "unranked_reason": unranked.get(player),
                 "player": player,
                 "kind": kinds.get(player, ""),
+                "baseline": player in baselines,
                 "trueskill": _trueskill(_rating(table, player)),
                 "games": sum(row.games for row in versus_rows),
                 "wins": sum(row.wins or 0 for row in versus_rows),
@@ -286,7 +316,7 @@ def _competitive(
         "duplicate_matches": has_chance(env_id),
         "rated_matches": table.matches if table else 0,
         "draw_probability": _number(table.draw_probability) if table else None,
-        "reference_opponents": [p for _, p in order if kinds.get(p) in reference],
+        "reference_opponents": [p for _, p in order if p in baselines],
         "rows": entries,
     }
 
@@ -296,13 +326,14 @@ def _cooperative(
     summaries: Sequence[Summary],
     rows: dict[str, dict[str, Summary]],
     kinds: dict[str, str],
+    baselines: frozenset[str],
     unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     spec = get_spec(env_id)
     bots = sorted(name for name, kind in kinds.items() if kind == PARTNER_BOT_KIND)
     standings = cooperative_standings(summaries, env_id, bots)
     kept = [standing.player for standing in standings if standing.player not in unranked]
-    ranks = {player: i for i, player in enumerate(kept, start=1)}
+    ranks = _group_ranks(kept, baselines)
     entries = []
     for standing in standings:
         by_partner = rows[standing.player]
@@ -312,6 +343,7 @@ def _cooperative(
                 "unranked_reason": unranked.get(standing.player),
                 "player": standing.player,
                 "kind": kinds.get(standing.player, ""),
+                "baseline": standing.player in baselines,
                 "games": sum(row.games for row in by_partner.values()),
                 "self_play": _score(standing.self_play),
                 "with_partner_bot": _score(standing.with_partner_bot),
@@ -334,6 +366,7 @@ def _overall(
     table: RatingTable | None,
     kinds: dict[str, str],
     summaries: Sequence[Summary],
+    baselines: frozenset[str],
     unranked: Mapping[str, str],
 ) -> dict[str, Any]:
     normalized: dict[str, dict[str, float | None]] = defaultdict(dict)
@@ -358,7 +391,7 @@ def _overall(
             if summary.wins is not None:
                 versus[summary.player].append(summary)
     entries = []
-    for rank, player in _ranked(sorted(normalized), table, means, unranked):
+    for rank, player in _ranked(sorted(normalized), table, means, unranked, baselines):
         rating = _rating(table, player)
         entries.append(
             {
@@ -366,6 +399,7 @@ def _overall(
                 "unranked_reason": unranked.get(player),
                 "player": player,
                 "kind": kinds.get(player, ""),
+                "baseline": player in baselines,
                 "trueskill": _trueskill(rating),
                 "games": sum(row.games for row in by_player[player]),
                 "rated_matches": rating.matches if rating else 0,
@@ -464,6 +498,8 @@ def build(
     source: str | None = None,
     samples_per_player: int = SAMPLES_PER_PLAYER,
     max_left_out: float = MAX_LEFT_OUT,
+    title: str | None = None,
+    description: str | None = None,
 ) -> dict[str, Any]:
     """The leaderboard of the games of ``run_names`` (every run when ``None``).
 
@@ -475,6 +511,8 @@ def build(
         samples_per_player: invalid answers kept per player and env.
         max_left_out: the largest share of a player's games its own server failures may leave
             unscored for it to be ranked (0 ranks only players without such games).
+        title: the pages' title (default :data:`DEFAULT_TITLE`).
+        description: a paragraph under the title (plain text; none by default).
 
     Returns:
         JSON-ready data that validates against :func:`schema`.
@@ -494,6 +532,7 @@ def build(
     present = {name for game in games for name in game.players}
     kinds = {name: registered[name].kind if name in registered else "" for name in present}
     reference = _reference_kinds()
+    baselines = frozenset(name for name, kind in kinds.items() if kind in reference)
     coverage = Coverage.count(games, left_out(store, [run.name for run in runs]), max_left_out)
     rows: dict[str, dict[str, dict[str, Summary]]] = defaultdict(lambda: defaultdict(dict))
     for summary in summaries:
@@ -503,20 +542,27 @@ def build(
     for env_id in sorted(rows, key=_env_order):
         unranked = coverage.unranked(env_id, rows[env_id])
         if get_spec(env_id).cooperative:
-            env = _cooperative(env_id, summaries, rows[env_id], kinds, unranked)
+            env = _cooperative(env_id, summaries, rows[env_id], kinds, baselines, unranked)
         else:
             table = tables.get(env_id)
-            env = _competitive(env_id, rows[env_id], table, kinds, reference, unranked)
+            env = _competitive(env_id, rows[env_id], table, kinds, baselines, unranked)
         envs.append({**env, "coverage": coverage.env_rows(env_id)})
     overall_unranked = coverage.unranked(None, present)
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
+        "page": {"title": title or DEFAULT_TITLE, "description": description or None},
         "source": {
             "database": source,
             "store_schema_version": STORE_SCHEMA_VERSION,
             "runs": [
-                {"name": run.name, "seed": run.seed, "settings": run.settings} for run in runs
+                {
+                    "name": run.name,
+                    "seed": run.seed,
+                    "settings": run.settings,
+                    "command": reproduce.command(run.name, run.seed, run.settings, source),
+                }
+                for run in runs
             ],
             "games": len(games),
             "games_digest": games_digest(games, run_ids),
@@ -538,12 +584,15 @@ def build(
         "players": {
             name: {
                 "kind": kinds[name],
+                "baseline": name in baselines,
                 "params": dict(registered[name].params) if name in registered else {},
             }
             for name in sorted(present)
         },
         "envs": envs,
-        "overall": _overall(envs, tables.get(OVERALL), kinds, summaries, overall_unranked),
+        "overall": _overall(
+            envs, tables.get(OVERALL), kinds, summaries, baselines, overall_unranked
+        ),
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
         "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }

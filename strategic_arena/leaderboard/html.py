@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -37,6 +37,11 @@ from strategic_arena.leaderboard._cells import (
 from strategic_arena.leaderboard._charts import Bar, bar_chart, grid_chart, rating_chart
 from strategic_arena.leaderboard._coverage_html import env_coverage, overall_coverage
 from strategic_arena.leaderboard._grades_html import grades_panel
+
+#: Headers that must not break inside (headers wrap between words to keep columns narrow).
+CONSERVATIVE = "μ&nbsp;−&nbsp;3σ"
+MU_SIGMA = "TrueSkill μ&nbsp;±&nbsp;σ"
+INVALID = "invalid&nbsp;%"
 
 
 def _asset(name: str) -> str:
@@ -60,48 +65,93 @@ def _half_normalized(env: Mapping[str, Any], half: float | None) -> float | None
     return float(100 * half / (norm["optimum"] - norm["worst"]))
 
 
+def _grouped(
+    columns: Sequence[Column],
+    rows: Sequence[Mapping[str, Any]],
+    cells: Callable[[Mapping[str, Any]], list[Cell]],
+    caption: str,
+) -> str:
+    """The ranked table of the models, then the baselines' table (each with its heading).
+
+    Baselines (built-in solvers and bots) are reference points ranked among themselves
+    (``data.build`` ranks the two groups apart), so they get their own table rather than places
+    among the models.
+    """
+    groups = [
+        ("Models", [row for row in rows if not row["baseline"]]),
+        ("Baselines", [row for row in rows if row["baseline"]]),
+    ]
+    parts = []
+    for heading, members in groups:
+        if members:
+            body = [cells(row) for row in members]
+            parts.append(f'<h3 class="group">{heading}</h3>')
+            parts.append(table(columns, body, f"{heading}: {caption}", ranked=True))
+    return "\n".join(parts)
+
+
+def _rated_columns(normalized: str) -> list[Column]:
+    """The key columns of a TrueSkill-ranked table, first so they stay in view when it scrolls.
+
+    Rank, player, the ranking score, μ ± σ, normalized score, invalid %, games, W/D/L.
+    """
+    return [
+        Column("rank"),
+        Column("player", text=True),
+        Column(CONSERVATIVE, descending=True, title="conservative score: the ranking"),
+        Column(MU_SIGMA, descending=True),
+        Column(normalized, descending=True),
+        Column(INVALID, descending=True),
+        Column("games", descending=True),
+        Column("W/D/L", descending=True, title="sorts by points share (draw = 1/2)"),
+    ]
+
+
+def _rated_cells(row: Mapping[str, Any], normalized: float | None) -> list[Cell]:
+    """The cells of :func:`_rated_columns` for ``row``."""
+    mu, conservative = trueskill_cells(row["trueskill"])
+    return [
+        rank_cell(row),
+        player_cell(row["player"]),
+        conservative,
+        mu,
+        number_cell(normalized, fmt.score(normalized)),
+        number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
+        number_cell(row["games"], str(row["games"])),
+        number_cell(points(row), fmt.wdl(row)),
+    ]
+
+
 def _competitive(env: Mapping[str, Any]) -> str:
     norm = env["normalization"]
     opponents = env["reference_opponents"]
+    # Key columns first (rank, player, the ranking score, normalized, invalid %): they stay in
+    # view on a narrow screen; the per-opponent details follow and may scroll.
     columns = [
-        Column("rank"),
-        Column("player", text=True),
-        Column("TrueSkill μ ± σ", descending=True),
-        Column("μ − 3σ", descending=True, title="conservative score: the ranking"),
-        Column("games", descending=True),
-        Column("W/D/L", descending=True, title="sorts by points share (draw = 1/2)"),
+        *_rated_columns("normalized"),
         *(
             Column(
                 f"vs {breakable(name)}", descending=True, title="mean return ± 95% CI", wide=True
             )
             for name in opponents
         ),
-        Column("normalized", descending=True),
-        Column("invalid %", descending=True),
     ]
-    rows = []
-    for row in env["rows"]:
+
+    def cells(row: Mapping[str, Any]) -> list[Cell]:
         versus = row["versus"]
-        rows.append(
-            [
-                rank_cell(row),
-                player_cell(row["player"]),
-                *trueskill_cells(row["trueskill"]),
-                number_cell(row["games"], str(row["games"])),
-                number_cell(points(row), fmt.wdl(row)),
-                *(
-                    number_cell(
-                        versus[name]["mean"],
-                        fmt.mean_ci(versus[name]["mean"], versus[name]["ci95"]),
-                    )
-                    if name in versus
-                    else number_cell(None, fmt.MISSING)
-                    for name in opponents
-                ),
-                number_cell(row["normalized"], fmt.score(row["normalized"])),
-                number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
-            ]
-        )
+        return [
+            *_rated_cells(row, row["normalized"]),
+            *(
+                number_cell(
+                    versus[name]["mean"],
+                    fmt.mean_ci(versus[name]["mean"], versus[name]["ci95"]),
+                )
+                if name in versus
+                else number_cell(None, fmt.MISSING)
+                for name in opponents
+            ),
+        ]
+
     title = escape(env["title"])
     bars = [
         (
@@ -121,7 +171,8 @@ def _competitive(env: Mapping[str, Any]) -> str:
         f"{fmt.DUPLICATE if env['duplicate_matches'] else ''}; TrueSkill draw probability "
         f"{fmt.probability(env['draw_probability'])}. <em>vs X</em>: mean return against X "
         f"± 95% CI (Student t), both seats. Normalized score: {norm['worst']:g} = 0, "
-        f"{norm['optimum']:g} = 100, over all the player's games here.</p>"
+        f"{norm['optimum']:g} = 100, over all the player's games here. "
+        f'<a href="#about-ranking">How to read the ranking</a>.</p>'
     )
     return "\n".join(
         [
@@ -132,7 +183,7 @@ def _competitive(env: Mapping[str, Any]) -> str:
                 f"{env['title']}: normalized score",
                 "Normalized score over all games here; whiskers: 95% CI.",
             ),
-            table(columns, rows, f"{title}: ranked by TrueSkill μ − 3σ"),
+            _grouped(columns, env["rows"], cells, f"{title}, ranked by TrueSkill μ − 3σ"),
             *env_coverage(env),
         ]
     )
@@ -149,32 +200,29 @@ def _cooperative(env: Mapping[str, Any]) -> str:
         Column("games", descending=True),
         Column("normalized (self-play)", descending=True),
         Column("normalized (with bot)", descending=True),
-        Column("invalid %", descending=True),
+        Column(INVALID, descending=True),
     ]
-    rows = []
+
+    def cells(row: Mapping[str, Any]) -> list[Cell]:
+        own, bot = row["self_play"], row["with_partner_bot"]
+        return [
+            rank_cell(row),
+            player_cell(row["player"]),
+            number_cell(own["mean"], fmt.mean_ci(own["mean"], own["ci95"]))
+            if own
+            else number_cell(None, fmt.MISSING),
+            number_cell(bot["mean"], fmt.mean_ci(bot["mean"], bot["ci95"]))
+            if bot
+            else number_cell(None, fmt.MISSING),
+            number_cell(row["games"], str(row["games"])),
+            number_cell(own["normalized"] if own else None, fmt.score(own and own["normalized"])),
+            number_cell(bot["normalized"] if bot else None, fmt.score(bot and bot["normalized"])),
+            number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
+        ]
+
     bars: list[tuple[str, Sequence[Bar]]] = []
     for row in env["rows"]:
         own, bot = row["self_play"], row["with_partner_bot"]
-        rows.append(
-            [
-                rank_cell(row),
-                player_cell(row["player"]),
-                number_cell(own and own["mean"], fmt.mean_ci(own["mean"], own["ci95"]))
-                if own
-                else number_cell(None, fmt.MISSING),
-                number_cell(bot and bot["mean"], fmt.mean_ci(bot["mean"], bot["ci95"]))
-                if bot
-                else number_cell(None, fmt.MISSING),
-                number_cell(row["games"], str(row["games"])),
-                number_cell(
-                    own["normalized"] if own else None, fmt.score(own and own["normalized"])
-                ),
-                number_cell(
-                    bot["normalized"] if bot else None, fmt.score(bot and bot["normalized"])
-                ),
-                number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
-            ]
-        )
         bars.append(
             (
                 row["player"],
@@ -192,6 +240,7 @@ def _cooperative(env: Mapping[str, Any]) -> str:
                 ],
             )
         )
+    title = escape(env["title"])
     intro = (
         '<p class="note">Cooperative: ranked by mean self-play score, then by mean score with '
         f"the partner bot ({bots}); not rated by TrueSkill. Normalized: {norm['worst']:g} = 0, "
@@ -205,7 +254,7 @@ def _cooperative(env: Mapping[str, Any]) -> str:
         [
             intro,
             bar_chart(bars, f"{env['title']}: normalized score", caption),
-            table(columns, rows, f"{escape(env['title'])}: ranked by self-play score"),
+            _grouped(columns, env["rows"], cells, f"{title}, ranked by self-play score"),
             *env_coverage(env),
         ]
     )
@@ -214,24 +263,18 @@ def _cooperative(env: Mapping[str, Any]) -> str:
 def _overall(data: Mapping[str, Any]) -> str:
     overall = data["overall"]
     envs = data["envs"]
+    # Key columns first; the per-game columns follow and may scroll on a narrow screen.
     columns = [
-        Column("rank"),
-        Column("player", text=True),
-        Column("TrueSkill μ ± σ", descending=True),
-        Column("μ − 3σ", descending=True, title="conservative score: the ranking"),
-        Column("games", descending=True),
-        Column("W/D/L", descending=True, title="sorts by points share (draw = 1/2)"),
-        *(Column(escape(env["title"]), descending=True, title="normalized score") for env in envs),
-        Column("mean normalized", descending=True),
-        Column("invalid %", descending=True),
+        *_rated_columns("mean normalized"),
+        *(
+            Column(escape(env["title"]), descending=True, title="normalized score", wide=True)
+            for env in envs
+        ),
     ]
-    rows = [
-        [
-            rank_cell(row),
-            player_cell(row["player"]),
-            *trueskill_cells(row["trueskill"]),
-            number_cell(row["games"], str(row["games"])),
-            number_cell(points(row), fmt.wdl(row)),
+
+    def cells(row: Mapping[str, Any]) -> list[Cell]:
+        return [
+            *_rated_cells(row, row["mean_normalized"]),
             *(
                 number_cell(
                     row["normalized"].get(env["env_id"]),
@@ -239,33 +282,37 @@ def _overall(data: Mapping[str, Any]) -> str:
                 )
                 for env in envs
             ),
-            number_cell(row["mean_normalized"], fmt.score(row["mean_normalized"])),
-            number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
         ]
-        for row in overall["rows"]
-    ]
+
     intro = (
         f'<p class="note">One TrueSkill pool over the {overall["rated_matches"]} rated matches '
         f"of every competitive game (draw probability "
         f"{fmt.probability(overall['draw_probability'])}). Players without a rated match "
         "follow, by mean normalized score. W/D/L: competitive games. Game columns: normalized "
-        "score (Hanabi: self-play).</p>"
+        f"score (Hanabi: self-play). {escape(fmt.BASELINES_NOTE)} "
+        '<a href="#about-ranking">How to read the ranking</a>.</p>'
     )
     parts = [
         intro,
         rating_chart(overall["rows"], "Overall TrueSkill ratings"),
         grid_chart(overall["rows"], envs),
-        table(columns, rows, "Overall: ranked by TrueSkill μ − 3σ"),
+        _grouped(columns, overall["rows"], cells, "overall, ranked by TrueSkill μ − 3σ"),
     ]
     return "\n".join(parts + ([overall_coverage(data)] if data["coverage"] else []))
 
 
 def _players(data: Mapping[str, Any]) -> str:
-    columns = [Column("player", text=True), Column("kind", text=True), Column("parameters", True)]
+    columns = [
+        Column("player", text=True),
+        Column("kind", text=True),
+        Column("role", text=True),
+        Column("parameters", True),
+    ]
     rows = [
         [
             player_cell(name),
             Cell(escape(player["kind"]), text=True),
+            Cell("baseline" if player["baseline"] else "model", text=True),
             Cell(
                 "<code>"
                 + escape(json.dumps(player["params"], sort_keys=True, ensure_ascii=False))
@@ -276,46 +323,63 @@ def _players(data: Mapping[str, Any]) -> str:
         ]
         for name, player in data["players"].items()
     ]
-    samples = data["invalid_samples"]
-    sample_columns = [
-        Column("player", text=True),
-        Column("game", text=True),
-        Column("where", text=True),
-        Column("error", text=True),
-        Column("response (as written)", text=True),
-    ]
-    sample_rows = [
+    return "\n".join(
         [
-            player_cell(sample["player"]),
-            Cell(escape(sample["env_id"]), text=True),
-            Cell(
-                escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"), text=True
-            ),
-            Cell(escape(f"{sample['error_kind']}: {sample['error_detail']}"), text=True, wrap=True),
-            Cell(
-                '<pre class="response">'
-                + escape(sample["response"] + (" …" if sample["truncated"] else ""))
-                + "</pre>",
-                text=True,
-                wrap=True,
-            ),
+            table(columns, rows, "Players and their public parameters"),
+            '<h3 id="invalid-answers">Invalid answers</h3>',
+            _samples(data["invalid_samples"]),
         ]
-        for sample in samples
-    ]
+    )
+
+
+#: Characters of an invalid answer shown before "show the rest".
+SHOWN_CHARS = 600
+
+
+def _response(text: str, truncated: bool) -> str:
+    """An answer as written, wrapped at full width; a long one expands on demand."""
+    tail = " …" if truncated else ""
+    if len(text) <= SHOWN_CHARS:
+        return f'<pre class="response">{escape(text + tail)}</pre>'
+    head, rest = text[:SHOWN_CHARS], text[SHOWN_CHARS:]
+    return (
+        f'<pre class="response">{escape(head)}</pre>'
+        f'<details class="more"><summary>show the other {len(rest)} characters</summary>'
+        f'<pre class="response">{escape(rest + tail)}</pre></details>'
+    )
+
+
+def _samples(samples: Sequence[Mapping[str, Any]]) -> str:
+    """Invalid answers as written, grouped by player and game, each full width and wrapped.
+
+    Not a table: an answer is the most useful evidence of an LLM evaluation, and a table
+    column squeezes it to a few characters beside the others. Each group is a ``<details>``
+    (open) that a reader can fold.
+    """
+    if not samples:
+        return '<p class="note">No invalid answers.</p>'
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for sample in samples:
+        groups.setdefault((sample["player"], sample["env_id"]), []).append(sample)
     parts = [
-        table(columns, rows, "Players and their public parameters"),
-        "<h3>Invalid answers</h3>",
+        '<p class="note">A few invalid final answers per player and game, exactly as the model '
+        "wrote them (shown as text).</p>"
     ]
-    if sample_rows:
-        parts.append(
-            table(
-                sample_columns,
-                sample_rows,
-                "A few invalid final answers per player and game, exactly as written",
-            )
+    for (player, env_id), members in groups.items():
+        items = "".join(
+            '<li class="sample"><p class="sample-meta">'
+            f"<span>{escape(sample['run'])} / {escape(sample['game_key'])} / ply "
+            f"{escape(sample['ply'])}</span> · <strong>{escape(sample['error_kind'])}</strong>: "
+            f"{escape(sample['error_detail'])}</p>"
+            + _response(sample["response"], sample["truncated"])
+            + "</li>"
+            for sample in members
         )
-    else:
-        parts.append('<p class="note">No invalid answers.</p>')
+        parts.append(
+            f'<details class="samples" open><summary><strong>{escape(player)}</strong> · '
+            f"{escape(env_id)} ({len(members)})</summary>"
+            f'<ol class="samples">{items}</ol></details>'
+        )
     return "\n".join(parts)
 
 
@@ -324,15 +388,25 @@ def _about(data: Mapping[str, Any]) -> str:
     rating = data["rating"]
     runs = []
     for run in source["runs"]:
-        command = run["settings"].get("command")
-        shown = f"<pre><code>{escape(command)}</code></pre>" if isinstance(command, str) else ""
+        command = run["command"]
+        shown = (
+            f'<pre class="command"><code>{escape(command)}</code></pre>'
+            if command
+            else '<p class="note">No command reproduces this run (it was not stored by '
+            "<code>strategic-arena eval</code> or <code>ladder</code>).</p>"
+        )
         settings = escape(json.dumps(run["settings"], sort_keys=True, ensure_ascii=False))
         runs.append(
             f"<li>run <strong>{escape(run['name'])}</strong>, seed {escape(run['seed'])}"
-            f"{shown}<details><summary>settings</summary><code>{settings}</code></details></li>"
+            f"{shown}<details><summary>stored settings</summary><code>{settings}</code>"
+            "</details></li>"
         )
     return "\n".join(
         [
+            '<h3 id="about-ranking">How to read the ranking</h3>',
+            f"<p>{escape(fmt.CONSERVATIVE_NOTE)}</p>",
+            f"<p>{escape(fmt.BASELINES_NOTE)}</p>",
+            '<h3 id="definitions">Definitions</h3>',
             "<ul>",
             "<li>Competitive games are ranked by TrueSkill's conservative score μ − 3σ "
             f"(μ₀ {rating['mu']:g}, σ₀ {rating['sigma']:.3f}, β {rating['beta']:.3f}, "
@@ -346,8 +420,19 @@ def _about(data: Mapping[str, Any]) -> str:
             "<li>Normalized score: 100 × (mean return − worst) / (optimum − worst), with each "
             "game's fixed worst and optimum.</li>",
             "<li>Invalid %: invalid answers over all answers, retries included.</li>",
+            "<li>Grades (the Grades tab): a move is <em>optimal</em> when the exact solver "
+            "values the position after it as the position before it, a <em>blunder</em> when "
+            "it turns a win into a draw or loss, or a draw into a loss; <em>accuracy</em> is "
+            "the mean credit per move: 100 optimal, 50 a slower win or faster loss (Connect "
+            "Four), 0 a blunder. A poker strategy's <em>exploitability</em> is what a best "
+            "response wins against it, in chips per hand (0: an equilibrium). Full "
+            f"definitions: {escape(fmt.GRADES_DOCS)} in the strategic-arena repository.</li>",
             "</ul>",
-            "<h3>Reproduce</h3>",
+            '<h3 id="reproduce">Reproduce</h3>',
+            "<p>Each run's command plays the same games again (same seeds, opponents, prompts and "
+            "sampling) into a run of the same name, so it resumes or checks game for game. API "
+            "keys are never stored: set the key's environment variable (<code>--api-key-env"
+            "</code>, default <code>OPENAI_API_KEY</code>) yourself.</p>",
             f"<p>Games digest (SHA-256 over every game's content, independent of storage order): "
             f"<code>{escape(source['games_digest'])}</code></p>",
             "<ul>" + "".join(runs) + "</ul>",
@@ -383,17 +468,22 @@ def render(data: Mapping[str, Any]) -> str:
     )
     source = data["source"]
     database = f" from <code>{escape(source['database'])}</code>" if source["database"] else ""
+    page = data["page"]
+    description = (
+        f'<p class="description">{escape(page["description"])}</p>' if page["description"] else ""
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
         '<link rel="icon" href="data:,">\n'
-        "<title>strategic-arena leaderboards</title>\n"
+        f"<title>{escape(page['title'])}</title>\n"
         f"<style>{style}</style>\n</head>\n<body>\n"
-        "<header><h1>Leaderboards</h1>"
+        f"<header><h1>{escape(page['title'])}</h1>{description}"
         f'<p class="meta">Generated by strategic-arena {escape(data["generator"]["version"])}'
-        f"{database}: {source['games']} games in {len(source['runs'])} run(s).</p></header>\n"
+        f"{database}: {source['games']} games in {len(source['runs'])} run(s) "
+        '(<a href="#reproduce">reproduce</a>).</p></header>\n'
         f'<nav role="tablist" aria-label="Leaderboards">{tabs}</nav>\n'
         f"<main>\n{sections}\n</main>\n"
         f"<script>{script}</script>\n</body>\n</html>\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
@@ -48,8 +48,35 @@ def _anchor(title: str) -> str:
     return "#" + slug
 
 
+def _grouped(
+    header: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    cells: Callable[[Mapping[str, Any]], list[str]],
+) -> list[str]:
+    """The models' table, then the baselines' (ranked apart by ``data.build``), each titled."""
+    lines: list[str] = []
+    for title, baseline in (("Models", False), ("Baselines", True)):
+        members = [row for row in rows if row["baseline"] == baseline]
+        if members:
+            lines += ([""] if lines else []) + [f"**{title}**", ""]
+            lines += _table(header, [cells(row) for row in members], right=2)
+    return lines
+
+
 def _rank(row: Mapping[str, Any]) -> str:
     return fmt.MISSING if row["rank"] is None else str(row["rank"])
+
+
+def _rated(row: Mapping[str, Any]) -> list[str]:
+    """Rank, player, μ ± σ, μ − 3σ, games and W/D/L of a TrueSkill-ranked row."""
+    return [
+        _rank(row),
+        escape(row["player"]),
+        fmt.rating(row["trueskill"]),
+        fmt.conservative(row["trueskill"]),
+        str(row["games"]),
+        fmt.wdl(row),
+    ]
 
 
 def _competitive(env: Mapping[str, Any]) -> list[str]:
@@ -74,28 +101,22 @@ def _competitive(env: Mapping[str, Any]) -> list[str]:
         "normalized",
         "invalid %",
     ]
-    rows = []
-    for row in env["rows"]:
+
+    def cells(row: Mapping[str, Any]) -> list[str]:
         versus = row["versus"]
-        rows.append(
-            [
-                _rank(row),
-                escape(row["player"]),
-                fmt.rating(row["trueskill"]),
-                fmt.conservative(row["trueskill"]),
-                str(row["games"]),
-                fmt.wdl(row),
-                *(
-                    fmt.mean_ci(versus[name]["mean"], versus[name]["ci95"])
-                    if name in versus
-                    else fmt.MISSING
-                    for name in columns
-                ),
-                fmt.score(row["normalized"]),
-                fmt.percent(row["invalid_rate"]),
-            ]
-        )
-    return lines + _table(header, rows, right=2)
+        return [
+            *_rated(row),
+            *(
+                fmt.mean_ci(versus[name]["mean"], versus[name]["ci95"])
+                if name in versus
+                else fmt.MISSING
+                for name in columns
+            ),
+            fmt.score(row["normalized"]),
+            fmt.percent(row["invalid_rate"]),
+        ]
+
+    return lines + _grouped(header, env["rows"], cells)
 
 
 def _cooperative(env: Mapping[str, Any]) -> list[str]:
@@ -117,22 +138,21 @@ def _cooperative(env: Mapping[str, Any]) -> list[str]:
         "normalized (with bot)",
         "invalid %",
     ]
-    rows = []
-    for row in env["rows"]:
+
+    def cells(row: Mapping[str, Any]) -> list[str]:
         own, bot = row["self_play"], row["with_partner_bot"]
-        rows.append(
-            [
-                _rank(row),
-                escape(row["player"]),
-                fmt.mean_ci(own["mean"], own["ci95"]) if own else fmt.MISSING,
-                fmt.mean_ci(bot["mean"], bot["ci95"]) if bot else fmt.MISSING,
-                str(row["games"]),
-                fmt.score(own["normalized"]) if own else fmt.MISSING,
-                fmt.score(bot["normalized"]) if bot else fmt.MISSING,
-                fmt.percent(row["invalid_rate"]),
-            ]
-        )
-    return lines + _table(header, rows, right=2)
+        return [
+            _rank(row),
+            escape(row["player"]),
+            fmt.mean_ci(own["mean"], own["ci95"]) if own else fmt.MISSING,
+            fmt.mean_ci(bot["mean"], bot["ci95"]) if bot else fmt.MISSING,
+            str(row["games"]),
+            fmt.score(own["normalized"]) if own else fmt.MISSING,
+            fmt.score(bot["normalized"]) if bot else fmt.MISSING,
+            fmt.percent(row["invalid_rate"]),
+        ]
+
+    return lines + _grouped(header, env["rows"], cells)
 
 
 def _overall(data: Mapping[str, Any]) -> list[str]:
@@ -156,21 +176,16 @@ def _overall(data: Mapping[str, Any]) -> list[str]:
         "mean normalized",
         "invalid %",
     ]
-    rows = [
-        [
-            _rank(row),
-            escape(row["player"]),
-            fmt.rating(row["trueskill"]),
-            fmt.conservative(row["trueskill"]),
-            str(row["games"]),
-            fmt.wdl(row),
+
+    def cells(row: Mapping[str, Any]) -> list[str]:
+        return [
+            *_rated(row),
             *(fmt.score(row["normalized"].get(env["env_id"])) for env in envs),
             fmt.score(row["mean_normalized"]),
             fmt.percent(row["invalid_rate"]),
         ]
-        for row in overall["rows"]
-    ]
-    return lines + _table(header, rows, right=2)
+
+    return lines + _grouped(header, overall["rows"], cells)
 
 
 def _reasons(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -187,6 +202,12 @@ def _coverage(data: Mapping[str, Any]) -> list[str]:
     note = fmt.coverage_note(data["rating"]["max_left_out_share"])
     lines = [*_reasons(data["overall"]["rows"]), "", note, ""]
     return lines + _table(["player", *fmt.COVERAGE_HEADER], rows, right=1)
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text`` (so it cannot close early)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _env_coverage(env: Mapping[str, Any]) -> list[str]:
@@ -210,9 +231,13 @@ def _reproduce(data: Mapping[str, Any]) -> list[str]:
     ]
     for run in source["runs"]:
         lines.append(f"- run {escape(run['name'])}, seed {run['seed']}")
-        command = run["settings"].get("command")
-        if isinstance(command, str):
-            lines += ["", "  ```bash", f"  {' '.join(printable_line(command).split())}", "  ```"]
+        command = run["command"]
+        if command is None:
+            lines += ["", "  No command reproduces this run (not stored by `eval` or `ladder`)."]
+        else:
+            line = " ".join(printable_line(command).split())
+            fence = _fence(line)
+            lines += ["", f"  {fence}bash", f"  {line}", f"  {fence}"]
     rating = data["rating"]
     lines += [
         "",
@@ -239,15 +264,20 @@ def render(data: Mapping[str, Any]) -> str:
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))
     sections.append(("Reproduce", _reproduce(data)))
+    page = data["page"]
+    description = [escape(page["description"]), ""] if page["description"] else []
     lines = [
-        "# Leaderboards",
+        f"# {escape(page['title'])}",
         "",
         "<!-- Generated by `strategic-arena publish`; do not edit by hand. -->",
         "",
+        *description,
         f"Generated by strategic-arena {escape(data['generator']['version'])}{database}: "
         f"{source['games']} games; runs: {runs or 'none'}.",
         "",
-        "- Competitive games are ranked by TrueSkill's conservative score μ − 3σ.",
+        f"- Competitive games are ranked by TrueSkill's conservative score μ − 3σ. "
+        f"{fmt.CONSERVATIVE_NOTE}",
+        f"- {fmt.BASELINES_NOTE}",
         "- *vs X*: mean return against X with its 95% confidence interval (Student t).",
         "- Normalized score: 100 × (mean return − worst) / (optimum − worst), with each game's "
         "fixed worst and optimum.",
@@ -272,27 +302,39 @@ def _players(players: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return _table(["player", "kind", "parameters"], rows)
 
 
+#: Characters of an invalid answer shown in a markdown table cell (the page shows them all).
+SAMPLE_CHARS = 300
+
+
 def _samples(samples: Sequence[Mapping[str, Any]]) -> list[str]:
     if not samples:
         return ["No invalid answers."]
-    rows = [
-        [
-            escape(sample["player"]),
-            escape(sample["env_id"]),
-            escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"),
-            escape(f"{sample['error_kind']}: {sample['error_detail']}"),
-            escape(sample["response"] + (" …" if sample["truncated"] else "")) or fmt.MISSING,
-        ]
-        for sample in samples
-    ]
-    return _table(["player", "game", "where", "error", "response (as written)"], rows)
+    rows = []
+    for sample in samples:
+        response = sample["response"]
+        cut = sample["truncated"] or len(response) > SAMPLE_CHARS
+        rows.append(
+            [
+                escape(sample["player"]),
+                escape(sample["env_id"]),
+                escape(f"{sample['run']} / {sample['game_key']} / ply {sample['ply']}"),
+                escape(f"{sample['error_kind']}: {sample['error_detail']}"),
+                escape(response[:SAMPLE_CHARS] + (" …" if cut else "")) or fmt.MISSING,
+            ]
+        )
+    note = (
+        f"Line breaks shown as spaces and answers cut at {SAMPLE_CHARS} characters here; "
+        "index.html shows them as written (and leaderboard.json holds them)."
+    )
+    return [note, "", *_table(["player", "game", "where", "error", "response (as written)"], rows)]
 
 
 def _grades(grades: Mapping[str, Any]) -> list[str]:
     moves = [row for row in grades["moves"] if row["opponent"] == "all"]
     if not moves and not grades["strategies"]:
         return ["Not graded (run `strategic-arena grade`, then publish again)."]
-    lines = [fmt.GRADES_NOTE, ""]
+    # LEADERBOARD.md is published in the repository's leaderboards/ folder by default.
+    lines = [f"{fmt.GRADES_NOTE} Definitions: [{fmt.GRADES_DOCS}](../{fmt.GRADES_DOCS}).", ""]
     if moves:
         rows = [
             [

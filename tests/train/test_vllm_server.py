@@ -462,3 +462,45 @@ def test_cli_trains_through_a_server_it_starts_and_stops(
         with contextlib.suppress(OSError):
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             assert state == "Z", f"process {pid} of the vLLM server outlived the trainer"
+
+
+def test_torchrun_two_ranks_train_through_one_started_server(
+    vllm_python: str, tiny_overrides: Overrides, tmp_path: Path, no_hang: None
+) -> None:
+    """``torchrun --nproc-per-node 2`` on CPU (FSDP2 on gloo): rank 0 starts one vLLM server,
+    both ranks send their games to it, the weights are pushed after every step, the evaluation
+    is spread over both ranks, and the process group and the server are gone at the end."""
+    from tests.train.launch import torchrun, train_command
+
+    out = tmp_path / "ddp"
+    overrides = tiny_overrides(
+        *TINY_VLLM,
+        "steps=2",
+        "episodes_per_game=8",
+        "eval_every=2",
+        "eval_games=4",
+        "eval_opponents={kuhn_poker-v0: [random]}",
+        f"output_dir={out}",
+        f"vllm_python={vllm_python}",
+        f"weight_sync_dir={tmp_path / 'sync'}",
+        "vllm_server_env={VLLM_CPU_KVCACHE_SPACE: '1', OMP_NUM_THREADS: '1'}",
+    )
+    args = [arg for item in overrides for arg in ("--set", item)]
+    done = torchrun([train_command(), "train", *args], timeout_s=540)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2]
+    assert [row["sync/weight_version"] for row in rows] == [1, 2]  # a push after every step
+    assert [row["train/weight_version"] for row in rows] == [0, 1]  # every turn on fresh weights
+    assert rows[0]["train/episodes"] == 8  # both ranks' games, gathered
+    assert all(abs(row["train/logprob_ratio"] - 1) < 1e-3 for row in rows)
+    assert "eval/kuhn_poker-v0/random/mean_return" in rows[1]
+    assert "2 ranks, collective timeout 1800 s" in done.stderr
+    assert "run 'train' finished: step 2 of 2" in done.stdout
+    log = (out / "vllm-server.log").read_text()
+    assert len(list((out).glob("vllm-server*.log"))) == 1  # one server for both ranks
+    assert log.count("POST /v1/completions") >= 8
+    for pid in {int(pid) for pid in re.findall(r"pid=(\d+)\)", log)}:
+        with contextlib.suppress(OSError):
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            assert state == "Z", f"process {pid} of the vLLM server outlived the trainer"

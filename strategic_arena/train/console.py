@@ -1,0 +1,193 @@
+"""What a training run tells its user: evaluation tables, the closing summary, the next commands.
+
+A run logs its steps to stderr (``logging``) and its metrics to ``metrics.jsonl``; what a person
+reads at the terminal comes from here, on stdout:
+
+* :func:`eval_table` -- after every evaluation, one row per game and opponent (both seats):
+  games, mean return, win rate, invalid-answer rate;
+* :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
+  checkpoint, the metrics and the evaluation store are, and the commands to run next
+  (``strategic-arena report``, ``publish``, and ``eval`` of the checkpoint through
+  ``vllm serve``);
+* :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
+  already holds every step, so a rerun says so instead of pretending to resume;
+
+The run itself, with these around it, is :func:`strategic_arena.train.run.train_and_report`
+(a module of its own: the trainer imports this one for its tables).
+
+Names that come from endpoints or the store go through :func:`~strategic_arena.printable.
+printable_line` (terminal-safe). torch is imported only when a run starts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from strategic_arena.printable import printable_line
+
+if TYPE_CHECKING:
+    from strategic_arena.train.config import TrainConfig
+    from strategic_arena.train.evaluation import Evaluation
+
+_STEP = re.compile(r"^step-(\d+)$")
+
+
+def eval_table(evaluation: Evaluation) -> str:
+    """The evaluation as a table: one row per game and opponent, both seats together."""
+    rows = [row for row in evaluation.rows if row.seat is None]
+    head = (
+        f"evaluation at step {evaluation.step} (store {evaluation.db}, "
+        f"run {printable_line(evaluation.run)})"
+    )
+    if not rows:
+        return head + "\n  no games scored"
+    table: list[Sequence[str]] = [("game", "opponent", "games", "return", "win rate", "invalid")]
+    for row in rows:
+        win = "-" if row.wins is None or not row.games else f"{row.wins / row.games:.1%}"
+        table.append(
+            (
+                row.env_id,
+                printable_line(row.opponent, limit=60),
+                str(row.games),
+                f"{row.mean_return:+.3f}",
+                win,
+                f"{row.invalid_rate:.1%}",
+            )
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = [head]
+    for line in table:
+        cells = [
+            cell.ljust(width) if i < 2 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def missing_model(cfg: TrainConfig) -> str | None:
+    """Why the model or tokenizer cannot load, when a local path names no directory.
+
+    A value starting with ``/``, ``.`` or ``~`` is a path (a hub id never does); anything else
+    is left to transformers. Not part of :meth:`TrainConfig.validate`: a shipped config may
+    name a model a machine has not downloaded yet.
+    """
+    for name, value in (("model", cfg.model), ("tokenizer", cfg.tokenizer)):
+        local = value is not None and value.startswith(("/", ".", "~"))
+        if local and value is not None and not Path(value).expanduser().is_dir():
+            return f"{name}: no model directory at {value} (download it, or fix the path)"
+    return None
+
+
+def checkpoint_step(path: Path) -> int | None:
+    """The step of a checkpoint directory named ``step-NNNNNN`` (``None``: another name)."""
+    match = _STEP.match(path.name)
+    return int(match.group(1)) if match else None
+
+
+def finished_checkpoint(cfg: TrainConfig) -> Path | None:
+    """The checkpoint ``resume`` would continue from, when it already holds ``steps`` steps."""
+    from strategic_arena.train.checkpoint import latest_checkpoint
+
+    if cfg.resume == "never":
+        return None
+    path = latest_checkpoint(cfg.output_dir) if cfg.resume == "auto" else Path(cfg.resume)
+    if path is None:
+        return None
+    step = checkpoint_step(path)
+    return path if step is not None and step >= cfg.steps else None
+
+
+def run_summary(
+    cfg: TrainConfig,
+    steps: int,
+    checkpoint: Path | None,
+    *,
+    already: bool = False,
+) -> str:
+    """Where the run's outputs are and what to run next (see the module docstring).
+
+    Args:
+        cfg: the run's config.
+        steps: the completed steps.
+        checkpoint: the newest checkpoint (``None``: none written).
+        already: the run had finished before this invocation (nothing was trained now).
+    """
+    from strategic_arena.train.evaluation import eval_db
+
+    output = Path(cfg.output_dir)
+    if already:
+        head = (
+            f"run {cfg.run_name!r} had already finished: step {steps} of {cfg.steps}; nothing "
+            f"to do (raise steps, or set resume=never or another output_dir to start again)"
+        )
+    elif steps >= cfg.steps:
+        head = f"run {cfg.run_name!r} finished: step {steps} of {cfg.steps}"
+    else:
+        head = (
+            f"run {cfg.run_name!r} stopped at step {steps} of {cfg.steps}; "
+            "rerun the same command to resume"
+        )
+    lines = [head]
+    if checkpoint is not None:
+        lines.append(f"  checkpoint   {checkpoint}  (model: {checkpoint / 'policy'})")
+    metrics = output / "metrics.jsonl"
+    if metrics.exists():
+        lines.append(f"  metrics      {metrics}")
+    db = eval_db(cfg)
+    evaluated = bool(cfg.eval_opponents) and db.exists()
+    if evaluated:
+        lines.append(f"  evaluations  {db}  (runs {cfg.run_name}/eval/step-NNNNNN)")
+    commands = _next_commands(cfg, checkpoint, db if evaluated else None, steps)
+    if commands:
+        lines.append("next:")
+        lines += [f"  {command}" for command in commands]
+    return "\n".join(lines)
+
+
+def _next_commands(
+    cfg: TrainConfig, checkpoint: Path | None, db: Path | None, steps: int
+) -> list[str]:
+    """Commands that read the evaluations and evaluate the checkpoint through a vLLM server."""
+    quote = shlex.quote
+    commands = []
+    if db is not None:
+        commands += [
+            f"strategic-arena report --db {quote(str(db))}",
+            f"strategic-arena publish --db {quote(str(db))} "
+            f"--out {quote(str(Path(cfg.output_dir) / 'leaderboard'))}",
+        ]
+    if checkpoint is not None:
+        served = f"{cfg.run_name}-step-{steps}"
+        commands.append(
+            f"vllm serve {quote(str(checkpoint / 'policy'))} --served-model-name "
+            f"{quote(served)} --port 8000   # in the vLLM venv (make vllm), another terminal"
+        )
+        evaluate = [
+            "strategic-arena eval --base-url http://127.0.0.1:8000/v1",
+            f"--model {quote(served)}",
+            f"--envs {' '.join(quote(game) for game in cfg.games)}",
+            f"--style {cfg.style}",
+        ]
+        specs = sorted(
+            {
+                entry
+                for entries in cfg.eval_opponents.values()
+                for entry in entries
+                if isinstance(entry, str) and not entry.startswith("checkpoint:")
+            }
+        )
+        if specs:
+            evaluate.append(f"--opponents {' '.join(quote(spec) for spec in specs)}")
+        if not cfg.strict:
+            evaluate.append("--lenient")
+        if cfg.include_history:
+            evaluate.append("--history")
+        if cfg.shuffle_actions:
+            evaluate.append("--shuffle-actions")
+        commands.append(" ".join(evaluate))
+    return commands

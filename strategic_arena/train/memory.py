@@ -1,0 +1,254 @@
+"""How much GPU memory a training layout needs, before anything is loaded: pure arithmetic.
+
+:func:`estimate` takes a model's shape (:class:`ModelShape`, from its ``config.json``) and a
+layout (:class:`Layout`: GPU size, learners, what shares a GPU with a vLLM server) and returns
+a :class:`MemoryEstimate`: the bytes of each part and, per phase, whether they fit. The
+trainer refuses a layout that cannot fit, with these numbers, before starting anything.
+
+The arithmetic (``P`` parameters, ``n`` learner ranks sharing the model by FSDP, ``T`` tokens of
+one micro-batch = ``micro_batch_size x`` the longest sequence, ``h`` hidden size, ``I`` MLP
+size, ``L`` layers, ``V`` vocabulary, ``c`` bytes of the compute dtype (2 for bf16))::
+
+    learner, per GPU
+      master weights          4 P / n          fp32 masters
+      gradients               4 P / n          fp32, freed between steps
+      optimizer (AdamW)       8 P / n          two fp32 moments
+      compute weights         2 c max(P_layer, V h)   casts in flight: a layer's (or the
+                                                output head's) and the next; autocast keeps no
+                                                cache, FSDP gathers one layer ahead
+                                                (0 when the compute dtype is the master's)
+      reference (kl_coef>0)   c P / n
+      activations             L T h c + T (6h + 3I) c    with gradient checkpointing
+                              L T (6h + 3I) c            without
+      logits                  2 x 4 T V        fp32 logits and their log-softmax
+      runtime                 2 GiB            CUDA context, allocator slack
+
+    vLLM server, per GPU (tensor parallel t)
+      reserved                u G              u = vllm_gpu_memory_utilization, G = GPU memory
+      weights                 s P / t          s: bytes of the server's dtype
+      KV cache                u G - s P / t - 1 GiB (activations)
+      KV per token            2 L k d s / t    k KV heads of dimension d
+      asleep                  2 GiB            (sleep mode: weights and KV cache released)
+
+    phases on one GPU
+      rollout   learner resident (weights, optimizer, reference, runtime) + server reserved
+      update    learner peak (resident + gradients, compute weights, activations, logits)
+                + server reserved (asleep when vllm_sleep_level > 0)
+
+Each must stay below ``G``, and the KV cache must hold at least one longest sequence. These
+are estimates: the GPU figures have not been measured on a GPU in this project (none was lent
+to it); the fixed terms (runtime, vLLM activations, a sleeping server) are deliberately round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+GIB = 1024**3
+
+#: Fixed costs (bytes); see the module docstring.
+RUNTIME_BYTES = 2 * GIB
+SERVER_ACTIVATION_BYTES = 1 * GIB
+SERVER_ASLEEP_BYTES = 2 * GIB
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The sizes of a decoder-only transformer (Llama / Qwen / SmolLM family)."""
+
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied_embeddings: bool
+    attention_bias: bool = False
+
+    @classmethod
+    def from_hf_config(cls, config: Mapping[str, Any]) -> ModelShape:
+        """The shape of a Hugging Face ``config.json`` (``text_config`` of a multimodal one)."""
+        config = config.get("text_config", config)
+        heads = int(config["num_attention_heads"])
+        hidden = int(config["hidden_size"])
+        return cls(
+            hidden=hidden,
+            intermediate=int(config["intermediate_size"]),
+            layers=int(config["num_hidden_layers"]),
+            heads=heads,
+            kv_heads=int(config.get("num_key_value_heads") or heads),
+            head_dim=int(config.get("head_dim") or hidden // heads),
+            vocab=int(config["vocab_size"]),
+            tied_embeddings=bool(config.get("tie_word_embeddings", False)),
+            # Qwen2 has q/k/v biases (no flag in its config); Llama-style configs say so.
+            attention_bias=bool(config.get("attention_bias", config.get("model_type") == "qwen2")),
+        )
+
+    @property
+    def layer_parameters(self) -> int:
+        """Parameters of one decoder layer: attention, gated MLP, two norms."""
+        q = self.heads * self.head_dim
+        kv = self.kv_heads * self.head_dim
+        attention = self.hidden * (q + 2 * kv) + q * self.hidden
+        if self.attention_bias:
+            attention += q + 2 * kv
+        return attention + 3 * self.hidden * self.intermediate + 2 * self.hidden
+
+    @property
+    def parameters(self) -> int:
+        """All parameters: embeddings, layers, final norm, output head unless tied."""
+        embeddings = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+        return embeddings + self.layers * self.layer_parameters + self.hidden
+
+
+#: Shapes of hub models the shipped recipes name, from their ``config.json`` (so a recipe can be
+#: checked on a machine that has not downloaded the model).
+KNOWN_SHAPES: dict[str, ModelShape] = {
+    "Qwen/Qwen3-0.6B": ModelShape(1024, 3072, 28, 16, 8, 128, 151936, True),
+    "Qwen/Qwen3-1.7B": ModelShape(2048, 6144, 28, 16, 8, 128, 151936, True),
+    "Qwen/Qwen3-4B": ModelShape(2560, 9728, 36, 32, 8, 128, 151936, True),
+    "Qwen/Qwen3-4B-Base": ModelShape(2560, 9728, 36, 32, 8, 128, 151936, True),
+    "Qwen/Qwen3-8B": ModelShape(4096, 12288, 36, 32, 8, 128, 151936, False),
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the parts of a run live and how big the work is (see the module docstring).
+
+    Attributes:
+        gpu_bytes: memory of each GPU.
+        learners: learner ranks sharing the model (FSDP); 1 without torchrun.
+        colocated: a vLLM server shares each learner's GPU.
+        server_gpus: GPUs of the vLLM servers (0: no vLLM, e.g. the transformers engine).
+        tensor_parallel: GPUs per server.
+        server_utilization: ``vllm_gpu_memory_utilization``.
+        sleep_level: ``vllm_sleep_level`` (0: the server keeps its memory during updates).
+        micro_batch_size: sequences per forward/backward pass.
+        sequence_tokens: the longest prompt plus response.
+        compute_bytes: bytes per value of the compute dtype (2: bf16).
+        server_bytes: bytes per weight of the vLLM server (its dtype).
+        master_bytes: bytes per master weight (4: fp32).
+        reference: a frozen reference model is loaded (``kl_coef`` > 0).
+        gradient_checkpointing: activations recomputed in the backward pass.
+    """
+
+    gpu_bytes: int
+    learners: int = 1
+    colocated: bool = False
+    server_gpus: int = 0
+    tensor_parallel: int = 1
+    server_utilization: float = 0.5
+    sleep_level: int = 0
+    micro_batch_size: int = 1
+    sequence_tokens: int = 4096
+    compute_bytes: int = 2
+    server_bytes: int = 2
+    master_bytes: int = 4
+    reference: bool = False
+    gradient_checkpointing: bool = True
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """The bytes of each part per GPU, and what does not fit (empty: the layout fits)."""
+
+    learner: dict[str, int] = field(default_factory=dict)
+    server: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, int] = field(default_factory=dict)
+    gpu_bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        """Whether every phase fits and the KV cache holds one longest sequence."""
+        return not self.problems
+
+    def table(self) -> str:
+        """The estimate as aligned lines of GiB (for logs and error messages)."""
+        lines = [f"GPU memory {gib(self.gpu_bytes)}"]
+        for title, part in (("learner", self.learner), ("vLLM server", self.server)):
+            if part:
+                lines.append(f"{title} per GPU:")
+                lines += [f"  {name:<24}{_size(name, value):>12}" for name, value in part.items()]
+        if self.phases:
+            lines.append("per GPU, by phase:")
+            lines += [f"  {name:<24}{gib(value):>12}" for name, value in self.phases.items()]
+        return "\n".join(lines)
+
+
+def _size(name: str, value: int) -> str:
+    """GiB, but KiB for the per-token KV size."""
+    return f"{value / 1024:.0f} KiB" if name == "KV per token" else gib(value)
+
+
+def gib(value: float) -> str:
+    """``value`` bytes as GiB with two decimals."""
+    return f"{value / GIB:.2f} GiB"
+
+
+def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
+    """The memory of ``layout`` for a model of ``shape`` (see the module docstring)."""
+    n = max(layout.learners, 1)
+    p = shape.parameters
+    c = layout.compute_bytes
+    tokens = layout.micro_batch_size * layout.sequence_tokens
+    layer = tokens * (6 * shape.hidden + 3 * shape.intermediate) * c
+    if layout.gradient_checkpointing:
+        activations = shape.layers * tokens * shape.hidden * c + layer
+    else:
+        activations = shape.layers * layer
+    largest = max(shape.layer_parameters, shape.vocab * shape.hidden)
+    compute = 0 if c >= layout.master_bytes else 2 * c * largest
+    learner = {
+        "master weights": layout.master_bytes * p // n,
+        "gradients": layout.master_bytes * p // n,
+        "optimizer (AdamW)": 2 * layout.master_bytes * p // n,
+        "compute weights": compute,
+        "reference": c * p // n if layout.reference else 0,
+        "activations": activations,
+        "logits": 2 * 4 * tokens * shape.vocab,
+        "runtime": RUNTIME_BYTES,
+    }
+    resident = sum(
+        learner[name] for name in ("master weights", "optimizer (AdamW)", "reference", "runtime")
+    )
+    peak = sum(learner.values())
+    server: dict[str, int] = {}
+    problems: list[str] = []
+    reserved = int(layout.server_utilization * layout.gpu_bytes)
+    if layout.server_gpus:
+        t = max(layout.tensor_parallel, 1)
+        weights = layout.server_bytes * p // t
+        kv = reserved - weights - SERVER_ACTIVATION_BYTES
+        per_token = 2 * shape.layers * shape.kv_heads * shape.head_dim * layout.server_bytes // t
+        server = {
+            "reserved": reserved,
+            "weights": weights,
+            "KV cache": kv,
+            "KV per token": per_token,
+            "asleep": SERVER_ASLEEP_BYTES if layout.sleep_level else reserved,
+        }
+        needed = per_token * layout.sequence_tokens
+        if kv < needed:
+            problems.append(
+                f"the vLLM server's KV cache ({gib(kv)} of {gib(reserved)} reserved, after "
+                f"{gib(weights)} of weights) cannot hold one {layout.sequence_tokens}-token "
+                f"sequence ({gib(needed)}): raise vllm_gpu_memory_utilization or "
+                "vllm_tensor_parallel_size, or lower max_sequence_tokens"
+            )
+    phases: dict[str, int] = {}
+    if layout.colocated and server:
+        phases["rollout"] = resident + reserved
+        phases["update"] = peak + server["asleep"]
+    else:
+        phases["update"] = peak
+    for phase, used in phases.items():
+        if used > layout.gpu_bytes:
+            problems.append(
+                f"the {phase} phase needs {gib(used)} per GPU but a GPU has {gib(layout.gpu_bytes)}"
+            )
+    return MemoryEstimate(learner, server, phases, layout.gpu_bytes, problems)

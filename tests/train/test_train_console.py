@@ -1,0 +1,144 @@
+"""A run that explains itself: evaluation tables, the closing summary, clear one-line errors,
+finished runs that say so, and checkpoint / endpoint opponents in ``eval_opponents``."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from strategic_arena.arena.metrics import summarize
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli import main
+from strategic_arena.serve import PlayerServer
+from strategic_arena.train.config import load_config
+from strategic_arena.train.metrics import read_metrics
+from strategic_arena.train.trainer import Trainer
+
+Overrides = Callable[..., list[str]]
+
+
+def _train(overrides: list[str]) -> int:
+    return main(["train", *[arg for item in overrides for arg in ("--set", item)]])
+
+
+def test_evaluations_print_a_table_and_the_end_a_summary(
+    tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    overrides = tiny_overrides(
+        "steps=2",
+        "eval_every=2",
+        "eval_games=4",
+        "eval_opponents={kuhn_poker-v0: [random, nash]}",
+        "checkpoint_every=2",
+        "run_name=console",
+    )
+    assert _train(overrides) == 0
+    out = capsys.readouterr().out
+    run = tmp_path / "run"
+    db = run / "eval.db"
+    # the table's numbers are the store's
+    with ResultsStore(db) as store:
+        rows = {
+            r.opponent: r
+            for r in summarize(store, ["console/eval/step-000002"])
+            if r.player == "console@step-2" and r.seat is None
+        }
+    assert set(rows) == {"random", "nash"}
+    assert f"evaluation at step 2 (store {db}, run console/eval/step-000002)" in out
+    for opponent, row in rows.items():
+        wins = f"{row.wins / row.games:.1%}" if row.wins is not None else "-"
+        pattern = (
+            rf"kuhn_poker-v0\s+{opponent}\s+4\s+{re.escape(f'{row.mean_return:+.3f}')}\s+"
+            rf"{re.escape(wins)}\s+{re.escape(f'{row.invalid_rate:.1%}')}"
+        )
+        assert re.search(pattern, out), (pattern, out)
+    checkpoint = run / "checkpoints" / "step-000002"
+    assert "run 'console' finished: step 2 of 2" in out
+    assert f"checkpoint   {checkpoint}  (model: {checkpoint / 'policy'})" in out
+    assert f"metrics      {run / 'metrics.jsonl'}" in out
+    assert f"evaluations  {db}" in out
+    assert f"strategic-arena report --db {db}" in out
+    assert f"strategic-arena publish --db {db} --out {run / 'leaderboard'}" in out
+    assert f"vllm serve {checkpoint / 'policy'} --served-model-name console-step-2" in out
+    assert (
+        "strategic-arena eval --base-url http://127.0.0.1:8000/v1 --model console-step-2 "
+        "--envs kuhn_poker-v0 --style boxed --opponents nash random --lenient"
+    ) in out
+
+
+def test_a_finished_run_says_so_and_trains_nothing(
+    tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    overrides = tiny_overrides("steps=1", "resume=auto", "checkpoint_every=1")
+    assert _train(overrides) == 0
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    before = metrics.read_text()
+    capsys.readouterr()
+    assert _train(overrides) == 0
+    captured = capsys.readouterr()
+    assert "run 'train' had already finished: step 1 of 1; nothing to do" in captured.out
+    assert "resumed" not in captured.out + captured.err
+    assert metrics.read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("steps: 3\nlr: [1e-3\n", "not valid YAML: expected ',' or ']', but got '<stream end>'"),
+        ("model: ./no/such/model\n", "model: no model directory at ./no/such/model"),
+    ],
+)
+def test_bad_yaml_and_a_missing_model_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
+    assert main(["train", "--config", str(config)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], captured.err
+    assert lines[0].startswith("strategic-arena train: error:")
+
+
+def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
+    tiny_overrides: Overrides, tmp_path: Path
+) -> None:
+    first = load_config(None, tiny_overrides("steps=1", "checkpoint_every=1"))
+    with Trainer(first) as trainer:
+        trainer.train()
+    frozen = Path(first.output_dir) / "checkpoints" / "step-000001" / "policy"
+    with PlayerServer("nash", model="served-nash") as endpoint:
+        cfg = load_config(
+            None,
+            [
+                *tiny_overrides("steps=1", "eval_every=1", "eval_games=4"),
+                f"output_dir={tmp_path / 'second'}",
+                f"eval_opponents={{kuhn_poker-v0: [checkpoint:{frozen}, "
+                f"{{spec: served-nash, base_url: '{endpoint.base_url}'}}]}}",
+            ],
+        )
+        with Trainer(cfg) as trainer:
+            trainer.train()
+    records = read_metrics(tmp_path / "second" / "metrics.jsonl")
+    assert f"eval/kuhn_poker-v0/checkpoint:{frozen}/invalid_rate" in records[0]
+    assert "eval/kuhn_poker-v0/served-nash/mean_return" in records[0]
+    with sqlite3.connect(tmp_path / "second" / "eval.db") as db:
+        kinds = dict(db.execute("SELECT name, kind FROM players"))
+        games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert kinds == {
+        "train@step-1": "policy",
+        f"checkpoint:{frozen}": "checkpoint",
+        "served-nash": "llm",
+    }
+    assert games == 8
+    with ResultsStore(tmp_path / "second" / "eval.db") as store:
+        served = [r for r in summarize(store) if r.player == "served-nash" and r.seat is None]
+    # the solver behind the endpoint answered every move validly, over real HTTP
+    assert served and served[0].games == 4 and served[0].invalid_rate == 0.0

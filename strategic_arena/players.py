@@ -215,7 +215,8 @@ class LLMPlayer:
             failures += result.failures
             outcome: Action | ActionError
             if result.error is not None:
-                kind: ErrorKind = "timeout" if result.error == "timeout" else "endpoint"
+                kinds: dict[str | None, ErrorKind] = {"timeout": "timeout", "refused": "refused"}
+                kind = kinds.get(result.error, "endpoint")
                 outcome = ActionError(kind, "; ".join(result.failures[-3:]) or result.error)
             elif result.malformed is not None:  # the model's own reply, not an answer at all
                 outcome = ActionError("format", f"malformed reply: {result.malformed}")

@@ -52,7 +52,7 @@ class LoopbackServer:
 class FaultServer(LoopbackServer):
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
-    Faults come from the scripted list ``faults`` first (``500``, ``400``, ``429`` with
+    Faults come from the scripted list ``faults`` first (``500``, ``400``, ``408``, ``429`` with
     ``Retry-After: 0``, ``malformed`` JSON (cut in the middle), ``empty`` choices, ``blank``
     content, ``drop`` (the connection closed without a reply), ``truncated`` answers,
     ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
@@ -102,7 +102,7 @@ class FaultServer(LoopbackServer):
                 if fault == "echo-key":  # a 401-style error that repeats the key it got
                     key = self.headers.get("Authorization", "")
                     self.reply(500, {"error": {"message": f"bad key {key}"}})
-                elif fault in ("500", "400"):
+                elif fault in ("500", "400", "408"):
                     self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
                 elif fault == "429":
                     self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})

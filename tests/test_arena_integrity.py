@@ -64,6 +64,11 @@ def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(
             assert sorted(g.game_key for g in store.games(run_id)) == sorted(t.key for t in tasks)
             (apart,) = infrastructure(store)
             assert (apart.incomplete_games, apart.unresolved) == (1, 0)
+            # After a successful replay nothing is left out, and the report says so.
+            text = render_text(report(store))
+            assert "left out of every score" not in text and "still unscored" not in text
+            assert "1 game stopped by them (endpoint 1), all replayed since and scored" in text
+            assert "tok p50: median completion tokens per decision" in text
     finally:
         server.close()
 
@@ -71,7 +76,9 @@ def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(
 def test_replays_stop_at_the_limit_and_eval_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = FaultServer(["500"] * 1000)  # down for good
+    # Each eval's preflight request goes through; then the server fails every game's request
+    # (2 games, 1 attempt each). The third eval has no game left to try.
+    server = FaultServer(["ok", "500", "500", "ok", "500", "500", "ok"])
     db = tmp_path / "down.sqlite"
     args = [
         "eval",

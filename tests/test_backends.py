@@ -133,7 +133,8 @@ def test_giving_up_is_an_infrastructure_error_that_stops_the_game(
 def test_client_errors_are_not_retried(faulty: FaultServer) -> None:
     faulty.faults = ["400", "ok"]
     result = asyncio.run(backend(faulty.base_url).complete([{"role": "user", "content": "x"}]))
-    assert result.error == "endpoint" and result.attempts == 1 and "400" in result.failures[0]
+    # A refusal of the request itself, not a server failure: the run stops on it.
+    assert result.error == "refused" and result.attempts == 1 and "400" in result.failures[0]
 
 
 def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> None:

@@ -254,6 +254,23 @@ def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert best["optimal"]["share"] == 1.0
 
 
+def test_no_moves_prints_no_move_grades(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.sqlite"
+    _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
+    assert main(["grade", "--db", str(db), "--no-strategies", "--quiet"]) == 0
+    assert "Move grades" in capsys.readouterr().out  # graded and stored
+    assert main(["grade", "--db", str(db), "--no-strategies", "--no-moves", "--quiet"]) == 0
+    assert "Move grades" not in capsys.readouterr().out
+
+
+def test_grade_help_shows_no_empty_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["grade", "--help"])
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text and "(default: False)" not in text
+    assert "(default: 20)" in text  # a default that says something is still shown
+
+
 class Answers:
     """Answers the first legal action, recording a decision shaped as ``kind`` says.
 

@@ -194,6 +194,11 @@ def test_progress_line_counts_games_errors_and_eta() -> None:
     bar.update(failed=True)
     line = bar.line()
     assert line.startswith("run [########------------]  40% 4/10 games (2 resumed)")
-    assert "errors 1" in line and "failed 1" in line and "games/s" in line and "ETA" in line
+    assert (
+        "| 1 with invalid answers" in line
+        and "failed 1" in line
+        and "games/s" in line
+        and "ETA" in line
+    )
     bar.update(final=True)
     assert stream.getvalue().count("\n") == 4  # not a terminal: one line per update

@@ -38,9 +38,9 @@ def player_moves(env_id: str, history: list[int]) -> int:
 def test_games_and_moves_round_trip(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "results" / "arena.db") as store:
         run = store.run("demo", seed=1, settings={"envs": ["kuhn_poker-v0"]})
-        assert store.run("demo", seed=1, settings={}) == run
+        assert store.run("demo", seed=1, settings={"envs": ["kuhn_poker-v0"]}) == run
         with pytest.raises(ValueError, match="exists with seed 1"):
-            store.run("demo", seed=2, settings={})
+            store.run("demo", seed=2, settings={"envs": ["kuhn_poker-v0"]})
         store.player("random", "random", {"seed": 1})
         games = [record(seed) for seed in range(5)]
         for seed, game in enumerate(games):
@@ -172,12 +172,13 @@ def test_a_name_stored_as_another_player_is_refused(tmp_path: Path) -> None:
     with ResultsStore(tmp_path / "a.db") as store:
         first = store.player("random", "random", {})
         assert store.player("random", "random", {}) == first
-        with pytest.raises(ValueError, match="already has a player named 'random' of kind"):
+        with pytest.raises(ValueError, match=r"already has a player named 'random' .*kind"):
             store.player("random", "llm", {"model": "m", "base_url": "http://a/v1"})
         llm = store.player("m", "llm", {"model": "m", "temperature": 0.6, "base_url": "http://a"})
         # Only where it is served may change (the embedded server's port changes every run).
         assert store.player("m", "llm", {"model": "m", "temperature": 0.6, "base_url": "x"}) == llm
-        with pytest.raises(ValueError, match="--name"):
+        # The message names the parameter that differs, with both values.
+        with pytest.raises(ValueError, match=r"temperature \(0\.6 stored, now 1\.0\).*--name"):
             store.player("m", "llm", {"model": "m", "temperature": 1.0, "base_url": "http://a"})
         assert store.players()["random"].kind == "random"
 
@@ -210,3 +211,21 @@ def test_two_processes_creating_one_run_at_once(tmp_path: Path) -> None:
         store.close()
     with ResultsStore(db) as again:
         assert [r.id for r in again.runs()] == [run_id]
+
+
+def test_a_run_name_reused_with_other_settings_is_refused_naming_the_keys(tmp_path: Path) -> None:
+    settings = {"num_games": 4, "model": {"temperature": 0.6, "base_url": "http://a/v1"}}
+    with ResultsStore(tmp_path / "a.db") as store:
+        first = store.run("r", 0, settings)
+        # Where the model is served is not what the run plays: the same run.
+        moved = {**settings, "model": {"temperature": 0.6, "base_url": "http://b/v1"}}
+        assert store.run("r", 0, moved) == first
+        other = {"num_games": 8, "model": {"temperature": 1.0}, "protocol": None}
+        with pytest.raises(ValueError) as refused:
+            store.run("r", 0, other)
+        message = str(refused.value)
+        assert "model.temperature (0.6 stored, now 1.0)" in message
+        assert "num_games (4 stored, now 8)" in message
+        assert 'protocol ("(unset)" stored, now null)' in message
+        assert "runs --delete r" in message
+        assert [run.settings for run in store.runs()] == [settings]  # unchanged

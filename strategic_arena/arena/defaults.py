@@ -94,3 +94,8 @@ PROTOCOLS: Mapping[str, Protocol] = {
 
 #: Where results go when no database is named (relative to the working directory).
 DEFAULT_DB = "results/arena.sqlite"
+
+#: Completion tokens per answer when no --max-tokens is given: room for a short reasoning and
+#: the answer block, and a bound on a model that rambles to its context limit (a reasoning
+#: model that thinks at length needs more, or thinking turned off: docs/arena.md).
+DEFAULT_MAX_TOKENS = 1024

@@ -1,23 +1,23 @@
 """The model under evaluation: an OpenAI-compatible endpoint and how to ask it.
 
 :class:`ModelOptions` gathers what a user says about the model (endpoint, sampling, prompt and
-answer settings); :func:`model_entrant` turns it into an arena :class:`Entrant`. ``evaluate``
-and ``grade`` share both, so a model is asked the same way whether it plays games or answers
-strategy queries. :func:`served_endpoint` serves the embedded solver suite when no endpoint is
-given (the README's main command).
+answer settings); :func:`checked_entrant` checks the endpoint (:mod:`.preflight`) and turns it
+into an arena :class:`Entrant`. ``evaluate`` and ``grade`` share both, so a model is asked the
+same way whether it plays games or answers strategy queries. :func:`served_endpoint` serves
+the embedded solver suite when no endpoint is given (the README's main command).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
+from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
-from strategic_arena.backends import OpenAIBackend, SamplingParams, list_models
+from strategic_arena.backends import OpenAIBackend, SamplingParams
 from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.serve import PlayerServer
 from strategic_arena.validation import Style, ThinkingInHistory
@@ -47,7 +47,10 @@ class ModelOptions:
             style decides).
         prompts: the prompt set (``None``: the package's own); a user's set is part of the
             player's identity (see :meth:`Entrant.llm`).
-        extra_body: more extra body fields, sent as given.
+        chat_template_kwargs: keyword arguments of the server's chat template, sent as the
+            ``chat_template_kwargs`` extra body field (vLLM, SGLang): e.g. Qwen3's
+            ``{"enable_thinking": false}``.
+        extra_body: more extra body fields, sent as given (after the others, so they win).
     """
 
     base_url: str | None = None
@@ -70,15 +73,19 @@ class ModelOptions:
     thinking_in_history: ThinkingInHistory = "keep"
     require_reasoning: bool | None = None
     prompts: PromptSet | None = None
+    chat_template_kwargs: Mapping[str, Any] | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
 
     def sampling(self) -> SamplingParams:
         """The sampling settings sent with every request."""
-        extra: dict[str, Any] = dict(self.extra_body)
+        extra: dict[str, Any] = {}
         if self.top_k is not None:
             extra["top_k"] = self.top_k
         if self.min_p is not None:
             extra["min_p"] = self.min_p
+        if self.chat_template_kwargs is not None:
+            extra["chat_template_kwargs"] = dict(self.chat_template_kwargs)
+        extra.update(self.extra_body)
         return SamplingParams(
             temperature=self.temperature,
             top_p=self.top_p,
@@ -88,25 +95,11 @@ class ModelOptions:
         )
 
 
-def only_model(models: Sequence[dict[str, Any]]) -> str:
-    """The model an endpoint serves, when it lists exactly one."""
-    if len(models) != 1 or not isinstance(models[0].get("id"), str):
-        raise ValueError(f"the endpoint lists {len(models)} models; choose one with --model")
-    return str(models[0]["id"])
+def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int | None) -> Entrant:
+    """The model ``model`` at ``base_url`` as an arena entrant.
 
-
-def model_entrant(
-    options: ModelOptions, base_url: str, model: str | None, seed: int | None
-) -> Entrant:
-    """The model at ``base_url`` as an arena entrant.
-
-    ``model`` ``None``: the only model the endpoint lists (read within the ``timeout_s``
-    deadline, following no redirect). ``seed`` seeds the backend's retry jitter (``None``: the
-    OS's entropy).
+    ``seed`` seeds the backend's retry jitter (``None``: the OS's entropy).
     """
-    if model is None:
-        key = os.environ.get(options.api_key_env)
-        model = only_model(list_models(base_url, key, options.timeout_s))
     backend = OpenAIBackend(
         model,
         base_url,
@@ -128,6 +121,27 @@ def model_entrant(
         require_reasoning=options.require_reasoning,
         prompts=options.prompts,
     )
+
+
+def checked_entrant(
+    options: ModelOptions, base_url: str, model: str | None, seed: int | None, env_id: str
+) -> Entrant:
+    """:func:`model_entrant` after the preflight checks (:mod:`.preflight`) pass.
+
+    ``model`` ``None``: the only model the endpoint lists. One real request, the first decision
+    of an ``env_id`` game in the requested style, must go through.
+
+    Raises:
+        PreflightError: the endpoint cannot serve the run; the message names the likely cause.
+    """
+    models = list_served_models(base_url, options.api_key_env, options.timeout_s)
+    name = choose_model(models, model)
+    # The probe gets its own backend, dropped here while no event loop runs: an HTTP client
+    # bound to the probe's finished loop must not be closed later inside the run's loop. It
+    # asks once: an invalid answer is the model's business, not a reason to re-ask.
+    probe = model_entrant(replace(options, policy="forfeit"), base_url, name, seed)
+    check_request(probe, env_id, base_url, options.api_key_env)
+    return model_entrant(options, base_url, name, seed)
 
 
 @contextmanager

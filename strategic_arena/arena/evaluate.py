@@ -21,7 +21,7 @@ from strategic_arena.arena.defaults import (
     DEFAULT_OPPONENTS,
     PROTOCOLS,
 )
-from strategic_arena.arena.endpoint import ModelOptions, model_entrant, served_endpoint
+from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
 from strategic_arena.backends import public_url
@@ -85,6 +85,20 @@ def opponents_per_env(
     return per_env
 
 
+def evaluation_tasks(
+    candidate: Entrant, rivals: Mapping[str, Sequence[Entrant]], num_games: int, seed: int
+) -> list[GameTask]:
+    """The games of ``candidate`` against each game's opponents (``rivals`` by env id).
+
+    ``eval`` and the trainer's evaluation schedule their games with it, so a policy in
+    training meets its opponents exactly as a served model does: both seats, paired deals.
+    """
+    tasks: list[GameTask] = []
+    for env_id, opponents in rivals.items():
+        tasks += versus([candidate], list(opponents), [env_id], num_games, seed)
+    return tasks
+
+
 def evaluate(
     db: str | Path,
     model: ModelOptions,
@@ -124,6 +138,8 @@ def evaluate(
     Raises:
         ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
             any game is played.
+        PreflightError: the endpoint cannot serve the run (a ``ValueError``; the message names
+            the likely cause); nothing is stored.
         EvalInterrupted: Ctrl-C; the games stored so far stay.
     """
     if protocol is not None and protocol not in PROTOCOLS:
@@ -141,16 +157,15 @@ def evaluate(
     if max_replays < 0:
         raise ValueError("--max-replays must be at least 0")
     per_env = opponents_per_env(env_ids, opponents, protocol)
-    rivals = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
+    # Built before the endpoint is asked anything: a bad spec fails first.
+    built = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
+    rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
     with served_endpoint(model, announce) as (base_url, model_name):
-        candidate = model_entrant(model, base_url, model_name, seed)
+        # Before anything is stored: a configuration mistake must not become stored games.
+        candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
 
         def make_tasks(root_seed: int) -> list[GameTask]:
-            tasks: list[GameTask] = []
-            for env_id in env_ids:
-                others = [rivals[spec] for spec in per_env[env_id]]
-                tasks += versus([candidate], others, [env_id], num_games, root_seed)
-            return tasks
+            return evaluation_tasks(candidate, rivals, num_games, root_seed)
 
         make_tasks(0)  # a refused schedule fails before the store is even created
         settings: dict[str, Any] = {

@@ -574,6 +574,13 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 lines.append(
                     f"{'':<2}invalid answers (the model's): {kinds}; forfeits {s['forfeits']}"
                 )
+    if rows:
+        lines += [
+            "",
+            "invalid %: answers that were not a legal move, retries included; tok p50: median "
+            "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
+            "s: seconds per decision (median, 90th percentile)",
+        ]
     infra = [
         item
         for item in data.get("infrastructure", [])
@@ -583,22 +590,29 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
         lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
     for item in infra:
         kinds = ", ".join(f"{printable_line(k)} {v}" for k, v in item["errors"].items())
-        stopped = item["incomplete_games"]
+        stopped, unresolved = item["incomplete_games"], item["unresolved"]
         timeouts = item.get("timeouts", 0)
         text = (
             f"{printable_line(item['player'])}: {item['failed_requests']} failed requests"
-            f"{f' ({timeouts} cut at the --timeout deadline)' if timeouts else ''}; {stopped} "
-            f"{'game' if stopped == 1 else 'games'} stopped and left out of every score"
+            f"{f' ({timeouts} cut at the --timeout deadline)' if timeouts else ''}"
         )
-        if item["incomplete_games"]:
+        games = "game" if stopped == 1 else "games"
+        if stopped and not unresolved:  # every stopped game was replayed and scored since
+            text += (
+                f"; {stopped} {games} stopped by them ({kinds}), all replayed since and scored: "
+                "none is left out"
+            )
+        elif stopped:
             given_up = item.get("given_up", 0)
-            replayable = item["unresolved"] - given_up
-            text += f" ({kinds}; {item['unresolved']} still unscored"
+            replayable = unresolved - given_up
+            text += (
+                f"; {stopped} {games} stopped by them ({kinds}); {unresolved} still unscored "
+                "and left out of every score"
+            )
             if replayable:
                 text += f": {replayable} will be replayed by rerunning the same eval command"
             if given_up:
                 text += f"{',' if replayable else ':'} {given_up} given up (--max-replays reached)"
-            text += ")"
         lines.append(text)
         lines += [f"  e.g. {printable_line(example)}" for example in item["examples"]]
     return "\n".join(lines)

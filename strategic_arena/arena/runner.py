@@ -35,6 +35,11 @@ A game that a player's server broke (an infrastructure error after the backend's
 call plays it again from the start (same seeds), as long as the key has fewer than
 ``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
 that is down fails fast, and the user reruns when it is back.
+
+A game whose request the server *refused* (an HTTP 4xx other than 408/429, error kind
+``refused``: a wrong URL, key, model name or parameter) is not a server failure and no rerun of
+the same command can fix it: it is not stored at all, no further game starts, and the summary
+carries the server's message (:attr:`RunSummary.refused`).
 """
 
 from __future__ import annotations
@@ -375,6 +380,9 @@ class RunSummary:
         given_up: games left incomplete for good (``1 + max_replays`` incomplete tries).
         failed: ``(key, error)`` of games that raised outside a player's decision (a player
             could not be built, the env failed); they are stored as incomplete too.
+        refused: ``(key, server's message)`` of games whose request the server refused; they
+            are stored as incomplete (an endpoint cannot make a game vanish by refusing in a
+            lost position) and the run stops starting games at the first.
         elapsed_s: wall-clock seconds of this call.
     """
 
@@ -386,6 +394,7 @@ class RunSummary:
     incomplete: int = 0
     given_up: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
 
     @property
@@ -437,8 +446,8 @@ class Progress:
             f"[{'#' * filled}{'-' * (20 - filled)}] {100 * share:3.0f}% ",
             f"{finished}/{self.total} {self.unit}",
             f" ({self.resumed} resumed)" if self.resumed else "",
-            f" | errors {self.errors}",
-            f" | incomplete {self.incomplete}" if self.incomplete else "",
+            f" | {self.errors} with invalid answers",
+            f" | {self.incomplete} incomplete (server failures)" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
             f" | {rate:.1f} {self.unit}/s | ETA {eta}",
         ]
@@ -541,6 +550,10 @@ async def run_async(
                 summary.failed.append((task.key, _described(error)))
                 envs.pop(task.env_id, None)  # its state is unknown now
                 record = _broken(task, seat, error)
+            refusal = _refusal(record)
+            if refusal is not None:  # the request is wrong: start nothing more
+                summary.refused.append((task.key, refusal))
+                pending.clear()
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
             # Off the event loop: a store that waits for a lock must not stall the requests
@@ -565,6 +578,15 @@ async def run_async(
     if bar is not None:
         bar.update(final=True)
     return summary
+
+
+def _refusal(record: MatchRecord) -> str | None:
+    """The server's message when a refused request stopped the game (error kind ``refused``)."""
+    for move in record.moves:
+        for error in move.decision.errors:
+            if error.kind == "refused":
+                return error.detail
+    return None
 
 
 def run(store: ResultsStore, run_name: str, tasks: Sequence[GameTask], **kwargs: Any) -> RunSummary:

@@ -243,6 +243,39 @@ def _identity(params: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key != "base_url"}
 
 
+#: Setting keys that say where or how a run was started, not what it plays: a run or player
+#: reused with other values of these is the same run or player (``max_replays``: how often a
+#: rerun may replay stopped games, which a user may raise between reruns).
+LOCATION_KEYS = frozenset({"base_url", "command", "max_replays"})
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one mapping of dotted keys (``{"model": {"top_p": 1}}``: model.top_p)."""
+    if not isinstance(value, Mapping) or (prefix and not value):
+        return {prefix: value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def setting_differences(stored: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+    """``key (stored value -> given value)`` for each setting that differs, dotted keys sorted.
+
+    Compared as JSON (a tuple equals a list); :data:`LOCATION_KEYS` are left out.
+    """
+    missing = "(unset)"
+    old = _flat(json.loads(json.dumps(dict(stored), sort_keys=True)))
+    new = _flat(json.loads(json.dumps(dict(given), sort_keys=True)))
+    keys = sorted(k for k in old.keys() | new.keys() if k.split(".")[-1] not in LOCATION_KEYS)
+    shown = {key: (old.get(key, missing), new.get(key, missing)) for key in keys}
+    return [
+        f"{key} ({json.dumps(was)} stored, now {json.dumps(now)})"
+        for key, (was, now) in shown.items()
+        if was != now
+    ]
+
+
 class ResultsStore:
     """A results database at ``path`` (created with its parent folder if missing).
 
@@ -470,7 +503,7 @@ class ResultsStore:
         self.close()
 
     def run(self, name: str, seed: int, settings: Mapping[str, Any]) -> int:
-        """The id of run ``name``, created if new; an existing run must have the same seed."""
+        """The id of run ``name``, created if new (see :meth:`open_run`)."""
         return self.open_run(name, seed, settings).id
 
     def open_run(self, name: str, seed: int | None, settings: Mapping[str, Any]) -> StoredRun:
@@ -481,7 +514,10 @@ class ResultsStore:
             seed: its root seed; an existing run must have this one. ``None``: the existing
                 run's, or for a new run a secret seed drawn from the OS
                 (:func:`strategic_arena.seeding.secret_seed`).
-            settings: public settings stored with a new run.
+            settings: public settings stored with a new run. An existing run must have the
+                same settings (apart from :data:`LOCATION_KEYS`): a name reused for other
+                settings would add games its stored settings do not describe, so it is a
+                ``ValueError`` naming the keys that differ.
         """
         check_no_secrets(settings, "run")
         row = self._run_row(name)
@@ -501,6 +537,13 @@ class ResultsStore:
             assert row is not None
         if seed is not None and row.seed != seed:
             raise ValueError(f"run {name!r} exists with seed {row.seed}, not {seed}")
+        differences = setting_differences(row.settings, settings)
+        if differences:
+            raise ValueError(
+                f"run {name!r} exists in {self.path} with other settings: "
+                f"{'; '.join(differences)}. Give this one another name (--run-name), or "
+                f"delete the stored run first (strategic-arena runs --delete {name})"
+            )
         return row
 
     def _run_row(self, name: str) -> StoredRun | None:
@@ -529,10 +572,13 @@ class ResultsStore:
         ).fetchone()
         stored_params = json.loads(row[2])
         if row[1] != kind or _identity(stored_params) != _identity(json.loads(encoded)):
+            differences = setting_differences(
+                {"kind": row[1], **stored_params}, {"kind": kind, **json.loads(encoded)}
+            )
             raise ValueError(
-                f"{self.path} already has a player named {name!r} of kind {row[1]!r} with "
-                f"parameters {json.dumps(stored_params, sort_keys=True)}; this one is of kind "
-                f"{kind!r} with {encoded}. Give it another name (eval: --name), or another --db"
+                f"{self.path} already has a player named {name!r} with other parameters: "
+                f"{'; '.join(differences)}. Give this one another name (--name), or another "
+                "--db"
             )
         return int(row[0])
 
@@ -654,6 +700,32 @@ class ResultsStore:
             known = ", ".join(run.name for run in self.runs()) or "none"
             raise KeyError(f"no run named {name!r} in {self.path} (runs: {known})")
         return int(row[0])
+
+    def rename_run(self, name: str, new_name: str) -> None:
+        """Rename run ``name`` to ``new_name`` (``KeyError``: unknown; ``ValueError``: taken)."""
+        run_id = self.run_id(name)
+        taken = self._db.execute("SELECT 1 FROM runs WHERE name = ?", (new_name,)).fetchone()
+        if taken is not None:
+            raise ValueError(f"{self.path} already has a run named {new_name!r}")
+        with self.transaction():
+            self._db.execute("UPDATE runs SET name = ? WHERE id = ?", (new_name, run_id))
+
+    def delete_run(self, name: str) -> list[int]:
+        """Delete run ``name`` with its games and moves, in one transaction; returns the game ids.
+
+        Players stay (other runs may have them); a later run may reuse the name.
+        """
+        run_id = self.run_id(name)
+        rows = self._db.execute("SELECT id FROM games WHERE run_id = ?", (run_id,))
+        game_ids = [int(row[0]) for row in rows]
+        with self.transaction():
+            self._db.execute(
+                "DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE run_id = ?)",
+                (run_id,),
+            )
+            self._db.execute("DELETE FROM games WHERE run_id = ?", (run_id,))
+            self._db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return game_ids
 
     def players(self) -> dict[str, StoredPlayer]:
         """Registered players by name."""

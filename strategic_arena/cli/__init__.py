@@ -7,6 +7,7 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 * ``envs``, ``play ENV_ID``, ``demo`` -- :mod:`.play`;
 * ``opponents``, ``serve``, ``solve`` -- :mod:`.opponents`;
 * ``eval``, ``report``, ``replay`` -- :mod:`.arena`;
+* ``runs`` -- :mod:`.runs`;
 * ``grade`` -- :mod:`.grade`;
 * ``publish``, ``ladder`` -- :mod:`.leaderboard`;
 * ``train`` -- :mod:`.train`.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from strategic_arena.cli import arena, grade, leaderboard, opponents, play, train
+from strategic_arena.cli import arena, grade, leaderboard, opponents, play, runs, train
 from strategic_arena.cli.common import guarded
 from strategic_arena.cli.play import build_player
 
@@ -33,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     play.add_parsers(sub)
     opponents.add_parsers(sub)
     arena.add_parsers(sub)
+    runs.add_parser(sub)
     grade.add_parser(sub)
     leaderboard.add_parsers(sub)
     train.add_parsers(sub)

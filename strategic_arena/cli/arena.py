@@ -18,6 +18,7 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
 from strategic_arena.arena import metrics
 from strategic_arena.arena.defaults import (
     DEFAULT_DB,
+    DEFAULT_MAX_TOKENS,
     DEFAULT_NUM_GAMES,
     DEFAULT_OPPONENTS,
     PROTOCOLS,
@@ -45,6 +46,17 @@ def _names(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
     return names
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A command-line JSON object (``--chat-template-kwargs``, ``--extra-body``)."""
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
+    return value
 
 
 def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
@@ -87,11 +99,35 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
     sampling = command.add_argument_group("sampling (unset: the server's default)")
     sampling.add_argument("--temperature", type=float, default=None)
     sampling.add_argument("--top-p", type=float, default=None)
-    sampling.add_argument("--max-tokens", type=int, default=None)
+    sampling.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help=f"completion tokens per answer (default {DEFAULT_MAX_TOKENS} for a --base-url "
+        "endpoint; unset for the built-in solver suite, so its stored runs keep resuming; "
+        "0: the server's limit). "
+        "Reasoning models need more, or thinking off (--chat-template-kwargs)",
+    )
     sampling.add_argument("--top-k", type=int, default=None, help="extra body field (vLLM/SGLang)")
     sampling.add_argument("--min-p", type=float, default=None, help="extra body field (vLLM)")
     sampling.add_argument(
         "--sampling-seed", type=int, default=None, help="the request's seed field"
+    )
+    sampling.add_argument(
+        "--chat-template-kwargs",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="the chat template's keyword arguments (vLLM, SGLang), e.g. Qwen3's "
+        "'{\"enable_thinking\": false}'",
+    )
+    sampling.add_argument(
+        "--extra-body",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="more fields for every request body, as a JSON object, e.g. "
+        "'{\"repetition_penalty\": 1.1}' (stored with the model's settings)",
     )
     prompts = command.add_argument_group("prompts and answers")
     prompts.add_argument(
@@ -152,9 +188,12 @@ def add_parsers(sub: Any) -> None:
         formatter_class=formatter,
         description="Play a model behind an OpenAI-compatible endpoint against solvers on "
         "each game, both seats, store every game and move in SQLite, then print the report. "
-        "Rerunning the same command resumes: only missing games are played. Without "
+        "Rerunning the same command resumes: only missing games are played. Before anything "
+        "is stored, the endpoint is checked (its /models lists the model, one request in the "
+        "chosen style goes through) and a failed check names the likely cause. Without "
         "--base-url, the built-in solver suite is served on a local port and evaluated as the "
-        "model (the README's main command).",
+        "model (the README's main command). In the report, tok p50 is the median of completion "
+        "tokens per decision (a retried decision's answers summed).",
     )
     add_model_options(
         ev,
@@ -260,10 +299,23 @@ def add_parsers(sub: Any) -> None:
         description="Rebuild a stored game from its seed and moves, check that it reaches the "
         "stored history and returns, and print every move (and with --prompts, the prompts).",
     )
-    rp.add_argument("game", type=int, help="the game's id (see 'report --json' or the games table)")
+    rp.add_argument(
+        "game", type=int, help="the game's id (listed by 'strategic-arena runs --games RUN')"
+    )
     rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
     rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
     rp.set_defaults(handler=replay_main)
+
+
+def _max_tokens(args: argparse.Namespace) -> int | None:
+    """``--max-tokens``: 0 means the server's limit; unset, the default for real endpoints only.
+
+    The built-in solver suite ignores the limit, and its stored players (``make arena``) were
+    made without one: giving it the default would refuse every existing store.
+    """
+    if args.max_tokens is None:
+        return DEFAULT_MAX_TOKENS if args.base_url else None
+    return int(args.max_tokens) or None
 
 
 def model_options(args: argparse.Namespace) -> ModelOptions:
@@ -277,7 +329,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         max_attempts=args.max_attempts,
         temperature=args.temperature,
         top_p=args.top_p,
-        max_tokens=args.max_tokens,
+        max_tokens=_max_tokens(args),
         top_k=args.top_k,
         min_p=args.min_p,
         sampling_seed=args.sampling_seed,
@@ -289,6 +341,8 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         thinking_in_history=args.thinking_in_history,
         require_reasoning=args.require_reasoning,
         prompts=load_prompts(args.prompts),  # a bad folder fails before any request
+        chat_template_kwargs=args.chat_template_kwargs,
+        extra_body=args.extra_body or {},
     )
 
 
@@ -334,7 +388,8 @@ def _print_summary(result: EvalResult) -> None:
     print(
         f"Run {printable_line(result.run_name)!r} (seed {result.seed}): {summary.played} games "
         f"played, {summary.resumed} resumed, {summary.games_with_errors} with invalid answers, "
-        f"{summary.incomplete} stopped by failures, in {summary.elapsed_s:.1f} s -> {result.db}",
+        f"{summary.incomplete} incomplete (server failures), in {summary.elapsed_s:.1f} s "
+        f"-> {result.db}",
         file=sys.stderr,
     )
     for key, error in summary.failed[:10]:
@@ -342,8 +397,22 @@ def _print_summary(result: EvalResult) -> None:
 
 
 def _eval_status(result: EvalResult) -> int:
-    """Say what a rerun would do about games not scored; 1 when there are any."""
+    """Say what a rerun would do about games not scored; 1 when there are any, 2 if refused."""
     summary = result.summary
+    if summary.refused:
+        _key, message = summary.refused[0]
+        count = len(summary.refused)
+        games = "game" if count == 1 else "games"
+        print(
+            f"strategic-arena: error: the endpoint refused a request ({printable_line(message)}); "
+            f"the run stopped: the {count} {games} that got it {'is' if count == 1 else 'are'} "
+            "kept as incomplete (left out of scores until a rerun replays "
+            f"{'it' if count == 1 else 'them'}), and no further game was started. Fix the "
+            "request (--base-url, --model, the sampling options, --chat-template-kwargs, "
+            "--extra-body, --style), then rerun the same command to play the rest",
+            file=sys.stderr,
+        )
+        return 2
     unscored = result.unscored
     if not unscored:
         return 0

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
-from strategic_arena.arena.endpoint import ModelOptions, model_entrant
+from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, setting_differences
 from strategic_arena.grading import POKER_ENVS
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
@@ -106,14 +106,22 @@ def grade(
             "--sampling-seed would make every one of the K answers at an information "
             "set the same draw; leave it out when measuring a strategy"
         )
+    measured: Entrant | None = None
+    if strategies and model is not None:
+        if model.base_url is None:
+            raise ValueError("measuring a model's strategy needs its --base-url")
+        # Before anything is stored: a configuration mistake must not become stored answers.
+        measured = checked_entrant(model, model.base_url, model.model, seed, envs[0])
     incomplete: list[str] = []
     with ResultsStore(db) as store, GradeTables(db) as tables:
         run_ids = [store.run_id(name) for name in runs] if runs else None
         games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
+        if measured is not None:  # a name standing for another model: refused before any work
+            _check_same_model(store, tables, measured)
         if moves:
             grade_moves(store, tables, games, max_nodes, progress=progress)
         if strategies:
-            found = _strategy_players(store, games, envs, model, seed, warn)
+            found = _strategy_players(store, games, envs, measured, model, warn)
             for name, env_id, build, policy in found:
                 try:
                     measure_strategy(
@@ -174,11 +182,15 @@ def _strategy_players(
     store: ResultsStore,
     games: Sequence[StoredGame],
     envs: Sequence[str],
+    measured: Entrant | None,
     model: ModelOptions | None,
-    seed: int,
     warn: Callable[[str], None],
 ) -> list[tuple[str, str, PlayerBuilder, str]]:
-    """(name, env id, builder from a seed, illegal-move policy) of each strategy to measure."""
+    """(name, env id, builder from a seed, illegal-move policy) of each strategy to measure.
+
+    ``measured``: the model at ``model``'s endpoint, already checked, whose strategy is measured
+    too (``None``: none).
+    """
     kinds = {name: info.kind for name, info in store.players().items()}
     found: list[tuple[str, str, PlayerBuilder, str]] = []
     seen: set[tuple[str, str]] = set()
@@ -204,13 +216,29 @@ def _strategy_players(
                 warn(f"{name}: not measured ({error})")
                 continue
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
-    if model is not None:
-        if model.base_url is None:
-            raise ValueError("measuring a model's strategy needs its --base-url")
-        entrant = model_entrant(model, model.base_url, model.model, seed)
+    if measured is not None and model is not None:
         for env_id in envs:
-            found.append((entrant.name, env_id, _builder(entrant, env_id), model.policy))
+            found.append((measured.name, env_id, _builder(measured, env_id), model.policy))
     return found
+
+
+def _check_same_model(store: ResultsStore, tables: GradeTables, model: Entrant) -> None:
+    """Refuse a model measured under a name that stands for another model or sampling.
+
+    The name's games in the store and its stored strategy answers must come from the same
+    parameters (apart from where it is served); else reusing them would mix two models.
+    """
+    known = store.players().get(model.name)
+    if known is not None:
+        differences = setting_differences(
+            {"kind": known.kind, **known.params}, {"kind": model.kind, **model.params}
+        )
+        if differences:
+            raise ValueError(
+                f"{store.path} already has a player named {model.name!r} with other "
+                f"parameters: {'; '.join(differences)}. Give this model another --name"
+            )
+    tables.check_sampler(model.name, model.params)
 
 
 def _without_seed(spec: str) -> str:

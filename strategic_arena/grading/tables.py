@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import connect_readonly
+from strategic_arena.arena.store import connect_readonly, setting_differences
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS move_grades (
@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS strategy_samples (
     info_state TEXT NOT NULL,
     answers TEXT NOT NULL,
     PRIMARY KEY (player, env_id, info_state)
+);
+CREATE TABLE IF NOT EXISTS strategy_players (
+    player TEXT PRIMARY KEY,
+    params TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS strategy_grades (
     player TEXT NOT NULL,
@@ -199,7 +203,38 @@ class GradeTables:
             [(key, score, nodes) for key, (score, nodes) in scores.items()],
         )
 
+    def forget_games(self, game_ids: Iterable[int]) -> None:
+        """Drop the move grades of deleted games (a later game may get a freed id)."""
+        ids = list(game_ids)
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            chunk = ids[start : start + _IDS_PER_QUERY]
+            marks = ", ".join("?" * len(chunk))
+            self._db.execute(f"DELETE FROM move_grades WHERE game_id IN ({marks})", chunk)
+            self._db.execute(f"DELETE FROM graded_games WHERE game_id IN ({marks})", chunk)
+
     # -- strategies --------------------------------------------------------------------------
+
+    def check_sampler(self, player: str, params: Mapping[str, Any]) -> None:
+        """Bind ``player``'s stored answers to its parameters (model, sampling, prompts).
+
+        The first measurement records them; a later one under the same name with other
+        parameters (apart from where it is served) would silently reuse answers drawn another
+        way, so it is a ``ValueError`` naming the parameters that differ.
+        """
+        encoded = json.dumps(dict(params), sort_keys=True)
+        self._db.execute(
+            "INSERT OR IGNORE INTO strategy_players (player, params) VALUES (?, ?)",
+            (player, encoded),
+        )
+        row = self._db.execute(
+            "SELECT params FROM strategy_players WHERE player = ?", (player,)
+        ).fetchone()
+        differences = setting_differences(json.loads(row[0]), params)
+        if differences:
+            raise ValueError(
+                f"the strategy answers of {player!r} stored in this database were drawn with "
+                f"other parameters: {'; '.join(differences)}. Give this model another --name"
+            )
 
     def _answers(self, player: str, env_id: str) -> dict[str, list[Any]]:
         rows = self._db.execute(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from strategic_arena.arena import runner
+from strategic_arena.arena.evaluate import evaluation_tasks
 from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
@@ -125,10 +126,11 @@ async def evaluate_policy(
     if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
-    tasks: list[runner.GameTask] = []
-    for env_id, entries in cfg.eval_opponents.items():
-        rivals = [opponent_entrant(entry, opponents) for entry in entries]
-        tasks += runner.versus([policy], rivals, [env_id], cfg.eval_games, cfg.seed)
+    rivals = {
+        env_id: [opponent_entrant(entry, opponents) for entry in entries]
+        for env_id, entries in cfg.eval_opponents.items()
+    }
+    tasks = evaluation_tasks(policy, rivals, cfg.eval_games, cfg.seed)
     run_name = f"{cfg.run_name}/eval/step-{step:06d}"
     settings = {"run": cfg.run_name, "step": step, "style": cfg.style}
     db = eval_db(cfg)

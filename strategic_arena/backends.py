@@ -462,35 +462,6 @@ def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, 
     return result
 
 
-def list_models(base_url: str, api_key: str | None, timeout_s: float) -> list[dict[str, Any]]:
-    """The endpoint's ``/models`` listing; empty when it cannot be read within ``timeout_s``.
-
-    Read with the same client as the chat requests and under the same rules: the deadline
-    covers the whole request (a server trickling its reply is cut) and no redirect is followed
-    (the key is never sent to another origin).
-    """
-    openai = require("openai", "OpenAI-compatible endpoints")
-
-    async def fetch() -> str:
-        client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout_s
-        )
-        try:
-            request = client.get("/models", cast_to=str, options={"follow_redirects": False})
-            return str(await asyncio.wait_for(request, timeout_s))
-        finally:
-            await client.close()
-
-    try:
-        data = json.loads(asyncio.run(fetch()))
-    except (asyncio.TimeoutError, ValueError, RecursionError, openai.APIError):
-        return []
-    models = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(models, list):
-        return []
-    return [model for model in models if isinstance(model, dict)]
-
-
 def _retry_after(response: Any) -> float | None:
     """The ``Retry-After`` header in seconds, if present and numeric."""
     value = getattr(response, "headers", {}).get("retry-after")

@@ -110,7 +110,7 @@ def test_replays_stop_at_the_limit_and_eval_says_so(
         assert "0 will be replayed by the same command (--max-replays 1), 2 are given up" in err
         assert main(["report", "--db", str(db)]) == 0  # and the report says the same
         out = capsys.readouterr().out
-        assert "2 still unscored: 2 given up (--max-replays reached)" in out
+        assert "2 still unscored and left out of every score: 2 given up (--max-replays" in out
         assert "replayed by rerunning" not in out
     finally:
         server.close()

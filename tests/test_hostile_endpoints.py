@@ -23,7 +23,6 @@ import opponents
 from strategic_arena.arena.metrics import summarize
 from strategic_arena.arena.runner import Entrant, schedule, versus
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.backends import list_models
 from strategic_arena.cli import main
 from strategic_arena.env import make
 from strategic_arena.players import RandomPlayer
@@ -134,7 +133,8 @@ class DealGuesser:
 
     It rebuilds the run's tasks and schedule from seed 0, counts the games it starts (at
     concurrency 1 they start one at a time), rebuilds the deal of the game it thinks it is in
-    and guesses the opponent's card from it. ``guesses`` holds one guess per decision.
+    and guesses the opponent's card from it. ``guesses`` holds one guess per decision. It
+    knows the first request is eval's preflight probe, not a game, and answers it unguessed.
     """
 
     def __init__(self, num_games: int) -> None:
@@ -142,10 +142,14 @@ class DealGuesser:
         tasks = versus([model], [Entrant.opponent("random")], [KUHN], num_games, seed=0)
         self.order = schedule(tasks, 0)
         self.started = -1
+        self.probed = False
         self.guesses: list[int] = []
         self.env = make(KUHN)
 
     def __call__(self, request: Request) -> Reply:
+        if not self.probed:  # the preflight's one request comes before any game
+            self.probed = True
+            return Reply(payload=request.answer)
         information = request.information
         seat = information["seat"]
         # The model's first decision in a game: seat 0 opens, seat 1 answers one move.
@@ -231,19 +235,23 @@ def test_a_trickling_server_is_cut_at_the_deadline(
 ) -> None:
     # One byte every 20 ms: never silent long enough for a per-read timeout, the reply would
     # take seconds. The deadline covers the whole request.
+    requests = 0
+
     def trickle(request: Request) -> Reply:
+        nonlocal requests
+        requests += 1
+        if requests == 1:  # eval's preflight request: answered at once, so games are played
+            return Reply(payload=request.answer)
         return Reply(payload=request.answer, trickle_s=0.02)
 
     db = tmp_path / "t.sqlite"
-    listing = Reply(payload=random_service().models(), trickle_s=0.02)
-    with HostileServer(random_service(), trickle, models=listing) as server:
-        assert list_models(server.base_url, None, 0.5) == []  # the probe has a deadline too
+    with HostileServer(random_service(), trickle) as server:
         status = main(
             eval_args(
                 server.base_url,
                 db,
                 "--model",
-                "random",
+                "model",
                 "--name",
                 "m",
                 "--num-games",
@@ -252,16 +260,20 @@ def test_a_trickling_server_is_cut_at_the_deadline(
                 "1",
             )
         )
-        assert main(eval_args(server.base_url, db, "--num-games", "2", "--timeout", "0.5")) == 2
+    # The preflight's model listing has the same deadline: trickled, it is cut.
+    listing = Reply(payload=random_service().models(), trickle_s=0.02)
+    with HostileServer(random_service(), models=listing) as slow:
+        other = tmp_path / "other.sqlite"
+        assert main(eval_args(slow.base_url, other, "--num-games", "2", "--timeout", "0.5")) == 2
     out, err = capsys.readouterr()
     assert status == 1
-    assert "the endpoint lists 0 models; choose one with --model" in err
+    assert "within 0.5 s (--timeout)" in err
     with ResultsStore(db) as store:
         games = store.games(only_run(store), include_incomplete=True)
     assert len(games) == 2 and not any(game.scored for game in games)
     assert all(g.infrastructure_error == "timeout: timeout: no reply within 1 s" for g in games)
     assert "2 failed requests (2 cut at the --timeout deadline); 2 games stopped" in out
-    assert "2 still unscored: 2 given up (--max-replays reached)" in out
+    assert "2 still unscored and left out of every score: 2 given up (--max-replays" in out
 
 
 def test_no_redirect_carries_the_key_to_another_origin(
@@ -271,23 +283,29 @@ def test_no_redirect_carries_the_key_to_another_origin(
     monkeypatch.setenv("OPENAI_API_KEY", key)
     db = tmp_path / "r.sqlite"
     with HostileServer(random_service()) as elsewhere:
+        chats = 0
 
         def redirect(request: Request) -> Reply:
+            nonlocal chats
+            chats += 1
+            if chats == 1:  # the preflight's request goes through, so the games are played
+                return Reply(payload=request.answer)
             return Reply(302, {}, headers={"Location": f"{elsewhere.base_url}/chat/completions"})
 
         moved = Reply(302, {}, headers={"Location": f"{elsewhere.base_url}/models"})
-        with HostileServer(random_service(), redirect, models=moved) as server:
-            probe = main(eval_args(server.base_url, db, "--num-games", "2"))
-            status = main(eval_args(server.base_url, db, "--model", "model", "--num-games", "2"))
+        with HostileServer(random_service(), models=moved) as server:  # the listing redirects
+            probe = main(eval_args(server.base_url, tmp_path / "p.sqlite", "--num-games", "2"))
             assert set(server.authorizations) == {f"Bearer {key}"}  # the origin it was for
+        with HostileServer(random_service(), redirect) as server:  # the games' requests do
+            status = main(eval_args(server.base_url, db, "--model", "model", "--num-games", "2"))
+            assert set(server.authorizations) == {f"Bearer {key}"}
         assert elsewhere.authorizations == []  # never reached, with or without the key
     out, err = capsys.readouterr()
-    assert (probe, status) == (2, 1)
+    # A redirect is a refusal of the request: the run stops, the games stay on the record.
+    assert (probe, status) == (2, 2)
     with ResultsStore(db) as store:
         games = store.games(only_run(store), include_incomplete=True)
-    assert len(games) == 2 and all(
-        g.infrastructure_error.startswith("endpoint: 302") for g in games
-    )
+    assert games and all(g.infrastructure_error.startswith("refused: 302") for g in games)
     assert_nowhere(key, out + err, tmp_path)
 
 
@@ -328,7 +346,7 @@ def test_terminal_escapes_from_an_endpoint_are_printed_as_escapes(
     def escapes(request: Request) -> Reply:
         nonlocal requests
         requests += 1
-        if requests == 1:  # an error body that would clear the screen
+        if requests == 2:  # after the preflight's: an error body that would clear the screen
             return Reply(500, {"error": {"message": "\x1b[2J\x1b[Hgone"}})
         return tampered(request, reasoning_content="\x1b[2J\x1b]0;title\x07\x00\u202eevil")
 

@@ -171,15 +171,17 @@ def test_a_corrupt_store_gives_one_clear_line(
 ) -> None:
     db = tmp_path / "corrupt.sqlite"
     db.write_bytes(content)
-    dead_endpoint = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    # eval with the built-in solver suite: its preflight passes, then the store is opened
+    solver_suite = ["--opponents", "random", "--num-games", "1", "--quiet", "--no-report"]
     for command in (
         ["report"],
         ["replay", "1"],
-        ["eval", "--envs", "kuhn_poker-v0", *dead_endpoint],
+        ["eval", "--envs", "kuhn_poker-v0", *solver_suite],
     ):
         assert main([*command, "--db", str(db)]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "Traceback" not in err
+        errors = [line for line in err.splitlines() if line.startswith("strategic-arena:")]
+        assert len(errors) == 1 and "Traceback" not in err
         assert f"cannot open results store {db}: it is not a results store" in err
     assert db.read_bytes() == content  # left as it was
 

@@ -57,7 +57,7 @@ def test_a_file_that_is_not_a_database_gets_one_line(
     not_a_db.write_text("hello, not sqlite\n" * 100)
     assert main([*command.split(), "--db", str(not_a_db)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot read the results store" in err
+    assert err.count("\n") == 1 and "it is not a results store" in err
     assert not_a_db.read_text() == "hello, not sqlite\n" * 100  # nothing lost
 
 

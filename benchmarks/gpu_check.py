@@ -56,20 +56,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from strategic_arena.train.memory import KNOWN_SHAPES  # noqa: E402  (torch-free)
+
 #: Model shapes built from a config (random weights, nothing downloaded).
 SHAPES: dict[str, dict[str, Any]] = {
     # Qwen3-4B's published config.json, as a Qwen2 architecture (the same tensors but q/k norms)
-    "4b": {
-        "hidden_size": 2560,
-        "intermediate_size": 9728,
-        "num_hidden_layers": 36,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
-        "vocab_size": 151936,
-        "tie_word_embeddings": True,
-        "max_position_embeddings": 40960,
-    },
+    "4b": {**KNOWN_SHAPES["Qwen/Qwen3-4B"].hf_config(), "max_position_embeddings": 40960},
     "tiny": {
         "hidden_size": 64,
         "intermediate_size": 128,

@@ -87,6 +87,19 @@ class ModelShape:
             attention_bias=bool(config.get("attention_bias", config.get("model_type") == "qwen2")),
         )
 
+    def hf_config(self) -> dict[str, Any]:
+        """The ``config.json`` fields of this shape (the inverse of :meth:`from_hf_config`)."""
+        return {
+            "hidden_size": self.hidden,
+            "intermediate_size": self.intermediate,
+            "num_hidden_layers": self.layers,
+            "num_attention_heads": self.heads,
+            "num_key_value_heads": self.kv_heads,
+            "head_dim": self.head_dim,
+            "vocab_size": self.vocab,
+            "tie_word_embeddings": self.tied_embeddings,
+        }
+
     @property
     def layer_parameters(self) -> int:
         """Parameters of one decoder layer: attention, gated MLP, two norms."""

@@ -83,19 +83,7 @@ def test_the_trainer_refuses_before_loading_anything(
     model = tmp_path / "qwen3-4b"  # only its config.json: nothing is loaded before the check
     model.mkdir()
     (model / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "qwen3",
-                "hidden_size": 2560,
-                "intermediate_size": 9728,
-                "num_hidden_layers": 36,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "head_dim": 128,
-                "vocab_size": 151936,
-                "tie_word_embeddings": True,
-            }
-        )
+        json.dumps({"model_type": "qwen3", **KNOWN_SHAPES["Qwen/Qwen3-4B"].hf_config()})
     )
     status = main(
         [

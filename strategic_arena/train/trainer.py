@@ -13,6 +13,14 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
 
+Stage 1 is reached through :meth:`Trainer.collect`, *the batch source*: the finished games a
+step trains on. With ``max_staleness: 0`` it is the step's own games, played now; with
+``max_staleness: k >= 1`` a rollout worker thread (:mod:`strategic_arena.train.async_rollouts`)
+plays the next rounds with the newest weights while the learner trains, and ``collect`` hands
+over round ``s``'s games less those whose oldest turn is more than ``k`` versions behind
+(:mod:`strategic_arena.train.staleness`); after each sync the rounds the new weights may play
+are submitted (:meth:`Trainer._submit_rounds`).
+
 Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
 steps through the arena runner into a SQLite results store
@@ -23,8 +31,9 @@ the step is finished first; a second Ctrl-C stops at once without saving.
 
 Randomness: everything random in step ``s`` derives from ``(seed, s)`` by
 :func:`strategic_arena.seeding.derive_seed` -- game seeds, seats, opponents, each turn's
-sampling seed, minibatch order -- so a resumed run repeats exactly what an uninterrupted one
-would have done.
+sampling seed, minibatch order -- so a resumed run of the synchronous loop repeats exactly
+what an uninterrupted one would have done (the asynchronous loop's games in flight at a kill are
+played again, from the checkpoint's step and weights).
 """
 
 from __future__ import annotations

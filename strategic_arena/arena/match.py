@@ -7,6 +7,13 @@ with :meth:`GameSpec.forfeit_returns`), unless its error is the infrastructure's
 failed after its retries), which stops the game as ``incomplete``: its returns mean nothing and
 it is excluded from every score. Players that re-ask (retry policies) do so inside their own
 ``act``.
+
+Any number of seats. At a simultaneous turn (blotto, goofspiel) every acting seat is asked at
+once -- concurrently, so endpoints answer in parallel -- each from its own copy of the state,
+which holds none of the others' moves of that turn; the decisions are recorded in seat order
+and the moves applied together. If any of them stops the game (an infrastructure error) the
+game is incomplete; otherwise the first seat, in seat order, whose decision has no legal move
+forfeits.
 """
 
 from __future__ import annotations
@@ -104,6 +111,7 @@ async def play_match(
             (the demo prints prompts and moves through it).
     """
     env = env if env is not None else make(env_id)
+    spec = env.spec
     if len(players) != len(env.possible_agents):
         raise ValueError(
             f"{env_id} has {len(env.possible_agents)} seats but {len(players)} players were given"
@@ -114,37 +122,50 @@ async def play_match(
     forfeited_by: int | None = None
     infrastructure_error: str | None = None
     while not env.terminations[env.agent_selection]:
-        agent = env.agent_selection
-        seat = env.agent_name_mapping[agent]
-        # The player gets a private copy it may explore; legality is judged on the real state.
-        shown = (
-            GameState(env_id, env.spiel_state.clone(), env.spec) if on_move is not None else None
-        )
-        decision = await players[seat].act(
-            GameState(env_id, env.spiel_state.clone(), env.spec), seat
-        )
-        menu = env.legal_action_texts(agent)
-        verdict = judge(decision, menu)
-        record = MoveRecord(
-            index=len(moves),
-            seat=seat,
-            action=verdict.action,
-            action_text="" if verdict.action is None else menu[verdict.action],
-            response=decision.text,
-            error=verdict.error,
-            decision=decision,
-        )
-        moves.append(record)
-        if on_move is not None and shown is not None:
-            on_move(record, shown)
-        if verdict.outcome == "play":
-            env.step(verdict.action)
-        elif verdict.outcome == "incomplete":
-            infrastructure_error = _detail(verdict.error)
+        seats = env.acting_seats()
+        # Each player gets a private copy it may explore; legality is judged on the real state.
+        # At a simultaneous turn every copy predates every move of the turn.
+        shown = [
+            GameState(env_id, env.spiel_state.clone(), spec) if on_move is not None else None
+            for _ in seats
+        ]
+        asked = [
+            players[seat].act(GameState(env_id, env.spiel_state.clone(), spec), seat)
+            for seat in seats
+        ]
+        decisions = [await asked[0]] if len(asked) == 1 else await asyncio.gather(*asked)
+        menus = [env.legal_action_texts(env.possible_agents[seat]) for seat in seats]
+        verdicts = [judge(d, menu) for d, menu in zip(decisions, menus, strict=True)]
+        order = list(range(len(seats)))
+        failed = [i for i in order if verdicts[i].outcome == "incomplete"]
+        if failed:  # the failed decision is the game's last move (MatchRecord says so)
+            order = [i for i in order if i != failed[0]] + [failed[0]]
+        for i in order:
+            verdict = verdicts[i]
+            record = MoveRecord(
+                index=len(moves),
+                seat=seats[i],
+                action=verdict.action,
+                action_text="" if verdict.action is None else menus[i][verdict.action],
+                response=decisions[i].text,
+                error=verdict.error,
+                decision=decisions[i],
+            )
+            moves.append(record)
+            seen = shown[i]
+            if on_move is not None and seen is not None:
+                on_move(record, seen)
+        offenders = [s for s, v in zip(seats, verdicts, strict=True) if v.outcome == "forfeit"]
+        if failed:
+            infrastructure_error = _detail(verdicts[failed[0]].error)
             break
-        else:
-            forfeited_by = seat
-            env.forfeit(agent)
+        if offenders:
+            forfeited_by = offenders[0]
+            env.forfeit(env.possible_agents[forfeited_by])
+            continue
+        for seat, verdict in zip(seats, verdicts, strict=True):
+            assert env.agent_selection == env.possible_agents[seat]  # seat order
+            env.step(verdict.action)
     incomplete = infrastructure_error is not None
     return MatchRecord(
         env_id=env_id,

@@ -465,7 +465,9 @@ def replay_main(args: argparse.Namespace) -> int:
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])})")
+        together = ", ".join(map(str, env.acting_seats()))
+        turn = f" (simultaneous: seats {together})" if "," in together else ""
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
             for message in move.prompt:
                 block(printable_line(message.get("role")), message.get("content"))

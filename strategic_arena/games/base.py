@@ -22,6 +22,7 @@ from importlib import resources
 import pyspiel
 
 from strategic_arena.actions import Action, ActionError
+from strategic_arena.games.seats import turns
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
@@ -167,6 +168,10 @@ class GameSpec(abc.ABC):
         tensor_bounds: bounds of every entry of the observation tensor (for the Box space).
         forfeit_stake: what a forfeiting seat loses in a zero-sum game.
         memoize_observations: whether envs may cache observations by observation string.
+        seat_teams: the team of each seat (``None``: the default of :attr:`teams`).
+
+    Seats: a game has :attr:`num_players` seats (any N >= 1). At a simultaneous turn
+    (:attr:`simultaneous` games) every seat acts at once (:mod:`strategic_arena.games.seats`).
     """
 
     env_id: str
@@ -185,6 +190,8 @@ class GameSpec(abc.ABC):
     #: Every seat sees every move (not the chance outcomes): true of the curated games, where
     #: only cards are hidden; a seat's information then lists the moves.
     public_moves: bool = True
+    #: The team of each seat, seat order (``None``: the default of :attr:`teams`).
+    seat_teams: tuple[int, ...] | None = None
     grammar: ActionGrammar
 
     @functools.cached_property
@@ -196,6 +203,25 @@ class GameSpec(abc.ABC):
     def num_players(self) -> int:
         """Number of seats."""
         return int(self.game.num_players())
+
+    @property
+    def teams(self) -> tuple[int, ...]:
+        """The team of each seat, in seat order.
+
+        ``seat_teams`` when set, else one team in a cooperative game, else every seat its own
+        team (free-for-all; with two seats the usual head-to-head).
+        """
+        if self.seat_teams is not None:
+            return self.seat_teams
+        if self.cooperative:
+            return (0,) * self.num_players
+        return tuple(range(self.num_players))
+
+    @property
+    def simultaneous(self) -> bool:
+        """Whether seats act at once at some turns (OpenSpiel's simultaneous-move games)."""
+        dynamics = self.game.get_type().dynamics
+        return bool(dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS)
 
     @functools.cached_property
     def rules(self) -> str:
@@ -268,17 +294,15 @@ def move_history(spec: GameSpec, state: pyspiel.State) -> tuple[str, ...]:
     """Public history lines of ``state``, by replaying its history through ``spec.describe_move``.
 
     Chance outcomes (deals, draws) are applied but never described; a move whose
-    ``describe_move`` returns ``None`` is private and left out.
+    ``describe_move`` returns ``None`` is private and left out. The moves of a simultaneous
+    turn are described from the state before the turn, in seat order.
     """
-    replay = spec.game.new_initial_state()
     lines: list[str] = []
-    for action in state.history():
-        if not replay.is_chance_node():
-            player = replay.current_player()
+    for replay, moves in turns(spec.game, state.history()):
+        for player, action in moves:
             menu = spec.menu(replay, player)
             text = menu.get(action, spec.grammar.text(action))
             line = spec.describe_move(replay, player, action, text)
             if line is not None:
                 lines.append(line)
-        replay.apply_action(action)
     return tuple(lines)

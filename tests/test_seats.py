@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -202,3 +203,11 @@ def test_the_committed_ladder_still_opens_and_replays(tmp_path: Path) -> None:
             game = games[int(index)]
             replayed = replay_game(store, game.id)
             assert replayed.env.spiel_state.history() == list(game.history)
+
+
+def test_the_python_blocks_of_the_games_doc_run() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "games.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block, "docs/games.md", "exec"), {})

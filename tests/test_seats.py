@@ -17,6 +17,7 @@ from strategic_arena.arena.match import play_match, play_match_sync
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import get_spec
+from strategic_arena.games.generic import GenericSpec
 from strategic_arena.games.seats import OpenSpielSeats, SeatedGame, acting_seats, turns
 from strategic_arena.players import RandomPlayer
 from strategic_arena.turn import Decision, GameState
@@ -126,6 +127,32 @@ def test_simultaneous_seats_are_asked_concurrently() -> None:
     asyncio.run(both())
 
 
+def test_one_player_in_several_seats_answers_them_in_seat_order() -> None:
+    """Self-play at a simultaneous turn draws from the one generator in seat order: replayable.
+
+    Seat 0's answer takes longer (it yields to the loop first): asked concurrently, seat 1
+    would draw first.
+    """
+
+    class Slow:
+        name = "slow"
+
+        def __init__(self) -> None:
+            self.rng = np.random.default_rng(5)
+
+        async def act(self, state: GameState, seat: int) -> Decision:
+            for _ in range(3 if seat == 0 else 0):
+                await asyncio.sleep(0)
+            legal = state.legal_actions(seat)
+            return Decision(legal[int(self.rng.integers(len(legal)))])
+
+    shared = Slow()
+    record = play_match_sync(BLOTTO, [shared, shared], seed=0)
+    rng = np.random.default_rng(5)
+    expected = tuple(int(rng.integers(66)) for _ in range(2))  # blotto: 66 allocations each
+    assert record.history == expected
+
+
 def test_a_scripted_three_player_game_returns_what_openspiel_returns() -> None:
     """Three-player goofspiel: scripted bids give OpenSpiel's returns for the same moves."""
     bids = [[3, 0, 1, 2], [0, 1, 2, 3], [1, 2, 3, 0]]
@@ -211,3 +238,17 @@ def test_the_python_blocks_of_the_games_doc_run() -> None:
     assert len(blocks) == 2
     for block in blocks:
         exec(compile(block, "docs/games.md", "exec"), {})
+
+
+def test_a_forfeit_loses_for_the_offenders_team() -> None:
+    kuhn = get_spec("kuhn_poker-v0")
+    assert kuhn.forfeit_returns(1) == [1.0, -1.0]  # two seats: as before
+    assert get_spec(GOOFSPIEL_3P).forfeit_returns(2) == [0.5, 0.5, -1.0]
+
+    class TwoVersusTwo(GenericSpec):
+        seat_teams = (0, 1, 0, 1)
+
+    teams = TwoVersusTwo("kuhn_poker", {"players": 4})
+    stake = teams.forfeit_stake
+    assert teams.forfeit_returns(2) == [-stake, stake, -stake, stake]
+    assert teams.teams == (0, 1, 0, 1)

@@ -9,8 +9,9 @@ it is excluded from every score. Players that re-ask (retry policies) do so insi
 ``act``.
 
 Any number of seats. At a simultaneous turn (blotto, goofspiel) every acting seat is asked at
-once -- concurrently, so endpoints answer in parallel -- each from its own copy of the state,
-which holds none of the others' moves of that turn; the decisions are recorded in seat order
+once -- concurrently, so endpoints answer in parallel (one player in several seats answers
+them in seat order) -- each from its own copy of the state, which holds none of the others'
+moves of that turn; the decisions are recorded in seat order
 and the moves applied together. If any of them stops the game (an infrastructure error) the
 game is incomplete; otherwise the first seat, in seat order, whose decision has no legal move
 forfeits.
@@ -129,11 +130,11 @@ async def play_match(
             GameState(env_id, env.spiel_state.clone(), spec) if on_move is not None else None
             for _ in seats
         ]
-        asked = [
-            players[seat].act(GameState(env_id, env.spiel_state.clone(), spec), seat)
-            for seat in seats
-        ]
-        decisions = [await asked[0]] if len(asked) == 1 else await asyncio.gather(*asked)
+        if len(seats) == 1:
+            state = GameState(env_id, env.spiel_state.clone(), spec)
+            decisions = [await players[seats[0]].act(state, seats[0])]
+        else:
+            decisions = await _ask_together(env_id, env, players, seats)
         menus = [env.legal_action_texts(env.possible_agents[seat]) for seat in seats]
         verdicts = [judge(d, menu) for d, menu in zip(decisions, menus, strict=True)]
         order = list(range(len(seats)))
@@ -184,6 +185,32 @@ async def play_match(
         infrastructure_error=infrastructure_error,
         prompts=tuple(_prompt_record(player) for player in players),
     )
+
+
+async def _ask_together(
+    env_id: str, env: TextGameEnv, players: Sequence[Player], seats: Sequence[int]
+) -> list[Decision]:
+    """The decisions of a simultaneous turn, in seat order, each from its own copy of the state.
+
+    Different players are asked concurrently (endpoints answer in parallel). One player in
+    several seats (self-play) answers them one after the other in seat order, so that its own
+    generator (a ``random`` illegal-move policy, shuffled menus) is drawn in a fixed order and
+    the game replays exactly from its seeds.
+    """
+    by_player: dict[int, list[int]] = {}
+    for seat in seats:
+        by_player.setdefault(id(players[seat]), []).append(seat)
+
+    async def in_turn(own: list[int]) -> list[tuple[int, Decision]]:
+        answered = []
+        for seat in own:
+            state = GameState(env_id, env.spiel_state.clone(), env.spec)
+            answered.append((seat, await players[seat].act(state, seat)))
+        return answered
+
+    groups = await asyncio.gather(*(in_turn(own) for own in by_player.values()))
+    decided = dict(pair for group in groups for pair in group)
+    return [decided[seat] for seat in seats]
 
 
 def _prompt_record(player: Player) -> Mapping[str, str] | None:

@@ -278,15 +278,23 @@ class GameSpec(abc.ABC):
     def forfeit_returns(self, offender: int) -> list[float]:
         """Returns when ``offender`` forfeits (an invalid move under the ``forfeit`` policy).
 
-        Zero-sum games: the offender loses ``forfeit_stake`` and the others share the gain
-        (+1 / -1 in every curated competitive game: a lost game, or the ante in poker, as in
-        MARSHAL's protocol). Cooperative games: the game ends with a score of 0 for everyone.
+        Zero-sum games: the offender's team (:attr:`teams`; alone by default) loses
+        ``forfeit_stake`` per seat and the other seats share the gain (+1 / -1 in every curated
+        competitive game: a lost game, or the ante in poker, as in MARSHAL's protocol); a game
+        of one seat just loses the stake. Cooperative games: the game ends with a score of 0 for
+        everyone.
         """
         n = self.num_players
         if self.cooperative:
             return [0.0] * n
-        returns = [self.forfeit_stake / (n - 1)] * n
-        returns[offender] = -self.forfeit_stake
+        teams = self.teams
+        losers = [seat for seat in range(n) if teams[seat] == teams[offender]]
+        others = [seat for seat in range(n) if teams[seat] != teams[offender]]
+        returns = [0.0] * n
+        for seat in others:
+            returns[seat] = self.forfeit_stake * len(losers) / len(others)
+        for seat in losers:
+            returns[seat] = -self.forfeit_stake
         return returns
 
 

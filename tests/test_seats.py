@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pyspiel
 import pytest
+from gymnasium.utils.env_checker import check_env
 
 import strategic_arena as sa
 from strategic_arena.arena.match import play_match, play_match_sync
@@ -252,3 +254,19 @@ def test_a_forfeit_loses_for_the_offenders_team() -> None:
     stake = teams.forfeit_stake
     assert teams.forfeit_returns(2) == [-stake, stake, -stake, stake]
     assert teams.teams == (0, 1, 0, 1)
+
+
+def test_one_seat_of_a_three_player_simultaneous_game_as_a_gymnasium_env() -> None:
+    env = sa.single_agent(GOOFSPIEL_3P, opponent="random", seat=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium's advice about Dict and Text spaces
+        check_env(env, skip_render_check=True)
+    observation, _ = env.reset(seed=1)
+    total, done = 0.0, False
+    while not done:
+        action = int(np.flatnonzero(observation["action_mask"])[0])  # the lowest bid left
+        observation, reward, done, _, _ = env.step(action)
+        total += reward
+    assert total == env.env.returns()[2] and env.env.spiel_state.is_terminal()
+    with pytest.raises(ValueError, match="seat must be between 0 and 2"):
+        sa.single_agent(GOOFSPIEL_3P, seat=3)

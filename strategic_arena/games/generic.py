@@ -92,11 +92,23 @@ class GenericSpec(GameSpec):
     @property
     def rules(self) -> str:  # type: ignore[override]
         """A generic statement: OpenSpiel games carry no rules text."""
-        return (
+        text = (
             f"You are playing the game '{self.title}' (OpenSpiel: {self.openspiel_name}). "
             "Follow its standard rules. Each turn you see your view of the game as OpenSpiel "
             "prints it and choose one of the legal actions."
         )
+        if self.simultaneous:
+            text += (
+                " Every player chooses at the same time: you do not see the others' choices "
+                "of this turn until all moves are made."
+            )
+        return text
+
+    def role(self, player: int) -> str:
+        """The seat; in a simultaneous-move game nobody acts first."""
+        if not self.simultaneous:
+            return super().role(player)
+        return f"Player {player} of {self.num_players} (all players move at the same time)"
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """OpenSpiel's observation (or information state) string of the seat."""

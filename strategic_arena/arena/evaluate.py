@@ -20,6 +20,7 @@ from strategic_arena.arena.defaults import (
     DEFAULT_NUM_GAMES,
     DEFAULT_OPPONENTS,
     PROTOCOLS,
+    SOLVER_SUITE,
 )
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
@@ -148,6 +149,8 @@ def evaluate(
     env_ids = list(envs or (chosen.env_ids if chosen else CURATED))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
+    if model.base_url is None:
+        check_suite_covers(env_ids)
     if num_games is None:
         num_games = chosen.num_games if chosen else DEFAULT_NUM_GAMES
     if num_games < 1:  # 0 is an error, not "the default"
@@ -195,6 +198,24 @@ def evaluate(
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
     return EvalResult(name, str(db), summary, max_replays, root_seed)
+
+
+def check_suite_covers(env_ids: Sequence[str]) -> None:
+    """Refuse games the embedded solver suite cannot play (no ``--base-url`` given).
+
+    Each game names its suite entrant in its spec (``listing.solver``); a game without one
+    would only fail once its games were asked for, as stored incomplete games.
+
+    Raises:
+        ValueError: a game has no solver-suite entrant; the message names the fix.
+    """
+    missing = [env_id for env_id in env_ids if env_id not in SOLVER_SUITE]
+    if missing:
+        raise ValueError(
+            f"the embedded solver suite plays no {', '.join(missing)} (its spec names no "
+            "solver-suite entrant): give --base-url to evaluate a model there, or choose "
+            f"--envs among {', '.join(SOLVER_SUITE)}"
+        )
 
 
 def default_run_name(

@@ -63,6 +63,8 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
 from strategic_arena.games import CURATED, GameSpec, get_spec
+from strategic_arena.games.listing import PaperReference
+from strategic_arena.games.tables import DerivedTable
 from strategic_arena.printable import printable_line
 
 #: Version of the JSON report layout (bumped on incompatible changes).
@@ -161,36 +163,10 @@ def marshal_score(spec: GameSpec, mean: float) -> float:
     return 100.0 * (mean - spec.worst) / (spec.optimum - spec.worst)
 
 
-@dataclass(frozen=True)
-class PaperReference:
-    """The references of MARSHAL's Table 3 for one game (0% and 100% of ``marshal_paper``).
-
-    Attributes:
-        worst: per seat, the lowest mean return MARSHAL's appendix J lists for that seat over
-            every model it evaluated (Kuhn: SPIRAL's -0.301 and -0.149; Leduc: the Kuhn
-            fixed-opponent model's -1.124 and -1.003; Tic-Tac-Toe and Connect Four: that model's
-            -1.000; Hanabi: 0).
-        optimum: per seat, the best mean return against the evaluation opponent.
-        opponents: the opponents the references hold against (``None``: any, self-play too).
-    """
-
-    worst: tuple[float, ...]
-    optimum: tuple[float, ...]
-    opponents: tuple[str, ...] | None = None
-
-
 #: MARSHAL's references per game, measured from its appendix J (see :class:`PaperReference`
-#: and docs/arena.md, where the paper's inconsistencies are listed). Leduc's seat values are
-#: the paper's four-decimal -0.0856 / +0.0856: with OpenSpiel's -0.0856064 the generalist's
-#: main-text Leduc score would round to 54.57, not the paper's 54.56.
-MARSHAL_PAPER: Mapping[str, PaperReference] = {
-    "tic_tac_toe-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
-    "connect_four-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
-    "kuhn_poker-v0": PaperReference((-0.301, -0.149), (-1 / 18, 1 / 18), ("nash",)),
-    "leduc_holdem-v0": PaperReference((-1.124, -1.003), (-0.0856, 0.0856), ("nash",)),
-    "mini_hanabi-v0": PaperReference((0.0, 0.0), (4.0, 4.0)),
-    "simple_hanabi-v0": PaperReference((0.0, 0.0), (6.0, 6.0)),
-}
+#: and docs/arena.md, where the paper's inconsistencies are listed): each spec's
+#: ``listing.marshal_paper``.
+MARSHAL_PAPER: Mapping[str, PaperReference] = DerivedTable(lambda spec: spec.listing.marshal_paper)
 
 
 def marshal_paper_score(env_id: str, opponent: str, seat: int, mean: float) -> float | None:

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
 from strategic_arena.games import CURATED, GameSpec, get_spec
@@ -477,6 +478,9 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
         "normalization": normalization(sorted({s.env_id for s in summaries}, key=_env_order)),
         "summaries": [summary.as_dict() for summary in summaries],
         "infrastructure": [asdict(item) for item in infrastructure(store, run_names)],
+        "prompt_mixes": [
+            asdict(mix) for mix in prompt_mixes(_games(store, _run_ids(store, run_names)))
+        ],
     }
 
 
@@ -556,6 +560,11 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "invalid %: answers that were not a legal move, retries included; tok p50: median "
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
+        ]
+    for mix in data.get("prompt_mixes", []):
+        lines += [
+            "",
+            "WARNING: " + PromptMix(mix["player"], mix["env_id"], mix["versions"]).describe(),
         ]
     infra = [
         item

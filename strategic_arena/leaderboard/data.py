@@ -34,7 +34,10 @@ wrote them (the pages escape them), and the provenance: runs with their seeds an
 a digest of the games, so a rerun can be checked game for game, with the command that
 reproduces each run (:mod:`.reproduce`); the page's title and description; and the ``grades`` that
 ``strategic-arena grade`` stored (move grades per player, game and opponent; poker strategies'
-exploitability), empty lists when the database was never graded (``docs/grading.md``).
+exploitability), empty lists when the database was never graded (``docs/grading.md``); and,
+only when some player's games in one env read different prompt versions
+(:mod:`strategic_arena.arena.prompt_versions`), ``prompt_mixes``, which the pages show as a
+warning above everything else.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from strategic_arena.arena.metrics import (
     mean_ci,
     summarize,
 )
+from strategic_arena.arena.prompt_versions import prompt_mixes
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
@@ -548,7 +552,7 @@ def build(
             env = _competitive(env_id, rows[env_id], table, kinds, baselines, unranked)
         envs.append({**env, "coverage": coverage.env_rows(env_id)})
     overall_unranked = coverage.unranked(None, present)
-    return {
+    data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
         "page": {"title": title or DEFAULT_TITLE, "description": description or None},
@@ -596,3 +600,15 @@ def build(
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
         "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }
+    # Only when some row pools prompt versions: a leaderboard without mixes stays as it was.
+    mixes = prompt_mixes(games)
+    if mixes:
+        data["prompt_mixes"] = [
+            {
+                "player": mix.player,
+                "env_id": mix.env_id,
+                "versions": [{"version": label, "games": n} for label, n in mix.versions],
+            }
+            for mix in mixes
+        ]
+    return data

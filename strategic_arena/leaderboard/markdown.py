@@ -283,6 +283,7 @@ def render(data: Mapping[str, Any]) -> str:
         "fixed worst and optimum.",
         "- Invalid %: invalid answers over all answers, retries included.",
         "",
+        *(f"> **Warning:** {escape(line)}\n" for line in fmt.prompt_mix_lines(data)),
         "Contents: " + ", ".join(f"[{title}]({_anchor(title)})" for title, _ in sections),
     ]
     for title, body in sections:

@@ -440,6 +440,34 @@ def _about(data: Mapping[str, Any]) -> str:
     )
 
 
+def _teams(teams: Sequence[Mapping[str, Any]]) -> str:
+    """The team games' line-ups against the other teams (a sortable table)."""
+    columns = [
+        Column("Game", text=True),
+        Column("Team", text=True, wide=True),
+        Column("Against", text=True, wide=True),
+        Column("Games", descending=True),
+        Column("Mean return", descending=True),
+        Column("W/D/L", descending=True),
+    ]
+    rows = [
+        [
+            Cell(escape(team["env_id"]), text=True),
+            player_cell(" + ".join(team["players"])),
+            player_cell(" + ".join(team["opponents"])),
+            number_cell(team["games"], str(team["games"])),
+            number_cell(team["mean_return"], f"{team['mean_return']:+.3f}"),
+            number_cell(points(team), f"{team['wins']}/{team['draws']}/{team['losses']}"),
+        ]
+        for team in teams
+    ]
+    note = (
+        "<p class=\"note\">A team's return is the mean of its seats' returns; W/D/L against "
+        "the best other team.</p>"
+    )
+    return note + table(columns, rows, "team games: each line-up against the other teams")
+
+
 def render(data: Mapping[str, Any]) -> str:
     """``index.html`` for :func:`strategic_arena.leaderboard.build` output."""
     script, style = _asset("page.js"), _asset("page.css")
@@ -451,6 +479,8 @@ def render(data: Mapping[str, Any]) -> str:
     for index, env in enumerate(data["envs"], start=1):
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
         panels.append((f"game-{index}", env["title"], body))
+    if data.get("teams"):
+        panels.append(("teams", "Teams", _teams(data["teams"])))
     panels += [
         ("grades", "Grades", grades_panel(data)),
         ("players", "Players", _players(data)),

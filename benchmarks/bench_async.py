@@ -22,7 +22,7 @@ step on 2 cores, so few steps).
 
 Usage::
 
-    python benchmarks/bench_async.py [--recipes tiny] [--steps 30] [--json results.json]
+    python benchmarks/bench_async.py [--recipes tiny] [--steps 30] [--seeds 0,1,2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _return_vs(episodes: list[Any], opponent: str) -> float | None:
     return sum(returns) / len(returns) if returns else None
 
 
-def run(recipe: str, staleness: int, steps: int, out: Path) -> dict[str, Any]:
+def run(recipe: str, staleness: int, steps: int, seed: int, out: Path) -> dict[str, Any]:
     """Train ``recipe`` for ``steps`` with ``max_staleness: staleness``; the measurements."""
     from strategic_arena.train.config import load_config
     from strategic_arena.train.trainer import Trainer
@@ -62,6 +62,7 @@ def run(recipe: str, staleness: int, steps: int, out: Path) -> dict[str, Any]:
         [
             f"max_staleness={staleness}",
             f"steps={steps}",
+            f"seed={seed}",
             f"output_dir={out}",
             "resume=never",
             "eval_every=0",
@@ -99,6 +100,9 @@ def run(recipe: str, staleness: int, steps: int, out: Path) -> dict[str, Any]:
         "step_s_median": statistics.median(row["time/step"] for row in rows),
         "max_lag": max(row.get("async/max_lag", 0.0) for row in rows),
         "dropped_stale": sum(row.get("async/dropped_stale", 0.0) for row in rows),
+        "first_step_invalid_below_0.1": next(
+            (point["step"] for point in curve if point["invalid_rate"] < 0.1), None
+        ),
         "curve": curve,
     }
 
@@ -113,15 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recipes", default="tiny", help="comma-separated: tiny, smollm2")
     parser.add_argument("--steps", type=int, default=30, help="updates per run")
     parser.add_argument("--tail", type=int, default=5, help="steps averaged for the curves")
+    parser.add_argument("--seeds", default="0", help="comma-separated run seeds")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"machine": platform.platform(), "recipes": {}}
-    for recipe in args.recipes.split(","):
+    runs = [(r, int(seed)) for r in args.recipes.split(",") for seed in args.seeds.split(",")]
+    for recipe, seed in runs:
         with tempfile.TemporaryDirectory(prefix="bench-async-") as scratch:
-            sync = run(recipe, 0, args.steps, Path(scratch) / "sync")
-            asynchronous = run(recipe, 1, args.steps, Path(scratch) / "async")
-        results["recipes"][recipe] = {"sync": sync, "async": asynchronous}
-        print(f"\n{recipe}: {args.steps} updates, vLLM CPU server, 1 = synchronous baseline")
+            sync = run(recipe, 0, args.steps, seed, Path(scratch) / "sync")
+            asynchronous = run(recipe, 1, args.steps, seed, Path(scratch) / "async")
+        results["recipes"][f"{recipe}/seed{seed}"] = {"sync": sync, "async": asynchronous}
+        print(f"\n{recipe}, seed {seed}: {args.steps} updates, vLLM CPU server")
         print(f"{'':28}{'sync':>10}{'async':>10}{'async/sync':>12}")
         for key, label in (
             ("wall_s", "wall time (s)"),
@@ -134,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:28}{s:10.3f}{a:10.3f}{a / s:12.3f}")
         print(f"{'speed-up (sync / async wall)':28}{sync['wall_s'] / asynchronous['wall_s']:32.3f}")
         print(f"max lag {asynchronous['max_lag']:.0f}, dropped {asynchronous['dropped_stale']:.0f}")
+        key = "first_step_invalid_below_0.1"
+        print(f"first step with invalid rate < 0.1: sync {sync[key]}  async {asynchronous[key]}")
         for key in ("invalid_rate", "return_vs_random"):
             s_tail = _tail_mean(sync["curve"], key, args.tail)
             a_tail = _tail_mean(asynchronous["curve"], key, args.tail)

@@ -108,3 +108,13 @@ def test_kill_then_resume_an_async_run_loses_and_duplicates_nothing(
     assert steps == [1, 2, 3, 4, 5, 6]
     assert load_trainer_state(checkpoint_dir(run_dir, 6))["step"] == 6
     assert all(row["async/max_lag"] <= 1 for row in read_metrics(run_dir / "metrics.jsonl"))
+
+
+def test_async_settings_are_checked_and_turn_the_correction_on() -> None:
+    with pytest.raises(ValueError, match="max_staleness must be >= 0"):
+        load_config(None, ["max_staleness=-1"])
+    with pytest.raises(ValueError, match="vllm_sleep_level"):
+        load_config(None, ["engine=vllm", "max_staleness=1", "vllm_sleep_level=1"])
+    assert not load_config(None, []).corrects_behaviour  # transformers, synchronous
+    assert load_config(None, ["max_staleness=1"]).corrects_behaviour  # stale turns: corrected
+    assert not load_config(None, ["max_staleness=1", "old_logprobs=engine"]).corrects_behaviour

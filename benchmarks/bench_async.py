@@ -101,7 +101,7 @@ def run(recipe: str, staleness: int, steps: int, seed: int, out: Path) -> dict[s
         "max_lag": max(row.get("async/max_lag", 0.0) for row in rows),
         "dropped_stale": sum(row.get("async/dropped_stale", 0.0) for row in rows),
         "first_step_invalid_below_0.1": next(
-            (point["step"] for point in curve if point["invalid_rate"] < 0.1), None
+            (step for step, row in enumerate(rows, 1) if row["train/invalid_rate"] < 0.1), None
         ),
         "curve": curve,
     }

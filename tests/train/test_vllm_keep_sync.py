@@ -27,6 +27,9 @@ from strategic_arena.train.engine import GenerationRequest, Sampling  # noqa: E4
 from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
+#: The calls that end every sync: tag the version, schedule again.
+PUBLISH = ("/update_weight_version", "/resume")
+
 
 class KeepServer(StubServer):
     """Completions held until ``release`` is set; admin calls recorded; ``keep`` optional."""
@@ -114,7 +117,7 @@ def test_a_sync_mid_request_keeps_it_and_it_keeps_its_version(
     after = ["/pause?mode=keep"] if knows_keep else ["/pause?mode=wait"]
     pause = after if knows_keep else ["/pause?mode=keep", *after]  # refused once, then wait
     reset = "/reset_prefix_cache" + ("?reset_running_requests=true" if knows_keep else "")
-    rest = ["/collective_rpc", reset, "/update_weight_version", "/resume"]
+    rest = ["/collective_rpc", reset, *PUBLISH]
     assert server.calls == [*pause, *rest, *after, *rest, *after, *rest]
     assert engine.pause_mode == ("keep" if knows_keep else "wait")
 
@@ -127,10 +130,4 @@ def test_the_synchronous_loop_keeps_the_plain_pause(tmp_path: Path) -> None:
     finally:
         engine.close()
         server.close()
-    assert server.calls == [
-        "/pause",
-        "/collective_rpc",
-        "/reset_prefix_cache",
-        "/update_weight_version",
-        "/resume",
-    ]
+    assert server.calls == ["/pause", "/collective_rpc", "/reset_prefix_cache", *PUBLISH]

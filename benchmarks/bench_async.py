@@ -52,7 +52,9 @@ def _return_vs(episodes: list[Any], opponent: str) -> float | None:
     return sum(returns) / len(returns) if returns else None
 
 
-def run(recipe: str, staleness: int, steps: int, seed: int, out: Path) -> dict[str, Any]:
+def run(
+    recipe: str, staleness: int, steps: int, seed: int, out: Path, overrides: list[str]
+) -> dict[str, Any]:
     """Train ``recipe`` for ``steps`` with ``max_staleness: staleness``; the measurements."""
     from strategic_arena.train.config import load_config
     from strategic_arena.train.trainer import Trainer
@@ -68,6 +70,7 @@ def run(recipe: str, staleness: int, steps: int, seed: int, out: Path) -> dict[s
             "eval_every=0",
             "checkpoint_every=0",
             "tensorboard=false",
+            *overrides,
         ],
     )
     rows: list[dict[str, float]] = []
@@ -118,14 +121,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=30, help="updates per run")
     parser.add_argument("--tail", type=int, default=5, help="steps averaged for the curves")
     parser.add_argument("--seeds", default="0", help="comma-separated run seeds")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="config override (both)"
+    )
+    parser.add_argument("--only", choices=("sync", "async"), help="run one loop only")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"machine": platform.platform(), "recipes": {}}
     runs = [(r, int(seed)) for r in args.recipes.split(",") for seed in args.seeds.split(",")]
     for recipe, seed in runs:
         with tempfile.TemporaryDirectory(prefix="bench-async-") as scratch:
-            sync = run(recipe, 0, args.steps, seed, Path(scratch) / "sync")
-            asynchronous = run(recipe, 1, args.steps, seed, Path(scratch) / "async")
+            sync, asynchronous = (
+                run(recipe, k, args.steps, seed, Path(scratch) / f"k{k}", args.set)
+                if args.only in (None, name)
+                else None
+                for k, name in ((0, "sync"), (1, "async"))
+            )
+        if sync is None or asynchronous is None:
+            results["recipes"][f"{recipe}/seed{seed}"] = {"sync": sync, "async": asynchronous}
+            print(json.dumps(sync or asynchronous, indent=1))
+            continue
         results["recipes"][f"{recipe}/seed{seed}"] = {"sync": sync, "async": asynchronous}
         print(f"\n{recipe}, seed {seed}: {args.steps} updates, vLLM CPU server")
         print(f"{'':28}{'sync':>10}{'async':>10}{'async/sync':>12}")

@@ -78,6 +78,7 @@ def test_the_first_async_step_is_the_synchronous_first_step(tiny_overrides: Over
         asynchronous.close()
 
 
+@pytest.mark.slow  # a training subprocess, killed, then a resumed run: ~20 s on 2 shared cores
 def test_kill_then_resume_an_async_run_loses_and_duplicates_nothing(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:

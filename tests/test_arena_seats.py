@@ -10,11 +10,15 @@ import pytest
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
+from strategic_arena.arena.match import play_match_sync
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.runner import Entrant, round_robin, seat_rotations, versus
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Decision, GameState
+from tests.test_information_boundary import RecordingEndpoint
 
 BLOTTO = "openspiel/blotto"
 GOOFSPIEL_3P = "openspiel/goofspiel(num_cards=4,players=3)"
@@ -87,3 +91,36 @@ def test_eval_of_a_served_player_on_three_seats_and_a_simultaneous_game(
     assert main(["replay", str(three.id), "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert all(f">>> seat {seat} plays" in out for seat in range(3))
+
+
+class Bids:
+    """Plays its bids in order."""
+
+    name = "bids"
+
+    def __init__(self, *bids: int) -> None:
+        self.bids = list(bids)
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        return Decision(self.bids.pop(0))
+
+
+def test_at_a_simultaneous_turn_an_endpoint_learns_nothing_of_the_others_moves() -> None:
+    """Goofspiel (perfect information: the history is sent) over real HTTP: whatever seat 0
+    bids in a turn, seat 1's request of that turn is byte-identical; the next turn shows it."""
+    env_id = "openspiel/goofspiel(num_cards=3,points_order=descending)"
+    recorder = RecordingEndpoint()
+    try:
+        backend = OpenAIBackend("recorder", recorder.base_url, timeout_s=30, max_attempts=1)
+        model = Entrant.llm(backend, name="m", policy="forfeit")
+        sent = []
+        for bids in ((0, 1), (2, 0)):
+            recorder.requests.clear()
+            record = play_match_sync(env_id, [Bids(*bids), model.build(env_id, 0)], 3)
+            assert record.history[0] == bids[0] and record.status == "complete"
+            sent.append(list(recorder.requests))
+        assert len(sent[0]) == len(sent[1]) == 2
+        assert sent[0][0] == sent[1][0]  # the first turn: seat 0's bid unseen
+        assert sent[0][1] != sent[1][1]  # the second turn: the first turn's bids are public
+    finally:
+        recorder.close()

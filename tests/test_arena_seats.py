@@ -28,8 +28,10 @@ HANABI_3P = "openspiel/hanabi(players=3)"
 def test_seat_rotations_put_the_player_in_every_seat() -> None:
     a, b = Entrant.opponent("random:seed=1"), Entrant.opponent("random")
     assert seat_rotations(a, b) == [(a, b), (b, a)]  # two seats: as before
-    assert seat_rotations(a, b, 3) == [(a, b, b), (b, a, b), (b, b, a)]
-    assert seat_rotations(a, a, 3) == [(a, a, a)]
+    assert seat_rotations(a, b, (0, 1, 2)) == [(a, b, b), (b, a, b), (b, b, a)]
+    assert seat_rotations(a, a, (0, 1, 2)) == [(a, a, a)]
+    # Two against two: the player takes a whole team, then the other.
+    assert seat_rotations(a, b, (0, 1, 0, 1)) == [(a, b, a, b), (b, a, b, a)]
 
 
 def test_versus_schedules_every_rotation_of_a_three_player_game() -> None:

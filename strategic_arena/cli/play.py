@@ -113,7 +113,7 @@ def envs_main(args: argparse.Namespace) -> int:
         spec = get_spec(env_id)
         kind = "cooperative" if spec.cooperative else "zero-sum"
         print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
-    print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
+    print("openspiel/<game_name>  any OpenSpiel game (N seats, simultaneous moves), its own text")
     return 0
 
 

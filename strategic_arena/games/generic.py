@@ -60,7 +60,7 @@ def generic_env_id(game_name: str, params: Mapping[str, int | float | bool | str
 
 
 class GenericSpec(GameSpec):
-    """A text game over any sequential OpenSpiel game (no hand-written rules)."""
+    """A text game over any OpenSpiel game, turn-taking or simultaneous (no hand-written rules)."""
 
     def __init__(self, game_name: str, params: Mapping[str, int | float | bool | str]) -> None:
         self.env_id = generic_env_id(game_name, params)

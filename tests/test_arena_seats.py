@@ -126,3 +126,13 @@ def test_at_a_simultaneous_turn_an_endpoint_learns_nothing_of_the_others_moves()
         assert sent[0][1] != sent[1][1]  # the second turn: the first turn's bids are public
     finally:
         recorder.close()
+
+
+def test_a_one_seat_game_is_played_by_each_player_alone() -> None:
+    a, b = Entrant.opponent("random:seed=1"), Entrant.opponent("random")
+    tasks = versus([a], [b], ["openspiel/catch"], 2, seed=0)
+    assert [tuple(e.name for e in t.seats) for t in tasks] == [(a.name,), (a.name,)]
+    ladder = round_robin([a, b], ["openspiel/catch"], 2, seed=0)
+    assert sorted(t.key for t in ladder) == sorted(
+        f"openspiel/catch/{e.name}/{i}" for e in (a, b) for i in range(2)
+    )

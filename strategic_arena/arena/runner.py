@@ -274,7 +274,7 @@ def versus(
     per candidate and opponent are split evenly over the rotations (rounded up). In a
     cooperative game each candidate also plays in self-play; in a competitive one a
     candidate without an applicable opponent is an error (the user asked for a game no chosen
-    opponent can play).
+    opponent can play). A game of one seat is played by each candidate alone.
     """
     if num_games < 1:
         raise ValueError("num_games must be at least 1")
@@ -285,6 +285,9 @@ def versus(
         rivals = [opponent for opponent in opponents if opponent.plays(env_id)]
         for candidate in candidates:
             if not candidate.plays(env_id):
+                continue
+            if spec.num_players == 1:  # a one-seat game (a puzzle) has no opponent
+                tasks += _tasks(env_id, [(candidate,)], num_games, seed)
                 continue
             pairs = [candidate] if spec.cooperative else []
             pairs += [rival for rival in rivals if rival != candidate]
@@ -314,6 +317,9 @@ def round_robin(
     for env_id in env_ids:
         spec = get_spec(env_id)
         able = [entrant for entrant in entrants if entrant.plays(env_id)]
+        if spec.num_players == 1:  # a one-seat game: each entrant alone
+            tasks += [t for entrant in able for t in _tasks(env_id, [(entrant,)], num_games, seed)]
+            continue
         for i, first in enumerate(able):
             partners = able[i:] if spec.cooperative else able[i + 1 :]
             for second in partners:

@@ -136,3 +136,29 @@ def test_a_one_seat_game_is_played_by_each_player_alone() -> None:
     assert sorted(t.key for t in ladder) == sorted(
         f"openspiel/catch/{e.name}/{i}" for e in (a, b) for i in range(2)
     )
+
+
+def test_eval_of_a_served_player_on_a_team_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tiny Bridge (partners 0 and 2 against 1 and 3): the player takes each team in turn."""
+    db = tmp_path / "arena.sqlite"
+    env_id = "openspiel/tiny_bridge_4p"
+    with PlayerServer("random", model="served") as server:
+        args = ["eval", "--db", str(db), "--quiet", "--base-url", server.base_url]
+        assert main([*args, "--envs", env_id, "--opponents", "random", "--num-games", "4"]) == 0
+    capsys.readouterr()
+    with ResultsStore(db) as store:
+        games = store.games()
+        for game in games:
+            replay_game(store, game.id)
+    seatings = sorted({g.players for g in games})
+    assert seatings == [
+        ("random", "served", "random", "served"),
+        ("served", "random", "served", "random"),
+    ]
+    assert len(games) == 4
+    for game in games:  # partners share their return
+        assert game.returns[0] == game.returns[2] and game.returns[1] == game.returns[3]
+    assert main(["report", "--db", str(db)]) == 0
+    assert "seat 0  seat 1  seat 2  seat 3" in capsys.readouterr().out

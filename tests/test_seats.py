@@ -19,7 +19,7 @@ from strategic_arena.arena.match import play_match, play_match_sync
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import get_spec
-from strategic_arena.games.generic import GenericSpec
+from strategic_arena.games.generic import PARTNERSHIPS, GenericSpec
 from strategic_arena.games.seats import OpenSpielSeats, SeatedGame, acting_seats, turns
 from strategic_arena.players import RandomPlayer
 from strategic_arena.turn import Decision, GameState
@@ -270,3 +270,23 @@ def test_one_seat_of_a_three_player_simultaneous_game_as_a_gymnasium_env() -> No
     assert total == env.env.returns()[2] and env.env.spiel_state.is_terminal()
     with pytest.raises(ValueError, match="seat must be between 0 and 2"):
         sa.single_agent(GOOFSPIEL_3P, seat=3)
+
+
+@pytest.mark.parametrize("name", sorted(PARTNERSHIPS))
+def test_partnership_games_have_the_teams_openspiel_pays(name: str) -> None:
+    """Random games of each partnership game: partners always get the same return."""
+    spec = get_spec(f"openspiel/{name}")
+    assert spec.teams == PARTNERSHIPS[name]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        state = spec.game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probabilities = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(int(rng.choice(outcomes, p=probabilities)))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        returns = state.returns()
+        for seat, team in enumerate(spec.teams):
+            mates = [returns[s] for s, t in enumerate(spec.teams) if t == team]
+            assert returns[seat] == mates[0]

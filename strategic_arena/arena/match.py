@@ -183,7 +183,7 @@ async def play_match(
         history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
         infrastructure_error=infrastructure_error,
-        prompts=tuple(_prompt_record(player) for player in players),
+        prompts=tuple(_prompt_record(player, env.spec.prompt_dir) for player in players),
     )
 
 
@@ -213,10 +213,14 @@ async def _ask_together(
     return [decided[seat] for seat in seats]
 
 
-def _prompt_record(player: Player) -> Mapping[str, str] | None:
-    """The prompt set a player reads (a model player's ``prompts``), or ``None``."""
+def _prompt_record(player: Player, prompt_dir: str) -> Mapping[str, str] | None:
+    """The prompt version a player reads for this game (a model player's ``prompts``), or ``None``.
+
+    The record is the set's name and the digest of the files the game reads
+    (:meth:`PromptSet.record`), so an edited prompt is a new version of its game only.
+    """
     prompts = getattr(player, "prompts", None)
-    return prompts.record() if isinstance(prompts, PromptSet) else None
+    return prompts.record(prompt_dir) if isinstance(prompts, PromptSet) else None
 
 
 def _detail(error: ActionError | None) -> str:

@@ -229,10 +229,19 @@ def add_parsers(sub: Any) -> None:
         nargs="+",
         default=None,
         metavar="SPEC",
-        help="opponent specs, each playing the games it can (see 'strategic-arena opponents'); "
-        "default per game: "
+        help="opponent specs, each playing the games it can (see 'strategic-arena opponents'), "
+        "or model:NAME@BASE_URL for a model behind another OpenAI-compatible endpoint (e.g. "
+        "model:Qwen/Qwen3-4B@http://localhost:8001/v1), asked with the same style, prompts and "
+        "sampling as the evaluated model and reported as an entrant too; default per game: "
         + "; ".join(f"{e}: {', '.join(o)}" for e, o in DEFAULT_OPPONENTS.items())
         + ". Cooperative games are also played in self-play",
+    )
+    games.add_argument(
+        "--opponent-api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the API key of the model:NAME@BASE_URL opponents "
+        "(default: the --api-key-env of the evaluated model); the key is never stored",
     )
     games.add_argument(
         "--num-games",
@@ -375,6 +384,7 @@ def eval_main(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             announce=_announce,
             max_response_chars=args.max_response_chars,
+            opponent_api_key_env=args.opponent_api_key_env,
         )
     except EvalInterrupted as stop:
         print(

@@ -22,7 +22,9 @@ from importlib import resources
 import pyspiel
 
 from strategic_arena.actions import Action, ActionError
+from strategic_arena.games.listing import Listing
 from strategic_arena.games.seats import turns
+from strategic_arena.prompt_files import default_version
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
@@ -172,6 +174,8 @@ class GameSpec(abc.ABC):
 
     Seats: a game has :attr:`num_players` seats (any N >= 1). At a simultaneous turn
     (:attr:`simultaneous` games) every seat acts at once (:mod:`strategic_arena.games.seats`).
+        listing: how the arena uses the game (opponents, solver-suite entrant, defaults,
+            protocols, ladder counts): see :mod:`strategic_arena.games.listing`.
     """
 
     env_id: str
@@ -192,7 +196,30 @@ class GameSpec(abc.ABC):
     public_moves: bool = True
     #: The team of each seat, seat order (``None``: the default of :attr:`teams`).
     seat_teams: tuple[int, ...] | None = None
+    #: How the arena uses the game; the tables of defaults, ladder and opponents derive from it.
+    listing: Listing = Listing()
     grammar: ActionGrammar
+
+    @property
+    def rules_source(self) -> str:
+        """Who defines the rules: the peer library and its game (``OpenSpiel kuhn_poker(...)``)."""
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.openspiel_params.items()))
+        return f"OpenSpiel {self.openspiel_name}" + (f"({params})" if params else "")
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """The lowest and highest return a seat can get, as the rules define them."""
+        return float(self.game.min_utility()), float(self.game.max_utility())
+
+    @property
+    def prompt_version(self) -> dict[str, str]:
+        """The version of the package's prompts this game reads, as stored with each game.
+
+        ``{"name": "default", "digest": ...}``: the digest covers exactly the prompt files the
+        game reads (the shared layouts and styles and its own folder), so editing one game's
+        rules makes a new version of that game only (:mod:`strategic_arena.prompt_files`).
+        """
+        return default_version(self.prompt_dir)
 
     @functools.cached_property
     def game(self) -> pyspiel.Game:

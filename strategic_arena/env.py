@@ -211,7 +211,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
         state = self.spiel_state
-        if state.is_simultaneous_node():
+        if self._simultaneous and state.is_simultaneous_node():
             self._pending[player] = action
             if len(self._pending) < len(acting_seats(state)):
                 # Held back until every acting seat has moved: this step pays nothing.

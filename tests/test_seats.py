@@ -290,3 +290,24 @@ def test_partnership_games_have_the_teams_openspiel_pays(name: str) -> None:
         for seat, team in enumerate(spec.teams):
             mates = [returns[s] for s, t in enumerate(spec.teams) if t == team]
             assert returns[seat] == mates[0]
+
+
+def test_a_server_failure_at_a_simultaneous_turn_stops_the_game_and_replays(
+    tmp_path: Path,
+) -> None:
+    class Failing:
+        name = "failing"
+
+        async def act(self, state: GameState, seat: int) -> Decision:
+            return Decision(None, "", sa.ActionError("endpoint", "500 after retries"))
+
+    record = play_match_sync(GOOFSPIEL_3P, [Failing(), RandomPlayer(1), RandomPlayer(2)], seed=4)
+    assert record.status == "incomplete" and record.returns == (0.0, 0.0, 0.0)
+    # Every decision of the turn is kept; the failed one is the game's last move.
+    assert [m.seat for m in record.moves] == [1, 2, 0] and record.moves[-1].action is None
+    assert record.infrastructure_error == "endpoint: 500 after retries"
+    with ResultsStore(tmp_path / "a.db") as store:
+        store.add_game(store.run("r", 0, {}), "k", record)
+        (game,) = store.games(include_incomplete=True)
+        replayed = replay_game(store, game.id)
+    assert len(replayed.moves) == 3 and not replayed.env.spiel_state.is_terminal()

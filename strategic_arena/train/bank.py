@@ -16,7 +16,8 @@ builds it in four steps:
    2-turn episodes; a game that holds less than its share gives all it has and the rest is
    shared among the others (water-filling, :func:`allocate`; an indivisible remainder goes to
    the games first in name order);
-3. **reward-quantile strata** (``strata``) -- within a game, episodes are ranked by reward
+3. **reward-quantile strata** (``strata``) -- within a game (within the one pool when not
+   interleaving), episodes are ranked by reward
    (:func:`episode_reward`; ties by age) and cut into ``strata`` groups of (nearly) equal
    count, lowest rewards first; the game's share is split equally among them in the same way,
    so failures, near-misses and successes all reach the batch;
@@ -300,6 +301,9 @@ class EpisodeBank:
         self.entries = [] if cfg.undrawn == "drop" else left
         batch = Batch([entry.episode for entry in drawn], [chosen[entry.serial] for entry in drawn])
         batch.metrics = self._metrics(batch, discarded)
+        ages = [version - entry.version for entry in drawn]
+        batch.metrics["bank/age_mean"] = float(np.mean(ages)) if ages else 0.0
+        batch.metrics["bank/age_max"] = float(max(ages, default=0))
         return batch
 
     def _strata(self, members: list[BankEntry]) -> list[list[BankEntry]]:

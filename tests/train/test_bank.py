@@ -233,10 +233,11 @@ def test_the_filter_drops_ineligible_episodes_and_counts_them() -> None:
     # A staleness-like rule: an episode added at version v is fit while the weights are <= v + 1.
     bank = EpisodeBank(BankConfig(batch_unit="episodes", batch_size=10), seed=0)
     bank.keep = lambda game, version: version - game.seed <= 1
-    bank.add([episode(SHORT, 1, seed=v) for v in (0, 1, 2, 3)])
+    bank.add([episode(SHORT, 1, seed=v) for v in (0, 1, 2, 3)], version=1)
     batch = bank.draw(version=3)
     assert sorted(e.seed for e in batch.episodes) == [2, 3]
     assert batch.metrics["bank/dropped"] == 2
+    assert (batch.metrics["bank/age_mean"], batch.metrics["bank/age_max"]) == (2.0, 2.0)
 
 
 def test_ready_wants_every_game_to_hold_its_part_under_interleaving() -> None:

@@ -17,10 +17,10 @@ builds it in four steps:
    shared among the others (water-filling, :func:`allocate`; an indivisible remainder goes to
    the games first in name order);
 3. **reward-quantile strata** (``strata``) -- within a game (within the one pool when not
-   interleaving), episodes are ranked by reward
-   (:func:`episode_reward`; ties by age) and cut into ``strata`` groups of (nearly) equal
-   count, lowest rewards first; the game's share is split equally among them in the same way,
-   so failures, near-misses and successes all reach the batch;
+   interleaving), episodes are ranked by reward (:func:`episode_reward`; ties in a seeded
+   random order) and cut into ``strata`` groups of (nearly) equal count, lowest rewards first;
+   the game's share is split equally among them in the same way, so failures, near-misses and
+   successes all reach the batch;
 4. **episode coverage** (``coverage``) -- within a stratum, episodes are taken in a seeded
    random order; each contributes ``ceil(coverage * n)`` of its ``n`` trainable turns (all of
    them at ``coverage: 1``, a seeded random choice otherwise), so a batch spreads over many
@@ -288,7 +288,7 @@ class EpisodeBank:
             key = entry.episode.env_id if cfg.interleave else ""
             groups.setdefault(key, []).append(entry)
         names = sorted(groups)
-        strata = [self._strata(groups[name]) for name in names]
+        strata = [self._strata(groups[name], rng) for name in names]
         supplies = [sum(self._supply(s) for s in game) for game in strata]
         chosen: dict[int, tuple[int, ...]] = {}
         for game, quota in zip(strata, allocate(cfg.batch_size, supplies), strict=True):
@@ -306,9 +306,17 @@ class EpisodeBank:
         batch.metrics["bank/age_max"] = float(max(ages, default=0))
         return batch
 
-    def _strata(self, members: list[BankEntry]) -> list[list[BankEntry]]:
-        """``members`` ranked by (reward, age) and cut into ``strata`` groups, lowest first."""
-        ranked = sorted(members, key=lambda e: (episode_reward(e.episode), e.serial))
+    def _strata(self, members: list[BankEntry], rng: np.random.Generator) -> list[list[BankEntry]]:
+        """``members`` ranked by reward and cut into ``strata`` groups, lowest first.
+
+        Equal rewards are ordered at random: ranking them by age would make the strata of a
+        bank whose rewards tie (zero-sum self-play) strata of age instead.
+        """
+        ties = rng.random(len(members))
+        order = sorted(
+            range(len(members)), key=lambda i: (episode_reward(members[i].episode), ties[i])
+        )
+        ranked = [members[i] for i in order]
         strata = self.config.strata
         cuts = [k * len(ranked) // strata for k in range(strata + 1)]
         return [ranked[lo:hi] for lo, hi in itertools.pairwise(cuts)]

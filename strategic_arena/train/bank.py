@@ -238,6 +238,9 @@ class EpisodeBank:
     def add(self, episodes: Iterable[Episode], version: int = 0) -> None:
         """Bank scored ``episodes`` played by weights ``version``; evict beyond ``capacity``.
 
+        ``version`` dates the episodes for the age metrics (the trainer passes its step); the
+        filter reads each turn's own ``weight_version`` if it needs more.
+
         An episode without a trainable turn has nothing to give a batch and is not banked.
         """
         for episode in episodes:

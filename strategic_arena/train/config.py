@@ -17,8 +17,9 @@ Loading rules (:func:`load_config`):
 
 The advantage estimator's settings are a union tagged by ``type`` (one config class per
 estimator of :mod:`strategic_arena.train.estimators`); ``--set advantage.KEY=VALUE`` reaches
-into it. The pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a
-``FutureWarning``.
+into it, as ``--set bank.KEY=VALUE`` reaches into the episode bank's section
+(:class:`~strategic_arena.train.bank.BankConfig`; ``null``, the default, is no bank). The
+pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a ``FutureWarning``.
 
 Only the standard library, numpy and PyYAML (imported when a file is read) are needed here.
 """

@@ -410,10 +410,15 @@ class Trainer:
         metrics = self.learner.update(
             turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
         )
-        if old is not None and turns:  # the sync check compares against the engine's numbers
-            diffs = np.concatenate(
-                [np.subtract(mine, t.logprobs) for mine, t in zip(old, turns, strict=True)]
-            )
+        # The sync check compares against the engine's numbers of this step's weights: a turn
+        # an episode bank kept from an earlier step differs by the updates since.
+        fresh = [
+            (mine, t)
+            for mine, t in zip(old or [], turns, strict=False)
+            if t.weight_version is None or t.weight_version == step
+        ]
+        if fresh:
+            diffs = np.concatenate([np.subtract(mine, t.logprobs) for mine, t in fresh])
             metrics["train/logprob_ratio"] = float(np.mean(np.exp(diffs)))
             metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
         metrics["train/trainable_turns"] = float(len(turns))

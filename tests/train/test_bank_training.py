@@ -81,3 +81,23 @@ def test_resume_restores_the_bank_and_continues_exactly(
         strict=True,
     ):
         assert torch.equal(a, b), name
+
+
+def test_the_sync_check_reads_only_the_turns_of_the_steps_own_weights(
+    tiny_overrides: Overrides,
+) -> None:
+    # A bank hands step 1 turns of version 0 beside its own: their recorded log-probs belong to
+    # older weights (here shifted by -5), so only version 1's turns may enter the ratio, ~1.
+    trainer = Trainer(load_config(None, tiny_overrides("old_logprobs=learner", "steps=1")))
+    episodes = trainer.generate(0)
+    trainer.score(episodes)
+    trainer.advantage(episodes)
+    for index, episode in enumerate(episodes):
+        for turn in episode.turns:
+            turn.weight_version = index % 2
+            if turn.weight_version == 0:
+                turn.logprobs = [value - 5.0 for value in turn.logprobs]
+    assert {t.weight_version for t in trainer.trainable_turns(episodes)} == {0, 1}
+    metrics = trainer.update(episodes, 1)
+    assert metrics["train/logprob_ratio"] == pytest.approx(1.0, abs=1e-4)
+    assert metrics["train/logprob_max_abs_diff"] < 1e-3

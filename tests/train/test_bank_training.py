@@ -33,14 +33,17 @@ BANKED = (
 
 
 def test_a_step_trains_on_a_batch_drawn_from_the_bank(tiny_overrides: Overrides) -> None:
-    trainer = Trainer(load_config(None, tiny_overrides(*BANKED, "steps=1")))
+    trainer = Trainer(load_config(None, tiny_overrides(*BANKED, "bank.batch_size=12", "steps=1")))
     metrics = trainer.train_step()
-    # 8 turns in the batch, 4 per game; the update trains on exactly those.
-    assert metrics["bank/batch_turns"] == 8 == metrics["train/trainable_turns"]
+    # 12 turns in the batch, 6 per game; the update trains on exactly those.
+    assert metrics["bank/batch_turns"] == 12 == metrics["train/trainable_turns"]
     assert metrics["bank/turn_share/kuhn_poker-v0"] == 0.5
     assert metrics["bank/turn_share/tic_tac_toe-v0"] == 0.5
-    # The bank wanted 12 turns, 6 per game: every game played, then kept what was not drawn.
+    # The bank wanted ceil(1.5 * 12) = 18 units, 9 per game. A Kuhn game has at most 3 turns,
+    # ceil(3 * 0.5) = 2 units at coverage 0.5, so a round of 3 gives at most 6: the step had
+    # to play more rounds, every game of each round, and kept what it did not draw.
     played = metrics["train/episodes"]
+    assert metrics["bank/rounds"] >= 2
     assert played == 6 * metrics["bank/rounds"]
     assert metrics["bank/added"] == played - _untrainable(trainer)
     assert metrics["bank/episodes"] == metrics["bank/added"] - metrics["bank/drawn"]

@@ -21,9 +21,10 @@ from strategic_arena.train.bank import (
     episode_from_dict,
     episode_reward,
 )
-from strategic_arena.train.config import load_config
+from strategic_arena.train.config import describe_fields, load_config
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators.rloo import RLOOConfig
+from strategic_arena.train.rollout import OpponentPool, plan_games
 
 SHORT = "kuhn_poker-v0"
 LONG = "connect_four-v0"
@@ -334,3 +335,20 @@ def test_the_mindgames_config_uses_the_bank_with_rloo() -> None:
     )
     assert cfg.bank.interleave and cfg.bank.strata == 3 and cfg.bank.undrawn == "keep"
     assert (cfg.kl_coef, cfg.ppo_epochs, cfg.gate_unobserved) == (0.0, 1, True)
+
+
+def test_the_help_lists_the_bank_settings() -> None:
+    text = describe_fields()
+    assert "  bank (BankConfig | None, default None)" in text
+    assert "over_collection (float, default 1.0): Before a batch is drawn" in text
+
+
+def test_a_further_round_plans_other_games_after_the_first() -> None:
+    # Round 0 is the step's usual plan; round 1 has its own seeds and indices 4.. (2 games x 2).
+    cfg = load_config(None, ["games=[kuhn_poker-v0,tic_tac_toe-v0]", "episodes_per_game=2"])
+    pool = OpponentPool.from_config(cfg)
+    first, second = plan_games(cfg, pool, 3), plan_games(cfg, pool, 3, round_=1)
+    assert plan_games(cfg, pool, 3, round_=0) == first
+    assert [p.index for p in first] == [0, 1, 2, 3] and [p.index for p in second] == [4, 5, 6, 7]
+    assert [p.env_id for p in second] == [p.env_id for p in first]
+    assert {p.seed for p in first}.isdisjoint({p.seed for p in second})

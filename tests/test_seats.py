@@ -311,3 +311,13 @@ def test_a_server_failure_at_a_simultaneous_turn_stops_the_game_and_replays(
         (game,) = store.games(include_incomplete=True)
         replayed = replay_game(store, game.id)
     assert len(replayed.moves) == 3 and not replayed.env.spiel_state.is_terminal()
+
+
+def test_play_marks_the_moves_of_a_simultaneous_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    from strategic_arena.cli import main
+
+    assert main(["play", "openspiel/blotto", "--no-prompts"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(simultaneous: seats 0, 1)") == 2 and "game over after 2 moves" in out
+    assert main(["play", "kuhn_poker-v0", "--no-prompts"]) == 0
+    assert "simultaneous" not in capsys.readouterr().out

@@ -30,7 +30,7 @@ from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
-from strategic_arena.cli.common import HelpFormatter
+from strategic_arena.cli.common import HelpFormatter, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
@@ -482,8 +482,7 @@ def replay_main(args: argparse.Namespace) -> int:
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        together = ", ".join(map(str, env.acting_seats()))
-        turn = f" (simultaneous: seats {together})" if "," in together else ""
+        turn = turn_label(env.acting_seats())
         print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
             for message in move.prompt:

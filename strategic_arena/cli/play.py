@@ -13,9 +13,10 @@ from typing import Any
 import opponents
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
-from strategic_arena.cli.common import fail
+from strategic_arena.cli.common import fail, turn_label
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
+from strategic_arena.games.seats import acting_seats
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.prompting import render_messages
@@ -167,7 +168,8 @@ def _printer(
     shown_system: set[int] = set()
 
     def show(record: MoveRecord, state: GameState) -> None:
-        print(f"\n=== move {record.index + 1}: seat {record.seat}")
+        seats = () if state.spiel_state is None else acting_seats(state.spiel_state)
+        print(f"\n=== move {record.index + 1}: seat {record.seat}{turn_label(seats)}")
         if show_prompts:
             view = state.view(record.seat)
             messages = render_messages(spec, view, style, include_history=history, prompts=prompts)

@@ -117,3 +117,12 @@ def test_publish_lists_the_teams_and_validates(team_game: str, tmp_path: Path) -
     markdown = (tmp_path / "site" / "LEADERBOARD.md").read_text()
     assert f"| {team_game} | model + bot-b | bot-a + bot-c | 4 |" in markdown
     assert 'id="tab-teams"' in (tmp_path / "site" / "index.html").read_text()
+    # Four seats: each player's mean return per seat (each sat in one seat: its 4 games).
+    (env,) = data["envs"]
+    seats = {(row["player"], row["seat"]): row for row in env["seats"]}
+    assert set(seats) == {("model", 0), ("bot-a", 1), ("bot-b", 2), ("bot-c", 3)}
+    for (_, seat), row in seats.items():
+        assert row["games"] == 4
+        expected = sum(r[seat] for r in returns) / 4
+        assert row["mean_return"]["mean"] == pytest.approx(expected, abs=1e-4)
+    assert "Per seat (every opponent together):" in markdown

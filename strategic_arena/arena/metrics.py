@@ -506,7 +506,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     """A plain-text report of :func:`report`'s data: one table per env.
 
     Rows are the run's candidates (every player with ``all_players`` or when the runs record
-    no candidates) against each opponent, both seats together, with the per-seat means beside.
+    no candidates) against each opponent, every seat together, with the per-seat means beside
+    (one column per seat of the game: ``seat 0``, ``seat 1``, ``seat 2``...).
     """
     wanted = None if all_players else data.get("candidates")
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -530,14 +531,19 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     # Names came from endpoints (a model id) or the store: escaped before they are printed.
     width = max([24, *(len(printable_line(s["player"])) for s in shown)])
     op_width = max([24, *(len(printable_line(s["opponent"])) for s in shown)])
-    header = (
-        f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
-        f"{'mean return ± 95% CI':<22} {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} "
-        f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
-        f"{'tok p50':>7} {'lat p50/p90 s':>13}"
-    )
+    num_seats: dict[str, int] = defaultdict(lambda: 2)
+    for (_, env_id, _), seat_rows in by_seat.items():
+        num_seats[env_id] = max(num_seats[env_id], *(seat + 1 for seat in seat_rows))
     for env_id, env_rows in rows.items():
         norm = data["normalization"][env_id]
+        seat_range = range(num_seats[env_id])
+        seat_titles = " ".join(f"{f'seat {i}':>7}" for i in seat_range)
+        header = (
+            f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
+            f"{'mean return ± 95% CI':<22} {seat_titles}  {'W/D/L':<11} "
+            f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
+            f"{'tok p50':>7} {'lat p50/p90 s':>13}"
+        )
         lines += [
             "",
             f"== {env_id} (norm: 0 = forfeit every game ({norm['forfeit']:+g}), 100 = optimum "
@@ -546,14 +552,15 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
         ]
         for s in env_rows:
             seats = by_seat[(s["player"], env_id, s["opponent"])]
-            seat_means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in (0, 1)]
+            means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in seat_range]
+            seat_means = " ".join(f"{mean:>7}" for mean in means)
             wdl = "-" if s["wins"] is None else f"{s['wins']}/{s['draws']}/{s['losses']}"
             opponent = "(self-play)" if s["opponent"] == SELF else printable_line(s["opponent"])
             lat = s["latency_s"]
             lines.append(
                 f"{printable_line(s['player']):<{width}} {opponent:<{op_width}} {s['games']:>5}  "
-                f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means[0]:>7} "
-                f"{seat_means[1]:>7}  {wdl:<11} {s['normalized']:>6.1f} "
+                f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means}  "
+                f"{wdl:<11} {s['normalized']:>6.1f} "
                 f"{s['marshal_normalized']:>9.1f} {_fmt_optional(s.get('marshal_paper')):>7} "
                 f"{s.get('game_length', 0.0):>5.1f} {100 * s['invalid_rate']:>9.1f} "
                 f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"

@@ -1,8 +1,9 @@
 """Replay a stored game exactly: reset the env with the stored seed, apply the stored moves.
 
-The seed fixes every chance event (deals, draws) and the moves fix every decision, so the
-replayed game must reach the stored OpenSpiel history and returns; :func:`replay_game` checks
-both and says where a replay diverges (a changed game version, a corrupted store). An
+The seed fixes every chance event (deals, draws) and the moves fix every decision (one stored
+move per acting seat at a simultaneous turn, applied together), so the replayed game must
+reach the stored OpenSpiel history and returns; :func:`replay_game` checks both and says where
+a replay diverges (a changed game version, a corrupted store). An
 incomplete game (a server failed) replays up to its failed decision, and its returns, which
 mean nothing, are not checked. :func:`final_state_text` says what the replayed game ended in,
 labelled: what each seat saw, then OpenSpiel's own state string.
@@ -48,26 +49,39 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
     moves = store.moves(game_id)
     env = make(game.env_id)
     env.reset(seed=game.seed)
-    for move in moves:
-        agent = env.agent_selection
-        seat = env.agent_name_mapping[agent]
-        if env.terminations[agent]:
-            raise ReplayError(f"move {move.ply}: the game was already over")
-        if seat != move.seat:
-            raise ReplayError(f"move {move.ply}: seat {seat} is to move, not {move.seat}")
+    position = 0
+    while position < len(moves):
+        seats = env.acting_seats()
+        first = moves[position]
+        if not seats:
+            raise ReplayError(f"move {first.ply}: the game was already over")
+        # A simultaneous turn is one stored move per acting seat (in seat order; the failed
+        # decision of an incomplete game last), applied together.
+        turn = sorted(moves[position : position + len(seats)], key=lambda move: move.seat)
+        position += len(seats)
+        if tuple(move.seat for move in turn) != seats:
+            expected = " and ".join(str(seat) for seat in seats)
+            raise ReplayError(
+                f"move {first.ply}: seat {expected} {'is' if len(seats) == 1 else 'are'} to "
+                f"move, not {' and '.join(str(move.seat) for move in turn)}"
+            )
         if on_move is not None:
-            on_move(move, env)
-        if move.action is None:
+            for move in turn:
+                on_move(move, env)
+        missing = [move for move in turn if move.action is None]
+        if missing:
             if game.status == "incomplete":  # the failed decision: the game stopped here
                 break
-            env.forfeit(agent)
+            env.forfeit(env.possible_agents[missing[0].seat])
             continue
-        legal = env.legal_action_texts(agent)
-        if move.action not in legal or legal[move.action] != move.action_text:
-            raise ReplayError(
-                f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal here"
-            )
-        env.step(move.action)
+        for move in turn:
+            legal = env.legal_action_texts(env.possible_agents[move.seat])
+            if move.action not in legal or legal[move.action] != move.action_text:
+                raise ReplayError(
+                    f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal "
+                    "here"
+                )
+            env.step(move.action)
     history = tuple(int(a) for a in env.spiel_state.history())
     if history != game.history:
         raise ReplayError(f"history {list(history)} differs from the stored {list(game.history)}")

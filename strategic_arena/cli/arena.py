@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -39,10 +40,16 @@ from strategic_arena.prompt_sets import load_prompts
 from strategic_arena.styles import style_names
 from strategic_arena.validation import THINKING_IN_HISTORY
 
+#: A comma outside parentheses (no ``)`` ahead of it before an ``(``).
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+
 
 def _names(text: str) -> list[str]:
-    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces.
+
+    Commas inside parentheses belong to a name: ``openspiel/goofspiel(num_cards=4,players=3)``.
+    """
+    names = [name.strip() for name in _TOP_LEVEL_COMMA.split(text) if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
     return names
@@ -475,7 +482,9 @@ def replay_main(args: argparse.Namespace) -> int:
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])})")
+        together = ", ".join(map(str, env.acting_seats()))
+        turn = f" (simultaneous: seats {together})" if "," in together else ""
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
             for message in move.prompt:
                 block(printable_line(message.get("role")), message.get("content"))

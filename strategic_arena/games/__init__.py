@@ -45,7 +45,9 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
     """The :class:`GameSpec` of ``env_id``.
 
     Args:
-        env_id: a curated id from :func:`list_envs` or ``openspiel/<game_name>``.
+        env_id: a curated id from :func:`list_envs`, ``openspiel/<game_name>``, or
+            ``openspiel/<game_name>(key=value,...)`` (OpenSpiel's game string: the id a game
+            with parameters is stored under).
         params: OpenSpiel game parameters, only for ``openspiel/<game_name>``.
 
     Raises:
@@ -59,11 +61,32 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
             )
         return _curated(env_id)
     if env_id.startswith(GENERIC_PREFIX):
-        return _generic(env_id[len(GENERIC_PREFIX) :], tuple(sorted(params.items())))
+        name, named = _game_string(env_id[len(GENERIC_PREFIX) :])
+        if named and params:
+            raise ValueError(
+                f"{env_id} names its parameters already; do not pass {sorted(params)} as well"
+            )
+        return _generic(name, tuple(sorted({**named, **params}.items())))
     raise ValueError(
         f"unknown env id {env_id!r}; curated ids: {', '.join(CURATED)}; "
-        "or 'openspiel/<game_name>' for any sequential OpenSpiel game"
+        "or 'openspiel/<game_name>' for any OpenSpiel game"
     )
+
+
+def _game_string(text: str) -> tuple[str, dict[str, int | float | bool | str]]:
+    """``hanabi(players=3)`` -> ``("hanabi", {"players": 3})``; a bare name has no parameters."""
+    if "(" not in text:
+        return text, {}
+    import pyspiel
+
+    try:
+        parsed = dict(pyspiel.game_parameters_from_string(text))
+    except pyspiel.SpielError as error:
+        raise ValueError(f"cannot read the game string {text!r}: {error}") from error
+    name = str(parsed.pop("name", ""))
+    if any(isinstance(value, dict) for value in parsed.values()):
+        raise ValueError(f"{text!r}: nested game parameters are not supported")
+    return name, parsed
 
 
 @functools.cache

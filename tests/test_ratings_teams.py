@@ -19,7 +19,7 @@ from strategic_arena.ratings import Outcome, TrueSkillSettings, outcomes, rate
 trueskill = pytest.importorskip("trueskill")
 
 SETTINGS = TrueSkillSettings(draw_probability=0.1, passes=1)
-GAME = "openspiel/kuhn_poker"
+GAME = "openspiel/kuhn_poker(players=3)"
 
 
 def _env() -> trueskill.TrueSkill:
@@ -87,9 +87,8 @@ def test_stored_three_player_games_are_rated_free_for_all(tmp_path: Path) -> Non
     with ResultsStore(tmp_path / "ffa.db") as store:
         run_id = store.run("ffa", seed=0, settings={})
         for seed in range(3):
-            env = sa.make(GAME, players=3)
             players = [RandomPlayer(seed * 3 + i, name=name) for i, name in enumerate("abc")]
-            record = sa.play_match_sync(GAME, players, seed, env=env)
+            record = sa.play_match_sync(GAME, players, seed)
             store.add_game(run_id, f"g{seed}", record)
         games = store.games()
         matches = outcomes(store)

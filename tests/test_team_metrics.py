@@ -30,7 +30,7 @@ TEAM_GAME = "team_kuhn-v0"
 class TeamKuhn(GenericSpec):
     """Four-player Kuhn poker played as two teams of two (seats 0 + 2 against 1 + 3)."""
 
-    teams = (0, 1, 0, 1)
+    seat_teams = (0, 1, 0, 1)
 
     def __init__(self) -> None:
         super().__init__("kuhn_poker", {"players": 4})

@@ -22,8 +22,8 @@ from importlib import resources
 import pyspiel
 
 from strategic_arena.actions import Action, ActionError
-from strategic_arena.games.seats import turns
 from strategic_arena.games.listing import Listing
+from strategic_arena.games.seats import turns
 from strategic_arena.prompt_files import default_version
 
 Menu = Mapping[int, str]

@@ -1,4 +1,4 @@
-"""Per-team metrics in the report and the leaderboard, from real games of a team game.
+"""Per-team and per-seat metrics in the report and the leaderboard, from real N-seat games.
 
 The team game is four-player Kuhn poker (OpenSpiel) whose spec pairs seats 0 and 2 against
 1 and 3, registered for the test: real games played through the match loop, a real store.
@@ -17,12 +17,14 @@ from strategic_arena.arena import metrics
 from strategic_arena.arena.defaults import DEFAULT_OPPONENTS, SOLVER_SUITE
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.arena.teams import seat_teams, team_summaries
+from strategic_arena.cli import main
 from strategic_arena.games import CURATED
 from strategic_arena.games.generic import GenericSpec
 from strategic_arena.games.tables import opponent_envs
 from strategic_arena.leaderboard import publish, schema
 from strategic_arena.players import RandomPlayer
 from strategic_arena.ratings import outcomes
+from strategic_arena.serve import PlayerServer
 
 TEAM_GAME = "team_kuhn-v0"
 
@@ -126,3 +128,26 @@ def test_publish_lists_the_teams_and_validates(team_game: str, tmp_path: Path) -
         expected = sum(r[seat] for r in returns) / 4
         assert row["mean_return"]["mean"] == pytest.approx(expected, abs=1e-4)
     assert "Per seat (every opponent together):" in markdown
+
+
+def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(tmp_path: Path) -> None:
+    """A served model against two seats of random, over HTTP: each game is one rated match."""
+    db = tmp_path / "three.sqlite"
+    env_id = "openspiel/kuhn_poker(players=3)"
+    with PlayerServer("random", model="served") as server:
+        args = ["eval", "--db", str(db), "--quiet", "--no-report", "--base-url", server.base_url]
+        args += ["--envs", env_id, "--opponents", "random", "--num-games", "6", "--seed", "1"]
+        assert main(args) == 0
+    with ResultsStore(db) as store:
+        games = store.games()
+    publish(db, tmp_path / "site")
+    (env,) = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["envs"]
+    # Every seat rotation, two games each; the model against random is one TrueSkill match.
+    assert len(games) == 6 and env["rated_matches"] == 6
+    assert {row["player"] for row in env["rows"] if row["trueskill"]} == {"served", "random"}
+    served = {row["seat"]: row for row in env["seats"] if row["player"] == "served"}
+    for seat, row in served.items():
+        mine = [g.returns[seat] for g in games if g.players[seat] == "served"]
+        assert row["games"] == len(mine) == 2
+        assert row["mean_return"]["mean"] == pytest.approx(sum(mine) / 2, abs=1e-4)
+    assert sorted(served) == [0, 1, 2]

@@ -52,6 +52,7 @@ NeurIPS 2006; the ``trueskill`` package (https://trueskill.org) implements it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -140,13 +141,18 @@ class Outcome:
         return self.teams or tuple(range(len(self.players)))
 
     def sides(self) -> list[tuple[tuple[str, ...], float]]:
-        """The match's sides: its teams, merged where they share a player, best seat first.
+        """The match's sides: its teams, merged where they share a player, by first seat.
 
         Each side is its distinct players (seat order) and its return, the mean of its teams'
         returns. Teams share a player when one entrant sits in several of them: in a
         free-for-all game against two seats of the same opponent, that opponent's seats are one
         side (its mean return); a self-play game is one side, which rates nobody.
         """
+        return self._sides
+
+    @functools.cached_property
+    def _sides(self) -> list[tuple[tuple[str, ...], float]]:
+        """:meth:`sides`, computed once (every TrueSkill pass reads it)."""
         returns = team_returns(self.returns, self.seat_teams)
         groups: list[tuple[list[int], dict[str, None]]] = []  # (teams, players) per side
         for team in returns:

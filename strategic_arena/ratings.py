@@ -52,6 +52,7 @@ NeurIPS 2006; the ``trueskill`` package (https://trueskill.org) implements it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections import Counter, defaultdict
@@ -416,6 +417,29 @@ def rating_tables(
     if matches:
         tables[OVERALL] = rate(matches, settings, OVERALL)
     return tables
+
+
+def ratings_report(
+    store: ResultsStore,
+    run_names: Sequence[str] | None = None,
+    settings: TrueSkillSettings | None = None,
+) -> dict[str, Any]:
+    """The rating tables of :func:`rating_tables` as JSON-ready data (``report --ratings``).
+
+    ``{scope: {"matches", "draw_probability", "ratings": [...]}}`` per competitive env and
+    :data:`OVERALL`, each rating with its ``conservative`` score, best first.
+    """
+    return {
+        scope: {
+            "matches": table.matches,
+            "draw_probability": table.draw_probability,
+            "ratings": [
+                {**dataclasses.asdict(rating), "conservative": rating.conservative}
+                for rating in table.ratings
+            ],
+        }
+        for scope, table in rating_tables(store, run_names, settings).items()
+    }
 
 
 # ------------------------------------------------------------------------------------------

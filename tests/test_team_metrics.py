@@ -23,7 +23,7 @@ from strategic_arena.games.generic import GenericSpec
 from strategic_arena.games.tables import opponent_envs
 from strategic_arena.leaderboard import publish, schema
 from strategic_arena.players import RandomPlayer
-from strategic_arena.ratings import outcomes
+from strategic_arena.ratings import outcomes, rating_tables
 from strategic_arena.serve import PlayerServer
 
 TEAM_GAME = "team_kuhn-v0"
@@ -130,7 +130,9 @@ def test_publish_lists_the_teams_and_validates(team_game: str, tmp_path: Path) -
     assert "Per seat (every opponent together):" in markdown
 
 
-def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(tmp_path: Path) -> None:
+def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A served model against two seats of random, over HTTP: each game is one rated match."""
     db = tmp_path / "three.sqlite"
     env_id = "openspiel/kuhn_poker(players=3)"
@@ -151,3 +153,16 @@ def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(tmp_path: P
         assert row["games"] == len(mine) == 2
         assert row["mean_return"]["mean"] == pytest.approx(sum(mine) / 2, abs=1e-4)
     assert sorted(served) == [0, 1, 2]
+    # report --ratings: the same TrueSkill numbers as the leaderboard's, in JSON and in text.
+    with ResultsStore(db) as store:
+        table = rating_tables(store)[env_id]
+    assert main(["report", "--db", str(db), "--ratings", "--json"]) == 0
+    pool = json.loads(capsys.readouterr().out)["ratings"][env_id]
+    assert pool["matches"] == 6
+    assert {r["player"]: r["mu"] for r in pool["ratings"]} == {
+        r.player: r.mu for r in table.ratings
+    }
+    assert main(["report", "--db", str(db), "--ratings"]) == 0
+    text = capsys.readouterr().out
+    assert f"== TrueSkill: {env_id} (6 rated matches; ranked by mu - 3 sigma)" in text
+    assert f"mu {table['served'].mu:6.2f} ± {table['served'].sigma:5.2f}" in text

@@ -574,6 +574,17 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
         ]
+    for scope, pool in data.get("ratings", {}).items():
+        lines += [
+            "",
+            f"== TrueSkill: {scope} ({pool['matches']} rated matches; ranked by mu - 3 sigma)",
+        ]
+        for rating in pool["ratings"]:
+            lines.append(
+                f"{printable_line(rating['player']):<{width}} mu {rating['mu']:6.2f} ± "
+                f"{rating['sigma']:5.2f}  mu-3sigma {rating['conservative']:6.2f}  matches "
+                f"{rating['matches']}  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
+            )
     team_rows = data.get("teams", [])
     if team_rows:
         lines += ["", "== Teams (team games: each line-up against the other teams)"]

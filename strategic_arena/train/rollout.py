@@ -3,7 +3,8 @@
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
 seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
 training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
-pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly.
+pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly
+(with its teammates, in a team game: :func:`learner_team`).
 Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
 the arena's one match loop -- with the policy in each learner seat as the arena's one model
 player, :class:`strategic_arena.LLMPlayer`, over an :class:`EngineBackend`; the players'
@@ -382,21 +383,45 @@ def plan_games(
     step: int,
     *,
     games: Sequence[str] | None = None,
+    round_: int = 0,
 ) -> list[GamePlan]:
-    """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
-    rng = np.random.default_rng(derive_seed(cfg.seed, step, "plan"))
+    """The step's games, drawn from ``(seed, step)`` alone (see the module docstring).
+
+    ``round_`` > 0 plans a further round of the step's games (the episode bank's
+    over-collection): drawn from ``(seed, step, round_)``, their indices following the earlier
+    rounds' so that every game's sampling seed differs.
+    """
+    key = (step, "plan") if round_ == 0 else (step, "plan", round_)
+    rng = np.random.default_rng(derive_seed(cfg.seed, *key))
+    env_ids = games or cfg.games
+    first = round_ * len(env_ids) * cfg.episodes_per_game
     plans: list[GamePlan] = []
-    for env_id in games or cfg.games:
-        seats = get_spec(env_id).num_players
+    for env_id in env_ids:
+        spec = get_spec(env_id)
+        seats = spec.num_players
         for _ in range(cfg.episodes_per_game):
             env_seed = int(rng.integers(2**31))
             opponent = pool.sample(env_id, step, rng)
             if opponent is None:
                 learner: tuple[int, ...] = tuple(range(seats))
             else:
-                learner = (int(rng.integers(seats)),)
-            plans.append(GamePlan(len(plans), env_id, env_seed, opponent, learner))
+                learner = learner_team(spec, int(rng.integers(seats)))
+            plans.append(GamePlan(first + len(plans), env_id, env_seed, opponent, learner))
     return plans
+
+
+def learner_team(spec: GameSpec, seat: int) -> tuple[int, ...]:
+    """The learner's seats against an opponent, given the seat drawn: that seat's whole team.
+
+    In a team game (:attr:`GameSpec.teams`, e.g. two against two) the policy plays every seat
+    of its team and the opponent the others; where every seat is its own team, and in a
+    cooperative game (whose one team the opponent joins as the policy's partner), the seat
+    alone.
+    """
+    if spec.cooperative:
+        return (seat,)
+    teams = spec.teams
+    return tuple(s for s in range(spec.num_players) if teams[s] == teams[seat])
 
 
 def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> Episode:

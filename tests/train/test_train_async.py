@@ -116,6 +116,8 @@ def test_async_settings_are_checked_and_turn_the_correction_on() -> None:
         load_config(None, ["max_staleness=-1"])
     with pytest.raises(ValueError, match="vllm_sleep_level"):
         load_config(None, ["engine=vllm", "max_staleness=1", "vllm_sleep_level=1"])
+    with pytest.raises(ValueError, match="episode bank is not supported yet"):
+        load_config(None, ["max_staleness=1", "bank.batch_size=8"])
     assert not load_config(None, []).corrects_behaviour  # transformers, synchronous
     assert load_config(None, ["max_staleness=1"]).corrects_behaviour  # stale turns: corrected
     assert not load_config(None, ["max_staleness=1", "old_logprobs=engine"]).corrects_behaviour

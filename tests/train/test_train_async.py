@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from benchmarks.bench_staleness import DelayedTrainer  # noqa: E402
 from strategic_arena.train.checkpoint import checkpoint_dir, load_trainer_state  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.metrics import read_metrics  # noqa: E402
@@ -76,6 +77,39 @@ def test_the_first_async_step_is_the_synchronous_first_step(tiny_overrides: Over
     finally:
         synchronous.close()
         asynchronous.close()
+
+
+def test_async_is_the_synchronous_loop_trained_on_one_step_old_games(
+    tiny_overrides: Overrides,
+) -> None:
+    """The worker thread, the engine's weight copy and its syncs, the pairing of round ``s``
+    with step ``s``, the seeds and the lr schedule change nothing: the asynchronous run ends
+    with exactly the weights of a one-thread synchronous run (shared weights) whose step ``s``
+    trains, with the same correction, on round ``s`` played by version ``s - 1``. What is left
+    between it and the synchronous loop is the data's one step of staleness."""
+    base = tiny_overrides("steps=4", "episodes_per_game=6")
+    asynchronous = Trainer(load_config(None, [*base, "max_staleness=1"]))
+    delayed = DelayedTrainer(
+        load_config(None, [*base, "old_logprobs=learner", "importance_correction=always"])
+    )
+    synchronous = Trainer(load_config(None, base))
+    try:
+        assert delayed.engine_shares_weights and not asynchronous.engine_shares_weights
+        curves = [
+            [t.train_step()["train/invalid_rate"] for _ in range(4)]
+            for t in (asynchronous, delayed, synchronous)
+        ]
+        assert curves[0] == curves[1]
+        assert curves[0][1:] != curves[2][1:]  # the synchronous loop trains on other games
+        theirs = dict(delayed.learner.model.named_parameters())
+        for name, parameter in asynchronous.learner.model.named_parameters():
+            assert torch.equal(parameter, theirs[name]), name
+        engine = asynchronous.engine.model.state_dict()  # the worker's copy got version 4
+        for name, parameter in asynchronous.learner.model.state_dict().items():
+            assert torch.equal(engine[name], parameter), name
+    finally:
+        for trainer in (asynchronous, delayed, synchronous):
+            trainer.close()
 
 
 @pytest.mark.slow  # a training subprocess, killed, then a resumed run: ~20 s on 2 shared cores

@@ -247,6 +247,7 @@ class LLMPlayer:
 
             if isinstance(outcome, Action):
                 action: int | None = outcome.id
+                move_text: str | None = outcome.text
                 break
             errors.append(outcome)
             if ruling == "retry" and said is not None:
@@ -264,6 +265,7 @@ class LLMPlayer:
             # error, which the match sees by its kind): no move.
             legal = list(view.legal_actions)
             action = random_legal_action(legal, self.rng) if ruling == "random" and legal else None
+            move_text = None if action is None else view.legal_actions[action]
             break
         return Decision(
             action,
@@ -279,4 +281,5 @@ class LLMPlayer:
             finish_reason=result.finish_reason,
             tries=tuple(tries),
             trace=result.trace,
+            move_text=move_text,
         )

@@ -75,6 +75,8 @@ def render_messages(
     answer_style = get_style(style)
     prompts = prompts or default_prompts()
     spec = env_id if isinstance(env_id, GameSpec) else get_spec(env_id)
+    # A free-text game has no menu: its moves are written as its own instructions say.
+    list_legal_actions = list_legal_actions and spec.move_kind == "menu"
     written_as = (
         ", written exactly as in the list of legal actions"
         if list_legal_actions

@@ -20,7 +20,7 @@ from typing import Literal
 from strategic_arena.actions import ActionError
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.prompt_sets import PromptSet
-from strategic_arena.turn import Decision, GameState, Player, judge
+from strategic_arena.turn import Decision, GameState, Player
 
 MatchStatus = Literal["complete", "forfeit", "incomplete"]
 
@@ -32,8 +32,10 @@ class MoveRecord:
     Attributes:
         index: 0-based number of the decision in the game.
         seat: who moved.
-        action: the action id played (``None`` for a forfeiting decision).
-        action_text: canonical text of the action (empty when forfeited).
+        action: the action id played (``None`` for a forfeiting decision;
+            :data:`~strategic_arena.actions.TEXT_MOVE` for a free-text move).
+        action_text: canonical text of the action, or the free-text move exactly as played
+            (empty when forfeited).
         response: the player's raw text.
         error: why the response was not a legal move (the last error if retried).
         decision: the full :class:`Decision` as the player returned it.
@@ -123,13 +125,12 @@ async def play_match(
         decision = await players[seat].act(
             GameState(env_id, env.spiel_state.clone(), env.spec), seat
         )
-        menu = env.legal_action_texts(agent)
-        verdict = judge(decision, menu)
+        verdict = env.judge(agent, decision)
         record = MoveRecord(
             index=len(moves),
             seat=seat,
             action=verdict.action,
-            action_text="" if verdict.action is None else menu[verdict.action],
+            action_text=verdict.text,
             response=decision.text,
             error=verdict.error,
             decision=decision,
@@ -138,7 +139,7 @@ async def play_match(
         if on_move is not None and shown is not None:
             on_move(record, shown)
         if verdict.outcome == "play":
-            env.step(verdict.action)
+            env.play(verdict)
         elif verdict.outcome == "incomplete":
             infrastructure_error = _detail(verdict.error)
             break

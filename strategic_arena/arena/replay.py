@@ -18,6 +18,7 @@ from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.printable import printable_line
+from strategic_arena.turn import Decision
 
 
 class ReplayError(RuntimeError):
@@ -62,12 +63,12 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
                 break
             env.forfeit(agent)
             continue
-        legal = env.legal_action_texts(agent)
-        if move.action not in legal or legal[move.action] != move.action_text:
+        verdict = env.judge(agent, Decision(move.action, move_text=move.action_text))
+        if verdict.outcome != "play" or verdict.text != move.action_text:
             raise ReplayError(
                 f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal here"
             )
-        env.step(move.action)
+        env.play(verdict)
     history = tuple(int(a) for a in env.spiel_state.history())
     if history != game.history:
         raise ReplayError(f"history {list(history)} differs from the stored {list(game.history)}")

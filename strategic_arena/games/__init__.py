@@ -1,4 +1,4 @@
-"""Game specs: the six curated games and the generic ``openspiel/<name>`` adapter.
+"""Game specs: the curated games and the ``openspiel/<name>`` and ``textarena/<EnvId>`` adapters.
 
 Curated specs are imported on first use (the registry stores ``module:Class`` paths), so
 ``import strategic_arena`` stays cheap.
@@ -22,10 +22,13 @@ CURATED: dict[str, str] = {
 }
 
 GENERIC_PREFIX = "openspiel/"
+#: Any TextArena environment: ``textarena/<EnvId>`` (the ``textarena`` extra).
+TEXTARENA_PREFIX = "textarena/"
 
 __all__ = [
     "CURATED",
     "GENERIC_PREFIX",
+    "TEXTARENA_PREFIX",
     "ActionGrammar",
     "GameSpec",
     "Menu",
@@ -37,7 +40,7 @@ __all__ = [
 
 
 def list_envs() -> list[str]:
-    """The curated env ids (any ``openspiel/<game_name>`` works as well)."""
+    """The curated env ids (any ``openspiel/<game_name>`` and ``textarena/<EnvId>`` work too)."""
     return list(CURATED)
 
 
@@ -45,11 +48,16 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
     """The :class:`GameSpec` of ``env_id``.
 
     Args:
-        env_id: a curated id from :func:`list_envs` or ``openspiel/<game_name>``.
-        params: OpenSpiel game parameters, only for ``openspiel/<game_name>``.
+        env_id: a curated id from :func:`list_envs`, ``openspiel/<game_name>`` or
+            ``textarena/<EnvId>``.
+        params: OpenSpiel game parameters, only for ``openspiel/<game_name>``; for
+            ``textarena/<EnvId>``: ``players`` (the number of seats, default 2) and keyword
+            arguments of TextArena's environment (``max_turns=6``...).
 
     Raises:
-        ValueError: unknown id, unknown OpenSpiel game, or parameters given to a curated game.
+        ValueError: unknown id, unknown OpenSpiel or TextArena game, or parameters given to a
+            curated game.
+        MissingExtraError: a ``textarena/<EnvId>`` without the ``textarena`` extra installed.
     """
     if env_id in CURATED:
         if params:
@@ -60,9 +68,12 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
         return _curated(env_id)
     if env_id.startswith(GENERIC_PREFIX):
         return _generic(env_id[len(GENERIC_PREFIX) :], tuple(sorted(params.items())))
+    if env_id.startswith(TEXTARENA_PREFIX):
+        return _textarena(env_id[len(TEXTARENA_PREFIX) :], tuple(sorted(params.items())))
     raise ValueError(
         f"unknown env id {env_id!r}; curated ids: {', '.join(CURATED)}; "
-        "or 'openspiel/<game_name>' for any sequential OpenSpiel game"
+        "or 'openspiel/<game_name>' for any sequential OpenSpiel game, "
+        "or 'textarena/<EnvId>' for any TextArena game"
     )
 
 
@@ -89,3 +100,17 @@ def _generic(game_name: str, params: tuple[tuple[str, int | float | bool | str],
         raise ValueError(
             f"cannot load openspiel/{game_name} with {dict(params)}: {error}"
         ) from error
+
+
+@functools.lru_cache(maxsize=64)
+def _textarena(
+    textarena_id: str, params: tuple[tuple[str, int | float | bool | str], ...]
+) -> GameSpec:
+    from strategic_arena.games.textarena import TextArenaSpec, check_textarena_id
+
+    check_textarena_id(textarena_id)
+    options = dict(params)
+    players = options.pop("players", 2)
+    if not isinstance(players, int) or isinstance(players, bool):
+        raise ValueError(f"players must be an integer, got {players!r}")
+    return TextArenaSpec(textarena_id, players=players, params=options)

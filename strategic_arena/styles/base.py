@@ -96,6 +96,10 @@ class AnswerStyle(abc.ABC):
         """Read one answer's move text (as written) against the menu, by the game's grammar."""
         return grammar.parse(answer.strip(), menu)
 
+    def move_text(self, answer: str) -> str:
+        """The move a free-text game is sent for one answer's text (as written; stripped here)."""
+        return answer.strip()
+
     def action_line(self, action: int, text: str) -> str:
         """How one legal action is listed in the prompt."""
         return f"- {text}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from strategic_arena.actions import Action, ActionError, Attempt, ErrorKind
+from strategic_arena.actions import TEXT_MOVE, Action, ActionError, Attempt, ErrorKind
 from strategic_arena.backends import ChatBackend
 from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import render_messages
@@ -47,14 +47,21 @@ __all__ = [
 
 
 class RandomPlayer:
-    """Plays a uniformly random legal action, from its own seeded generator."""
+    """Plays a uniformly random legal action, from its own seeded generator.
+
+    In a free-text game it plays one of the spec's ``sample_moves`` (the game judges it).
+    """
 
     def __init__(self, seed: int | np.random.Generator | None = None, name: str = "random") -> None:
         self.name = name
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     async def act(self, state: GameState, seat: int) -> Decision:
-        """A random legal action of ``seat``."""
+        """A random legal action of ``seat`` (a free-text game: one of its sample moves)."""
+        spec = state.spec
+        if spec.move_kind == "text":
+            move = spec.sample_moves[int(self.rng.integers(len(spec.sample_moves)))]
+            return Decision(action=TEXT_MOVE, text=move, move_text=move)
         menu = state.menu(seat)
         legal = sorted(menu)
         action = int(legal[int(self.rng.integers(len(legal)))])

@@ -76,6 +76,11 @@ def render_messages(
     prompts = prompts or default_prompts()
     spec = env_id if isinstance(env_id, GameSpec) else get_spec(env_id)
     # A free-text game has no menu: its moves are written as its own instructions say.
+    if spec.move_kind != "menu" and answer_style.menu_only:
+        raise ValueError(
+            f"the {answer_style.name} style answers with action ids, which only menu games "
+            f"have; {spec.env_id} takes free-text moves: use another style"
+        )
     list_legal_actions = list_legal_actions and spec.move_kind == "menu"
     written_as = (
         ", written exactly as in the list of legal actions"

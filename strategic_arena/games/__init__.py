@@ -21,6 +21,22 @@ CURATED: dict[str, str] = {
     "simple_hanabi-v0": "strategic_arena.games.hanabi:SimpleHanabi",
 }
 
+#: Curated free-text entries (TextArena's games as SPIRAL and the MindGames winner played them;
+#: the ``textarena`` extra): env id -> ``module:factory`` of its spec.
+TEXT_GAMES: dict[str, str] = {
+    f"{name}-v0": f"strategic_arena.games.textarena_games:{name}"
+    for name in (
+        "spiral_negotiation",
+        "spiral_kuhn_poker",
+        "spiral_pig_dice",
+        "spiral_truth_and_deception",
+        "spiral_snake",
+        "mindgames_codenames",
+        "mindgames_colonel_blotto",
+        "mindgames_three_player_ipd",
+    )
+}
+
 GENERIC_PREFIX = "openspiel/"
 #: Any TextArena environment: ``textarena/<EnvId>`` (the ``textarena`` extra).
 TEXTARENA_PREFIX = "textarena/"
@@ -29,12 +45,14 @@ __all__ = [
     "CURATED",
     "GENERIC_PREFIX",
     "TEXTARENA_PREFIX",
+    "TEXT_GAMES",
     "ActionGrammar",
     "GameSpec",
     "Menu",
     "compact",
     "get_spec",
     "list_envs",
+    "list_text_envs",
     "normalize",
 ]
 
@@ -42,6 +60,11 @@ __all__ = [
 def list_envs() -> list[str]:
     """The curated env ids (any ``openspiel/<game_name>`` and ``textarena/<EnvId>`` work too)."""
     return list(CURATED)
+
+
+def list_text_envs() -> list[str]:
+    """The curated free-text ids (TextArena's games; any ``textarena/<EnvId>`` works too)."""
+    return list(TEXT_GAMES)
 
 
 def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
@@ -59,7 +82,7 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
             curated game.
         MissingExtraError: a ``textarena/<EnvId>`` without the ``textarena`` extra installed.
     """
-    if env_id in CURATED:
+    if env_id in CURATED or env_id in TEXT_GAMES:
         if params:
             raise ValueError(
                 f"{env_id} takes no game parameters (got {sorted(params)}); curated games have "
@@ -79,7 +102,7 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
 
 @functools.cache
 def _curated(env_id: str) -> GameSpec:
-    module_name, class_name = CURATED[env_id].split(":")
+    module_name, class_name = {**CURATED, **TEXT_GAMES}[env_id].split(":")
     spec: GameSpec = getattr(importlib.import_module(module_name), class_name)()
     return spec
 

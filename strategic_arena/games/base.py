@@ -234,6 +234,9 @@ class GameSpec(abc.ABC):
     move_kind: MoveKind = "menu"
     #: Longest answer read as a move (a menu move is short; a free-text move may be a message).
     max_move_chars: int = 200
+    #: Well-formed moves of a free-text game, which the ``random`` player draws from (a menu
+    #: game's random player draws from the menu instead).
+    sample_moves: tuple[str, ...] = ()
     grammar: ActionGrammar
 
     @functools.cached_property

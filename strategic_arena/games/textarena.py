@@ -114,6 +114,8 @@ class TextArenaState:
         self._random_state = random.Random(seed).getstate()
         with self._own_random():
             env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
+            for name in self.spec.wrappers:
+                env = _wrapper(name)(env=env)
             env.reset(num_players=self.spec.players, seed=seed)
             self._env = env
             self._observe()
@@ -232,6 +234,23 @@ class TextArenaState:
             random.setstate(outer)
 
 
+#: Where TextArena keeps its wrappers (``FirstLastObservationWrapper``, which SPIRAL used, is
+#: not exported from ``textarena.wrappers`` in 0.7).
+_WRAPPER_MODULES = (
+    "textarena.wrappers",
+    "textarena.wrappers.ObservationWrappers.llm_observation_wrapper",
+)
+
+
+def _wrapper(name: str) -> Any:
+    """TextArena's wrapper class ``name`` (``LLMObservationWrapper``...)."""
+    for module in _WRAPPER_MODULES:
+        found = getattr(require(module), name, None)
+        if found is not None:
+            return found
+    raise ValueError(f"TextArena has no wrapper {name!r}")
+
+
 def _as_text(observation: object) -> str:
     """A TextArena observation as text: a string as is, a message list one message per line."""
     if isinstance(observation, str):
@@ -252,6 +271,10 @@ class TextArenaSpec(GameSpec):
         players: number of seats (one of the counts the TextArena game supports).
         params: keyword arguments given to ``ta.make`` (override the registered ones).
         example: the example move of the answer-format section of prompts.
+        wrappers: TextArena wrappers applied in order after ``ta.make`` (by class name: a
+            curated entry reproduces the observation a paper's model saw, e.g. SPIRAL's
+            ``LLMObservationWrapper`` over a ``-raw`` id).
+        sample_moves: well-formed moves of the game, from which the ``random`` player draws.
     """
 
     move_kind = "text"
@@ -273,6 +296,8 @@ class TextArenaSpec(GameSpec):
         example: str = "[your move]",
         move_pattern: str | None = None,
         move_hint: str = "",
+        wrappers: Sequence[str] = (),
+        sample_moves: Sequence[str] = (),
     ) -> None:
         if players < 1:
             raise ValueError(f"players must be at least 1, got {players}")
@@ -284,6 +309,8 @@ class TextArenaSpec(GameSpec):
         self.prompt_dir = prompt_dir
         self.example = example
         self.grammar = FreeTextGrammar(move_pattern, move_hint)
+        self.wrappers = tuple(wrappers)
+        self.sample_moves = tuple(sample_moves) or (example,)
 
     @functools.cached_property
     def game(self) -> Any:  # noqa: D102 - documented on GameSpec
@@ -298,6 +325,10 @@ class TextArenaSpec(GameSpec):
     def tensor_size(self) -> int:
         """No tensor: the observation is text."""
         return 0
+
+    def role(self, player: int) -> str:
+        """``Player N``: who moves when is TextArena's (its view says so), not seat order."""
+        return f"Player {player}"
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """Exactly what TextArena showed ``player`` at its latest turn."""

@@ -60,6 +60,9 @@ class AnswerStyle(abc.ABC):
     name: ClassVar[str]
     #: Whether a missing or empty reasoning part is an error unless the caller says otherwise.
     requires_reasoning: ClassVar[bool] = True
+    #: Whether answers may name actions by id, which only a menu game has (``spin_bench``):
+    #: such a style cannot play a free-text game.
+    menu_only: ClassVar[bool] = False
     #: Error detail when no answer is found.
     answer_hint: ClassVar[str]
     #: Error detail when the reasoning is missing.

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from strategic_arena._extras import require
-from strategic_arena.games import CURATED
+from strategic_arena.games import CURATED, TEXT_GAMES
 from strategic_arena.players import Player
 
 ParamValue = int | float | bool | str
@@ -55,10 +55,11 @@ KINDS: dict[str, OpponentKind] = {
     for kind in (
         OpponentKind(
             "random",
-            tuple(CURATED),
+            (*CURATED, *TEXT_GAMES),
             {"seed": int},
             "strategic_arena.players:RandomPlayer",
-            "a uniformly random legal action (also plays every openspiel/<game_name>)",
+            "a uniformly random legal action, or sample move of a curated free-text game "
+            "(also plays every openspiel/<game_name>)",
             needs_numba=False,
             env_prefixes=("openspiel/",),
         ),

@@ -102,6 +102,7 @@ def render_messages(
         "format": format_text,
         "history": _history_section(view) if include_history else "",
         "observation": f"# Your view\n{view.text}",
+        "view": view.text,
         "actions": (
             _actions_section(view, answer_style, action_order) if list_legal_actions else ""
         ),

@@ -26,6 +26,7 @@ CURATED: dict[str, str] = {
 TEXT_GAMES: dict[str, str] = {
     f"{name}-v0": f"strategic_arena.games.textarena_games:{name}"
     for name in (
+        "spiral_tic_tac_toe",
         "spiral_negotiation",
         "spiral_kuhn_poker",
         "spiral_pig_dice",

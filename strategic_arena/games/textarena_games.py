@@ -5,12 +5,12 @@ parameters and the observation wrapper its model saw; nothing of the rules is re
 ``docs/games.md`` lists each entry's paper setting and where TextArena 0.7.4 differs from the
 release a paper ran on.
 
-SPIRAL (Liu et al., 2025) trains on Kuhn Poker and Simple Negotiation (and Tic-Tac-Toe, the
-curated OpenSpiel ``tic_tac_toe-v0``) and tests on Pig Dice, Snake and Truth and Deception.
+SPIRAL (Liu et al., 2025) trains on Tic-Tac-Toe, Kuhn Poker and Simple Negotiation and tests on
+Pig Dice, Snake and Truth and Deception, all TextArena's.
 Its environments wrap TextArena with ``LLMObservationWrapper`` (the whole conversation) where
 its run scripts pass ``use_llm_obs_wrappers True`` (Kuhn Poker, Simple Negotiation) and with
 ``FirstLastObservationWrapper`` (the game prompt and the latest message) where they pass
-``False`` (Pig Dice); Snake, a board game, gets the latter and Truth and Deception, a
+``False`` (Tic-Tac-Toe, Pig Dice); Snake, a board game, gets the latter and Truth and Deception, a
 conversation, the former, by the same rule.
 
 The MindGames Arena generalization track plays Codenames (2 v 2, TextArena's defaults: 80
@@ -48,6 +48,19 @@ def spiral_negotiation() -> TextArenaSpec:
             "[Offer: 1 Sheep -> 2 Wheat]",
             "[Offer: 1 Brick -> 1 Ore]",
         ),
+    )
+
+
+def spiral_tic_tac_toe() -> TextArenaSpec:
+    """SPIRAL's Tic-Tac-Toe: TextArena's board game, the prompt and the latest board observed."""
+    return TextArenaSpec(
+        "TicTacToe-v0-raw",
+        env_id="spiral_tic_tac_toe-v0",
+        title="Tic-Tac-Toe",
+        prompt_dir="spiral_tic_tac_toe",
+        wrappers=FIRST_AND_LAST,
+        example="[4]",
+        sample_moves=tuple(f"[{cell}]" for cell in range(9)),
     )
 
 

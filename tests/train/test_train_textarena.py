@@ -1,0 +1,54 @@
+"""SPIRAL's multi-game config trains on all three of SPIRAL's games (TextArena's, free text)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textarena", reason="the [textarena] extra is not installed")
+pytest.importorskip("torch", reason="the [train] extra is not installed")
+
+from strategic_arena.train.config import load_config
+from strategic_arena.train.metrics import read_metrics
+from strategic_arena.train.trainer import Trainer
+
+Overrides = Callable[..., list[str]]
+CONFIGS = Path(__file__).parents[2] / "configs"
+SPIRAL_GAMES = ["spiral_tic_tac_toe-v0", "spiral_kuhn_poker-v0", "spiral_negotiation-v0"]
+
+
+def test_spiral_multi_game_config_names_all_three_games() -> None:
+    cfg = load_config(CONFIGS / "spiral_multi_game.yaml")
+    assert cfg.games == SPIRAL_GAMES
+
+
+@pytest.mark.slow
+def test_spiral_multi_game_plays_all_three_games_on_the_tiny_model(
+    tiny_overrides: Overrides,
+) -> None:
+    cfg = load_config(
+        CONFIGS / "spiral_multi_game.yaml",
+        tiny_overrides(
+            f"games=[{', '.join(SPIRAL_GAMES)}]",
+            "style=spiral",
+            "engine=transformers",
+            "gradient_checkpointing=false",
+            "max_sequence_tokens=4096",
+            "episodes_per_game=2",
+            "steps=1",
+            "eval_every=1",
+            "eval_games=2",
+            "eval_opponents={spiral_negotiation-v0: [random]}",
+        ),
+    )
+    assert Trainer(cfg).train() == 1
+    out = Path(cfg.output_dir)
+    (record,) = read_metrics(out / "metrics.jsonl")
+    for env_id in SPIRAL_GAMES:
+        assert f"train/{env_id}/win_rate/seat0" in record, env_id
+    with sqlite3.connect(out / "eval.db") as db:
+        texts = [row[0] for row in db.execute("SELECT action_text FROM moves")]
+    assert texts  # the evaluation stored every move text the model and random played

@@ -230,6 +230,8 @@ class GameSpec(abc.ABC):
     #: Every seat sees every move (not the chance outcomes): true of the curated games, where
     #: only cards are hidden; a seat's information then lists the moves.
     public_moves: bool = True
+    #: The peer whose rules the game runs on (named where a raw state is shown).
+    rules_source: str = "OpenSpiel"
     #: ``menu`` (action ids) or ``text`` (free text the game validates): see :data:`MoveKind`.
     move_kind: MoveKind = "menu"
     #: Longest answer read as a move (a menu move is short; a free-text move may be a message).

@@ -71,6 +71,10 @@ class TextArenaGame:
         """No action ids: moves are texts."""
         return 0
 
+    def max_game_length(self) -> int:
+        """No public action ids are ever listed: a bound for the seat checks of ``serve``."""
+        return 0
+
     def observation_tensor_shape(self) -> list[int]:
         """No tensor: a seat's observation is TextArena's text."""
         return [0]
@@ -277,6 +281,7 @@ class TextArenaSpec(GameSpec):
         sample_moves: well-formed moves of the game, from which the ``random`` player draws.
     """
 
+    rules_source = "TextArena"
     move_kind = "text"
     max_move_chars = 2_000
     public_moves = False

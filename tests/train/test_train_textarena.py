@@ -52,3 +52,35 @@ def test_spiral_multi_game_plays_all_three_games_on_the_tiny_model(
     with sqlite3.connect(out / "eval.db") as db:
         texts = [row[0] for row in db.execute("SELECT action_text FROM moves")]
     assert texts  # the evaluation stored every move text the model and random played
+
+
+def test_mindgames_config_names_the_three_games_and_in2ais_trainer() -> None:
+    cfg = load_config(CONFIGS / "mindgames_multi_game.yaml")
+    assert cfg.games == [
+        "mindgames_codenames-v0",
+        "mindgames_colonel_blotto-v0",
+        "mindgames_three_player_ipd-v0",
+    ]
+    assert (cfg.advantage.type, cfg.advantage.role_grouping) == ("rloo", False)
+    assert (cfg.ppo_epochs, cfg.kl_coef, cfg.min_lr_ratio) == (1, 0.0, 0.1)
+
+
+@pytest.mark.slow
+def test_mindgames_config_self_plays_the_three_player_game(tiny_overrides: Overrides) -> None:
+    cfg = load_config(
+        CONFIGS / "mindgames_multi_game.yaml",
+        tiny_overrides(
+            "games=[mindgames_three_player_ipd-v0]",
+            "engine=transformers",
+            "gradient_checkpointing=false",
+            "chat_template_kwargs={}",
+            "max_sequence_tokens=4096",
+            "episodes_per_game=1",
+            "steps=1",
+            "eval_opponents={}",
+        ),
+    )
+    assert Trainer(cfg).train() == 1
+    (record,) = read_metrics(Path(cfg.output_dir) / "metrics.jsonl")
+    for seat in range(3):  # self-play: the policy took every seat
+        assert f"train/mindgames_three_player_ipd-v0/win_rate/seat{seat}" in record

@@ -13,14 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from strategic_arena._extras import require
-from strategic_arena.games import CURATED, TEXT_GAMES
+from strategic_arena.games.tables import opponent_envs
 from strategic_arena.players import Player
 
 ParamValue = int | float | bool | str
-
-PERFECT_INFORMATION = ("tic_tac_toe-v0", "connect_four-v0")
-POKER = ("kuhn_poker-v0", "leduc_holdem-v0")
-HANABI = ("mini_hanabi-v0", "simple_hanabi-v0")
 
 
 @dataclass(frozen=True)
@@ -29,7 +25,6 @@ class OpponentKind:
 
     Attributes:
         name: the spec name.
-        envs: env ids it can play.
         params: accepted parameters and their types.
         factory: ``module:callable`` called as ``factory(env_id, **params)``.
         summary: one line for help texts.
@@ -38,12 +33,20 @@ class OpponentKind:
     """
 
     name: str
-    envs: tuple[str, ...]
     params: Mapping[str, type]
     factory: str
     summary: str
     needs_numba: bool = True
     env_prefixes: tuple[str, ...] = ()
+
+    @property
+    def envs(self) -> tuple[str, ...]:
+        """The registered games it plays: those whose spec lists this opponent.
+
+        A game says which opponents play it (``GameSpec.listing.opponents``); nothing here
+        lists games, so adding a game never touches the registry.
+        """
+        return opponent_envs(self.name)
 
     def plays(self, env_id: str) -> bool:
         """Whether this opponent can play ``env_id``."""
@@ -55,7 +58,6 @@ KINDS: dict[str, OpponentKind] = {
     for kind in (
         OpponentKind(
             "random",
-            (*CURATED, *TEXT_GAMES),
             {"seed": int},
             "strategic_arena.players:RandomPlayer",
             "a uniformly random legal action, or sample move of a curated free-text game "
@@ -65,49 +67,42 @@ KINDS: dict[str, OpponentKind] = {
         ),
         OpponentKind(
             "mcts",
-            PERFECT_INFORMATION,
             {"simulations": int, "uct_c": float, "rollouts": int, "seed": int, "solve": bool},
             "opponents.mcts:MCTSPlayer",
             "UCT Monte Carlo tree search with random rollouts (numba)",
         ),
         OpponentKind(
             "minimax",
-            ("tic_tac_toe-v0",),
             {"seed": int},
             "opponents.minimax:MinimaxPlayer",
             "perfect Tic-Tac-Toe from the solved game (random among optimal moves)",
         ),
         OpponentKind(
             "solver",
-            ("connect_four-v0",),
             {"seed": int, "budget_s": float, "fallback_simulations": int, "max_nodes": int},
             "opponents.connect_four_solver:ConnectFourSolverPlayer",
             "Connect Four negamax solver within a time budget, MCTS beyond it",
         ),
         OpponentKind(
             "nash",
-            POKER,
             {"seed": int},
             "opponents.equilibrium:nash_player",
             "the shipped equilibrium policy (closed form for Kuhn, CFR+ for Leduc)",
         ),
         OpponentKind(
             "cfr",
-            POKER,
             {"iterations": int, "seed": int, "algorithm": str},
             "opponents.equilibrium:cfr_player",
             "a CFR+ (or DCFR) policy solved on the fly with the given iterations",
         ),
         OpponentKind(
             "best_response",
-            POKER,
             {"of": str, "db": str, "seed": int},
             "strategic_arena.grading.exploiter:best_response_player",
             "the exact best response to player OF's strategy measured by 'grade' in DB",
         ),
         OpponentKind(
             "hanabi_bot",
-            HANABI,
             {"seed": int},
             "opponents.hanabi_bot:HanabiBot",
             "a rule-based cooperative Hanabi partner",

@@ -19,6 +19,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.games.seats import acting_seats, apply_moves
 from strategic_arena.turn import Decision, Verdict, judge
 from strategic_arena.views import SeatView, move_history, seat_view
 
@@ -36,7 +37,7 @@ class IllegalActionError(ValueError):
 
 
 class TextGameEnv(AECEnv[str, Observation, int]):
-    """A two-or-more-player text game over OpenSpiel, with the PettingZoo AEC API.
+    """A text game of one or more seats over OpenSpiel, with the PettingZoo AEC API.
 
     Agents are ``player_0``, ``player_1``, ... in OpenSpiel's player order. ``observe(agent)``
     returns ``{"observation": OpenSpiel observation tensor (float32), "action_mask": int8 mask of
@@ -54,6 +55,12 @@ class TextGameEnv(AECEnv[str, Observation, int]):
       played as it happens, and OpenSpiel takes the score back when the last life is lost).
       ``last()`` reports the reward accumulated since the agent last acted, so the sum of every
       reward an agent sees equals its OpenSpiel return.
+    * **Seats and simultaneous turns.** Any number of seats. At a simultaneous turn (blotto,
+      goofspiel) every seat acts; as PettingZoo recommends for an AEC env, the turn is
+      serialized: each acting agent steps in seat order, its move is held back (nothing
+      changes, every reward of that step is 0, no other seat can see it) and the moves are
+      applied together when the last acting agent has stepped. :meth:`acting_seats` names the
+      seats still to move in the current turn.
     * **Termination.** When the game ends every agent is terminated at once (no truncation:
       OpenSpiel games are finite). Each agent then gets one *dead step*: the ``agent_iter`` loop
       yields it, ``last()`` shows its final reward, and ``step(None)`` removes it from
@@ -104,6 +111,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
         self._returns: list[float] = [0.0] * spec.num_players
+        #: Moves held back at a simultaneous turn until every acting seat has moved.
+        self._pending: dict[int, int] = {}
         self._observer = _make_observer(self.game) if spec.tensor_size else None
         self._memo = _observation_memo(spec) if spec.memoize_observations else None
         # Action spaces this small have few distinct legal sets: cache their masks.
@@ -143,6 +152,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self._rng, self._rng_seed = None, seed  # reseeded lazily by _resolve_chance
         self.seed = seed
         self.forfeited_by = None
+        self._pending = {}
         self.spiel_state = self.game.new_initial_state()
         self._resolve_chance()
         self._returns = list(self.spiel_state.returns())
@@ -172,9 +182,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
                     "action_mask": cached["action_mask"].copy(),
                     "text": cached["text"],
                 }
-        # current_player() is negative at terminal (and chance) states, so this also
-        # covers "the game is over".
-        mask = self._mask(state.legal_actions(player) if state.current_player() == player else ())
+        # No seat acts at terminal (and chance) states, so this also covers "the game is over".
+        mask = self._mask(state.legal_actions(player) if self._to_move(player) else ())
         observation: Observation = {
             "observation": self._tensor(state, player),
             "action_mask": mask,
@@ -205,11 +214,21 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
         state = self.spiel_state
-        state.apply_action(action)
+        if state.is_simultaneous_node():
+            self._pending[player] = action
+            if len(self._pending) < len(acting_seats(state)):
+                # Held back until every acting seat has moved: this step pays nothing.
+                self._clear_rewards()
+                self.agent_selection = self.possible_agents[self._next_player()]
+                return
+            moves, self._pending = self._pending, {}
+            apply_moves(state, moves)
+        else:
+            state.apply_action(action)
         self._resolve_chance()
         if self._terminal_rewards and not state.is_terminal():
             # Nothing is paid before the end: every reward is still 0 from reset.
-            self.agent_selection = self.possible_agents[state.current_player()]
+            self.agent_selection = self.possible_agents[self._next_player()]
             if self.render_mode == "human":
                 self.render()
             return
@@ -246,6 +265,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         if self.terminations[agent]:
             raise ValueError(f"{agent} cannot forfeit: the game is over")
         final = self.spec.forfeit_returns(self.agent_name_mapping[agent])
+        self._pending = {}
         self._cumulative_rewards[agent] = 0.0
         for i, name in enumerate(self.possible_agents):
             self.rewards[name] = float(final[i] - self._returns[i])
@@ -273,9 +293,19 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def legal_action_texts(self, agent: str) -> dict[int, str]:
         """The menu of ``agent``: legal action id -> canonical text (empty if not to move)."""
         player = self.agent_name_mapping[agent]
-        if self.terminations[agent] or self.spiel_state.current_player() != player:
+        if self.terminations[agent] or not self._to_move(player):
             return {}
         return self.spec.menu(self.spiel_state, player)
+
+    def acting_seats(self) -> tuple[int, ...]:
+        """The seats still to move in the current turn, in seat order (empty once it is over).
+
+        One seat at a sequential turn; at a simultaneous turn every seat that has not yet
+        stepped (their moves are applied together when the last one steps).
+        """
+        if self.forfeited_by is not None:
+            return ()
+        return tuple(s for s in acting_seats(self.spiel_state) if s not in self._pending)
 
     def history(self) -> tuple[str, ...]:
         """Public move-history lines of the current game, oldest first."""
@@ -352,11 +382,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             state.apply_action(chosen)
 
     def _next_player(self) -> int:
-        """Index of the player to move, or the next seat in order once the game is over."""
-        player = int(self.spiel_state.current_player())
-        if player >= 0:
-            return player
-        return 0
+        """Index of the next seat to move, or seat 0 once the game is over."""
+        seats = self.acting_seats()
+        return seats[0] if seats else 0
+
+    def _to_move(self, player: int) -> bool:
+        """Whether ``player`` is still to move in the current turn."""
+        return player in self.acting_seats()
 
     def _finish(self) -> None:
         """Terminate every agent; the dead steps start from ``player_0``."""
@@ -399,7 +431,11 @@ def make(
             ``make("openspiel/connect_four", rows=5)``... where the game defines them; for
             ``textarena/<EnvId>``, ``players=`` and TextArena's own keyword arguments.
     """
-    spec = get_spec(env_id, **params)
+    return env_for(get_spec(env_id, **params), render_mode=render_mode)
+
+
+def env_for(spec: GameSpec, render_mode: str | None = None) -> TextGameEnv:
+    """The env of ``spec``: :class:`TextGameEnv`, or the free-text env of a free-text game."""
     module_name, class_name = ENV_OF_MOVE_KIND[spec.move_kind].split(":")
     env_class = getattr(importlib.import_module(module_name), class_name)
     env: TextGameEnv = env_class(spec, render_mode=render_mode)

@@ -7,8 +7,9 @@ Menu games step with an action id (:class:`~strategic_arena.env.TextGameEnv`); a
 differences:
 
 * **Spaces.** ``action_space(agent)`` is ``gymnasium.spaces.Text`` (printable characters, up to
-  ``spec.max_move_chars``); the observation's ``action_mask`` and ``observation`` tensor are
-  empty arrays: there is no menu to mask, and the seat's observation is its ``text``.
+  ``spec.max_move_chars``). An observation is ``{"observation": [1.0 if the seat is to move
+  else 0.0], "text": the seat's view}``: no ``action_mask`` (there is no menu to mask), and the
+  seat's view is its ``text``.
 * **Moves.** ``step(text)`` sends the text to the game unchanged. An invalid move is the game's
   business, not an exception: TextArena's rules re-ask the offender (the same agent stays
   selected, its observation now carries the game's reason) or end the game. ``step`` raises
@@ -26,9 +27,16 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from strategic_arena.env import TEXT_CHARSET, IllegalActionError, TextGameEnv
+from strategic_arena.env import TEXT_CHARSET, IllegalActionError, Observation, TextGameEnv
 from strategic_arena.games import GameSpec
 from strategic_arena.turn import Decision, Verdict, judge_text
+
+#: Longest view a free-text game's observation space admits (a whole conversation).
+MAX_FREE_TEXT_LENGTH = 1_000_000
+#: Characters a free-text view may hold: TextArena draws boards and rules with box-drawing
+#: characters, bullets and arrows beyond ASCII, so the whole Basic Multilingual Plane but its
+#: surrogates (a player's move is escaped where it is shown, never filtered here).
+FREE_TEXT_CHARSET = frozenset(chr(code) for code in range(0x10000) if not 0xD800 <= code <= 0xDFFF)
 
 #: Largest seed drawn for a game started by ``reset()`` without a seed.
 _SEED_BOUND = 2**31 - 1
@@ -41,6 +49,41 @@ class FreeTextEnv(TextGameEnv):
         if spec.move_kind != "text":
             raise ValueError(f"{spec.env_id} takes menu moves; make it with TextGameEnv")
         super().__init__(spec, render_mode=render_mode)
+        # No menu, so no mask (PettingZoo samples an action through a mask when there is one),
+        # and a one-entry tensor: whether the seat is to move (PettingZoo refuses empty arrays).
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (1,), np.float32),
+                    "text": spaces.Text(
+                        MAX_FREE_TEXT_LENGTH, min_length=0, charset=FREE_TEXT_CHARSET
+                    ),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.state_space = spaces.Box(0.0, 1.0, (spec.num_players,), np.float32)
+
+    def observe(self, agent: str) -> Observation:
+        """``{"observation": [1.0 if the seat is to move else 0.0], "text": its view}``."""
+        player = self.agent_name_mapping[agent]
+        text = (
+            self.spec.observation_text(self.spiel_state, player)
+            if self.forfeited_by is None
+            else self._forfeit_text(player)
+        )
+        return {"observation": self._to_move_flag(player), "text": text}
+
+    def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """The global view: each seat's to-move flag (the texts are the seats' own)."""
+        return np.concatenate(
+            [self._to_move_flag(player) for player in range(len(self.possible_agents))]
+        )
+
+    def _to_move_flag(self, player: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """``[1.0]`` when ``player`` is to move, else ``[0.0]``."""
+        moving = self.forfeited_by is None and self.spiel_state.current_player() == player
+        return np.array([1.0 if moving else 0.0], dtype=np.float32)
 
     def _action_space(self) -> gymnasium.Space[Any]:
         """``Text``: a move is a printable text of at most ``spec.max_move_chars`` characters."""

@@ -15,22 +15,31 @@ system template that renders empty sends no system message (SPIRAL puts everythi
 user turn). Loading checks every file (:meth:`PromptSet.load`): an unknown file name or
 placeholder is an error that names it, not a failure in the middle of a run.
 
-A set is recorded as ``{"name", "digest"}`` (:meth:`PromptSet.record`): its folder's name and
-the SHA-256 of its files (paths and bytes), stored with every game and, for a user set, in
-the model player's identity, so results of different prompts never pool. The package's own
-set is ``default``, its digest over the package's templates: a later per-game prompt version
-folds into the same digest, so the record keeps its shape.
+A set is recorded as ``{"name", "digest"}`` (:meth:`PromptSet.record`): its folder's name and a
+SHA-256 of files (paths and bytes). The record stored with every game carries the game's
+*prompt version*: the digest of the files that game reads (layouts, styles, its own folder),
+so a changed prompt is a new version of the games that read it and of no other. A user set's
+whole digest is also part of the model player's identity, so results of different sets never
+pool; reports tell apart (or flag) games of one player and game played with different
+versions. The package's own set is ``default``. Games stored before versions existed carry
+the whole set's digest, which is their version as played.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from string import Template
+
+from strategic_arena.prompt_files import (
+    DEFAULT_NAME,
+    digest,
+    game_version,
+    package_files,
+    prompt_files,
+)
 
 #: Placeholders of the message templates (``system.txt``, ``user.txt``).
 MESSAGE_FIELDS = frozenset(
@@ -38,10 +47,6 @@ MESSAGE_FIELDS = frozenset(
 )
 #: Placeholders of a style's response-format template.
 FORMAT_FIELDS = frozenset({"written_as", "example", "example_id"})
-#: The name of the package's own prompt set.
-DEFAULT_NAME = "default"
-#: Files of a user folder that are not prompts (notes for people).
-_IGNORED = ("README", "LICENSE", ".")
 
 
 @dataclass(frozen=True)
@@ -67,10 +72,10 @@ class PromptSet:
         root = Path(folder).expanduser()
         if not root.is_dir():
             raise ValueError(f"prompt set {str(folder)!r}: no such folder")
-        files = _prompt_files(root)
+        files = prompt_files(root)
         known_dirs = _package_dirs()
         texts = tuple((relative, _check_file(root, relative, known_dirs)) for relative in files)
-        return cls(root.resolve().name or "prompts", _digest(texts), root.resolve(), texts)
+        return cls(root.resolve().name or "prompts", digest(texts), root.resolve(), texts)
 
     @property
     def is_default(self) -> bool:
@@ -87,9 +92,23 @@ class PromptSet:
         """:attr:`files` by relative path."""
         return dict(self.files)
 
-    def record(self) -> dict[str, str]:
-        """What is stored with every game: ``{"name": ..., "digest": ...}``."""
-        return {"name": self.name, "digest": self.digest}
+    def record(self, game: str | None = None) -> dict[str, str]:
+        """What is stored with every game: ``{"name": ..., "digest": ...}``.
+
+        With ``game`` (a prompt folder such as ``kuhn_poker``), the digest is that game's prompt
+        version (:meth:`version`): what every game is stored with, so an edit of one game's
+        prompt separates that game's results only. Without it, the whole set's digest.
+        """
+        return {"name": self.name, "digest": self.digest if game is None else self.version(game)}
+
+    def version(self, game: str) -> str:
+        """SHA-256 over the files a game with prompt folder ``game`` reads in this set.
+
+        Those are the message layouts (``system.txt``, ``user.txt``), the styles and the
+        game's own folder, each the set's file where it has one and the package's otherwise:
+        two sets that render the same prompts for the game have the same version.
+        """
+        return game_version(self.files, game)
 
     def text(self, *parts: str) -> str | None:
         """The file ``prompts/<parts...>``: the user's if the set has it, else the package's."""
@@ -103,9 +122,7 @@ class PromptSet:
 @functools.cache
 def default_prompts() -> PromptSet:
     """The package's own prompt set (its digest computed once)."""
-    root = Path(str(resources.files("strategic_arena") / "prompts"))
-    texts = [(name, (root / name).read_text(encoding="utf-8")) for name in _prompt_files(root)]
-    return PromptSet(DEFAULT_NAME, _digest(texts))
+    return PromptSet(DEFAULT_NAME, digest(package_files()))
 
 
 def load_prompts(folder: str | Path | None) -> PromptSet:
@@ -117,27 +134,6 @@ def load_prompts(folder: str | Path | None) -> PromptSet:
 def cached_prompts(folder: str | None) -> PromptSet:
     """:func:`load_prompts`, read once per folder (the trainer builds a player per game)."""
     return load_prompts(folder)
-
-
-def _prompt_files(root: Path) -> list[str]:
-    """Relative paths (``/``-separated) of the prompt files under ``root``, sorted."""
-    found = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if not path.is_file() or any(part.startswith(_IGNORED) for part in relative.parts):
-            continue
-        if path.suffix == ".py" or "__pycache__" in relative.parts:
-            continue
-        found.append(relative.as_posix())
-    return sorted(found)
-
-
-def _digest(texts: Iterable[tuple[str, str]]) -> str:
-    """SHA-256 over each file's relative path and UTF-8 bytes, in path order."""
-    digest = hashlib.sha256()
-    for relative, text in sorted(texts):
-        digest.update(relative.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
-    return digest.hexdigest()
 
 
 @functools.cache

@@ -2,12 +2,17 @@
 
 What is rated:
 
-* **Competitive games only.** Every stored game of a zero-sum env whose seats hold different
-  players is one TrueSkill match: each seat is a team of one, ranked by its return (equal
-  returns are a draw). Self-play games (one player in every seat) say nothing about relative
-  skill and are skipped. Cooperative envs (Hanabi) are not rated by TrueSkill at all: the team
-  shares one return, so there is no winner; :func:`cooperative_standings` ranks them by mean
-  score instead.
+* **Competitive games only, any number of seats.** Every stored game of a competitive env is
+  one TrueSkill match between its *teams* (:attr:`Outcome.teams`, from the game's seat -> team
+  map): in a free-for-all game (two-seat games, three-player poker) each seat is a team of one;
+  in a team game (Codenames' two teams of two) the seats of one team form one TrueSkill team.
+  Teams are ranked by their return (the mean of their seats' returns; equal returns are a
+  draw), and the ``trueskill`` package rates ranked teams natively (``rate(rating_groups,
+  ranks)``). A player in several seats of one team counts once in it; a game in which one
+  player sits in two different teams (self-play) says nothing about relative skill and is
+  skipped, as is a game with a single team. Cooperative envs (Hanabi: every seat one team) are
+  not rated by TrueSkill at all: the team shares one return, so there is no winner;
+  :func:`cooperative_standings` ranks them by mean score instead.
 * **Duplicate matches where cards are dealt.** In a game with chance (poker) one hand says
   little: the cards decide most of it. A deal played by the same two players in both seatings
   (same run, env seed and players, seats swapped -- the runner's paired deals) is one
@@ -58,6 +63,7 @@ import pyspiel
 from strategic_arena._extras import require
 from strategic_arena.arena.metrics import SELF, Summary, marshal_score, mean_ci
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.teams import result_against, seat_teams, team_returns
 from strategic_arena.games import CURATED, get_spec
 
 #: The scope name of the rating pool over every competitive env.
@@ -107,12 +113,17 @@ class TrueSkillSettings:
 class Outcome:
     """One rated match: a game, or a duplicate pair of games (a deal in both seatings).
 
+    This is the typed input of :func:`rate`: the entrant in each seat, the return of each seat
+    and the team of each seat.
+
     Attributes:
         env_id: the game.
         run: the run's name.
         game_keys: the keys of its games in the run (with ``run``, a content-based identity).
-        players: the players (all different), in the seats of the first game.
-        returns: each player's return, summed over the match's games.
+        players: the player in each seat (of the first game).
+        returns: each seat's return, summed over the match's games.
+        teams: the team of each seat (any hashable labels, e.g. ``(0, 1, 0, 1)``); empty: every
+            seat its own team (free-for-all).
     """
 
     env_id: str
@@ -120,12 +131,35 @@ class Outcome:
     game_keys: tuple[str, ...]
     players: tuple[str, ...]
     returns: tuple[float, ...]
+    teams: tuple[int, ...] = ()
+
+    @property
+    def seat_teams(self) -> tuple[int, ...]:
+        """The team of each seat (:attr:`teams`, or one team per seat)."""
+        return self.teams or tuple(range(len(self.players)))
+
+    def team_members(self) -> dict[int, tuple[str, ...]]:
+        """Each team's distinct players, teams in order of their first seat."""
+        members: dict[int, dict[str, None]] = {}
+        for name, team in zip(self.players, self.seat_teams, strict=True):
+            members.setdefault(team, {})[name] = None
+        return {team: tuple(names) for team, names in members.items()}
+
+    def team_returns(self) -> dict[int, float]:
+        """Each team's return: the mean of its seats' returns."""
+        return team_returns(self.returns, self.seat_teams)
+
+    def rateable(self) -> bool:
+        """Whether the match says who is better: two teams or more, no player in two teams."""
+        members = self.team_members()
+        names = [name for team in members.values() for name in team]
+        return len(members) >= 2 and len(names) == len(set(names))
 
     def result(self, index: int) -> str:
-        """``win``, ``draw`` or ``loss`` of ``players[index]`` against the best other player."""
-        best_other = max(r for i, r in enumerate(self.returns) if i != index)
-        mine = self.returns[index]
-        return "draw" if mine == best_other else ("win" if mine > best_other else "loss")
+        """``win``, ``draw`` or ``loss`` of seat ``index``'s team against the best other team."""
+        returns = self.team_returns()
+        team = self.seat_teams[index]
+        return result_against(returns[team], (v for t, v in returns.items() if t != team))
 
     def sort_key(self) -> tuple[tuple[int, str], str, tuple[str, ...]]:
         """The canonical order: env, run name, game keys."""
@@ -220,7 +254,7 @@ def outcomes(store: ResultsStore, run_names: Sequence[str] | None = None) -> lis
             kinds[env_id] = (get_spec(env_id).cooperative, has_chance(env_id))
         cooperative, chance = kinds[env_id]
         players = game.players
-        if cooperative or len(players) < 2 or len(set(players)) != len(players):
+        if cooperative or len(players) < 2:
             continue
         outcome = Outcome(
             env_id=env_id,
@@ -228,8 +262,11 @@ def outcomes(store: ResultsStore, run_names: Sequence[str] | None = None) -> lis
             game_keys=(game.game_key,),
             players=players,
             returns=game.returns,
+            teams=seat_teams(env_id, len(players)),
         )
-        if chance and len(players) == 2:
+        if not outcome.rateable():
+            continue
+        if chance and len(players) == 2 and len(outcome.team_members()) == 2:
             deals[(env_id, outcome.run, game.seed, tuple(sorted(players)))].append(outcome)
         else:
             single.append(outcome)
@@ -305,18 +342,22 @@ def rate(
         current = {name: env.create_rating() for name in players}
         for index in rng.permutation(len(ordered)):
             match = ordered[int(index)]
-            teams = [(current[name],) for name in match.players]
+            members = match.team_members()
+            returns = match.team_returns()
+            groups = [tuple(current[name] for name in names) for names in members.values()]
             # TrueSkill ranks: lower is better; equal ranks are a draw.
-            ranks = [-value for value in match.returns]
-            for name, (rating,) in zip(match.players, env.rate(teams, ranks=ranks), strict=True):
-                current[name] = rating
+            ranks = [-returns[team] for team in members]
+            for names, rated in zip(members.values(), env.rate(groups, ranks=ranks), strict=True):
+                for name, rating in zip(names, rated, strict=True):
+                    current[name] = rating
         for name in players:
             mus[name].append(float(current[name].mu))
             sigmas[name].append(float(current[name].sigma))
     record: dict[str, Counter[str]] = defaultdict(Counter)
     for match in ordered:
-        for index, name in enumerate(match.players):
-            record[name][match.result(index)] += 1
+        first_seat = {name: seat for seat, name in reversed(list(enumerate(match.players)))}
+        for name, seat in first_seat.items():
+            record[name][match.result(seat)] += 1
     ratings = [
         PlayerRating(
             player=name,

@@ -47,6 +47,8 @@ def check_bounds(spec: GameSpec, information: SeatInformation) -> None:
     """Check the fields every game bounds: seat, action ids, move counts, text sizes."""
     game = spec.game
     seats, actions, length = game.num_players(), game.num_distinct_actions(), game.max_game_length()
+    if spec.simultaneous:  # OpenSpiel counts a simultaneous turn once: a move per seat (and
+        length *= seats + 1  # a chance outcome, in goofspiel) are entries of the history
     if not 0 <= information.seat < seats:
         raise ImpossibleSeat(f"seat must be between 0 and {seats - 1} in {spec.env_id}")
     for name in ("information_state", "observation"):
@@ -123,6 +125,7 @@ class KnownInformationStates:
             kind.information != pyspiel.GameType.Information.PERFECT_INFORMATION
             and kind.provides_information_state_string
             and not isinstance(spec, HanabiSpec)
+            and not spec.simultaneous  # its tree walk follows one seat at a time
             and _information_states(spec) is not None
         )
 

@@ -71,6 +71,7 @@ import pyspiel
 
 import opponents
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.games.seats import acting_seats, apply_moves
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.seat_checks import ImpossibleSeat, check_seat
 from strategic_arena.styles import AnswerStyle, get_style, style_names
@@ -176,17 +177,28 @@ class GameRequest:
 def _replay(spec: GameSpec, information: SeatInformation) -> pyspiel.State:
     """The state after a perfect-information game's history, checked to be the seat's turn."""
     state = spec.game.new_initial_state()
-    for ply, action in enumerate(information.history or ()):
-        legal = (
-            state.legal_actions()
-            if not state.is_chance_node()
-            else [outcome for outcome, _ in state.chance_outcomes()]
-        )
-        if state.is_terminal() or action not in legal:
+    history = list(information.history or ())
+    ply = 0
+    while ply < len(history):
+        action = history[ply]
+        if state.is_chance_node():
+            if action not in [outcome for outcome, _ in state.chance_outcomes()]:
+                raise RequestError(f"history action {action} at ply {ply} is not legal")
+            state.apply_action(action)
+            ply += 1
+            continue
+        # One entry per acting seat: a simultaneous turn's moves are applied together.
+        seats = acting_seats(state)
+        turn = dict(zip(seats, history[ply : ply + len(seats)], strict=False))
+        if not seats or len(turn) < len(seats):
             raise RequestError(f"history action {action} at ply {ply} is not legal")
-        state.apply_action(action)
+        for seat, move in turn.items():
+            if move not in state.legal_actions(seat):
+                raise RequestError(f"history action {move} at ply {ply + seat} is not legal")
+        apply_moves(state, turn)
+        ply += len(seats)
     seat = information.seat
-    if state.is_terminal() or state.is_chance_node() or state.current_player() != seat:
+    if seat not in acting_seats(state):
         raise RequestError(f"seat {seat} is not to move after this history")
     return state
 

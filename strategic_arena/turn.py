@@ -31,6 +31,7 @@ import pyspiel
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, TEXT_MOVE, ActionError, Attempt
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.games.seats import acting_seats
 from strategic_arena.traces import TokenTrace
 from strategic_arena.views import SeatView, seat_view
 
@@ -65,7 +66,7 @@ class SeatInformation:
         """The information of ``seat`` in ``state`` (it need not be the seat to move)."""
         game_type = spec.game.get_type()
         perfect = game_type.information == pyspiel.GameType.Information.PERFECT_INFORMATION
-        to_move = not state.is_terminal() and state.current_player() == seat
+        to_move = seat in acting_seats(state)
         return cls(
             env_id=spec.env_id,
             seat=seat,

@@ -15,6 +15,7 @@ import pyspiel
 
 # move_history lives with the game contract (games import it); views re-exports it.
 from strategic_arena.games.base import GameSpec, move_history
+from strategic_arena.games.seats import acting_seats
 
 __all__ = ["SeatView", "move_history", "seat_view"]
 
@@ -52,7 +53,7 @@ def seat_view(spec: GameSpec, state: pyspiel.State, seat: int, *, history: bool 
         history: whether to replay the public move history (costs one replay of the game).
     """
     terminal = bool(state.is_terminal())
-    to_move = not terminal and state.current_player() == seat
+    to_move = seat in acting_seats(state)
     return SeatView(
         env_id=spec.env_id,
         seat=seat,

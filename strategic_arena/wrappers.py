@@ -133,9 +133,11 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
     is a ``gymnasium.spaces.Text`` of up to 16,384 characters, which array-only RL libraries
     cannot take (stable-baselines3 fails on it with a ``TypeError``): drop it for them.
 
-    ``step(action)`` plays the action, then lets the opponent move until it is this seat's
-    turn again or the game ends. The reward is what the seat earned since its previous step
-    (its final return summed over the episode). An illegal action id forfeits the game
+    ``step(action)`` plays the action, then lets the opponent move (in every other seat, in
+    a game of more than two) until it is this seat's turn again or the game ends; at a
+    simultaneous turn the opponent's moves are chosen without seeing this seat's. The reward
+    is what the seat earned since its previous step (its final return summed over the
+    episode). An illegal action id forfeits the game
     (reward: the forfeit loss, ``terminated``) and is reported as ``info["error"]``; use
     ``observation["action_mask"]`` or :meth:`action_masks` to avoid it. The opponent's
     decisions go through :func:`strategic_arena.turn.judge` as in a match; one whose endpoint
@@ -153,10 +155,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         text: bool = True,
     ) -> None:
         self.env = make(env_id)
-        if len(self.env.possible_agents) != 2:
-            raise ValueError("single_agent needs a two-player game")
-        if seat not in (0, 1):
-            raise ValueError(f"seat must be 0 or 1, got {seat}")
+        seats = len(self.env.possible_agents)
+        if not 0 <= seat < seats:
+            raise ValueError(f"seat must be between 0 and {seats - 1}, got {seat}")
         self.env_id = env_id
         self.seat = seat
         self.agent = self.env.possible_agents[seat]

@@ -10,4 +10,8 @@ GENERIC: list[tuple[str, dict[str, int]]] = [
     ("openspiel/breakthrough", {"rows": 5, "columns": 5}),
     ("openspiel/liars_dice", {}),
     ("openspiel/nim", {}),
+    # N seats and simultaneous turns: three-player Hanabi, blotto, three-player goofspiel.
+    ("openspiel/hanabi", {"players": 3}),
+    ("openspiel/blotto", {}),
+    ("openspiel/goofspiel", {"num_cards": 4, "players": 3}),
 ]

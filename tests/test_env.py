@@ -172,8 +172,12 @@ def test_unknown_ids_and_bad_parameters_give_clear_errors() -> None:
         sa.make("openspiel/not_a_game")
     with pytest.raises(ValueError, match="takes no game parameters"):
         sa.make("tic_tac_toe-v0", rows=4)
-    with pytest.raises(ValueError, match="not a sequential game"):
-        sa.make("openspiel/matrix_rps")
+    with pytest.raises(ValueError, match="neither a turn-taking nor a simultaneous"):
+        sa.make("openspiel/mfg_crowd_modelling")
+    with pytest.raises(ValueError, match="names its parameters already"):
+        sa.make("openspiel/hanabi(players=3)", players=4)
+    with pytest.raises(ValueError, match="cannot read the game string"):
+        sa.make("openspiel/hanabi(players=3")
     with pytest.raises(ValueError, match="render_mode"):
         sa.make("tic_tac_toe-v0", render_mode="rgb_array")
 

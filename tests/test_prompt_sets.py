@@ -142,10 +142,11 @@ def test_eval_spiral_prompts_are_recorded_and_reported_apart(
         assert len(games) == 8
         for game in games:
             seat = next(i for i, name in enumerate(game.players) if name.startswith("solver"))
+            # Each game stores its prompt version: the digest of the files Kuhn reads.
             expected = (
-                {"name": "spiral", "digest": digest}
+                {"name": "spiral", "digest": PromptSet.load(SPIRAL_SET).version("kuhn_poker")}
                 if game.players[seat] == spiral_name
-                else default_prompts().record()
+                else default_prompts().record("kuhn_poker")
             )
             assert game.prompts[seat] == expected
             assert game.prompts[1 - seat] is None  # the opponent reads no prompt

@@ -13,6 +13,9 @@
   of MARSHAL's repository, ``roll/agentic/env/tictactoe/config.py`` and
   ``connect_four/config.py``), so ``rollouts=10`` here.
 
+Each table is derived from the games' specs (:mod:`strategic_arena.games.listing`): a game
+says its own solver, default opponents and protocol opponents.
+
 The ladder's :data:`DEFAULT_OPPONENTS` keep one rollout per leaf: the committed ladder was
 played against those opponents, and a stronger MCTS under the same name would mix two
 opponents in one row.
@@ -24,30 +27,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from strategic_arena.games import CURATED
+from strategic_arena.games.tables import DerivedTable
 
-#: One solver per curated game: the embedded model of ``strategic-arena eval``.
-SOLVER_SUITE: Mapping[str, str] = {
-    "tic_tac_toe-v0": "minimax",
-    "connect_four-v0": "mcts:simulations=400",
-    "kuhn_poker-v0": "nash",
-    "leduc_holdem-v0": "nash",
-    "mini_hanabi-v0": "hanabi_bot",
-    "simple_hanabi-v0": "hanabi_bot",
-}
+#: One solver per curated game: the embedded model of ``strategic-arena eval`` (each spec's
+#: ``listing.solver``).
+SOLVER_SUITE: Mapping[str, str] = DerivedTable(lambda spec: spec.listing.solver)
 
 #: The embedded model's name in the store and the report.
 SOLVER_SUITE_NAME = "solver-suite"
 
-#: Opponents per game when ``--opponents`` is not given. Hanabi is cooperative: the model
-#: plays in self-play and with the partner bot.
-DEFAULT_OPPONENTS: Mapping[str, Sequence[str]] = {
-    "tic_tac_toe-v0": ("random", "mcts:simulations=100"),
-    "connect_four-v0": ("random", "mcts:simulations=10"),
-    "kuhn_poker-v0": ("random", "nash"),
-    "leduc_holdem-v0": ("random", "nash"),
-    "mini_hanabi-v0": ("hanabi_bot",),
-    "simple_hanabi-v0": ("hanabi_bot",),
-}
+#: Opponents per game when ``--opponents`` is not given (each spec's
+#: ``listing.default_opponents``). Hanabi is cooperative: the model plays with the partner bot.
+DEFAULT_OPPONENTS: Mapping[str, Sequence[str]] = DerivedTable(
+    lambda spec: spec.listing.default_opponents
+)
 
 #: Games per matchup (split over both seatings) when ``--num-games`` is not given.
 DEFAULT_NUM_GAMES = 20
@@ -68,23 +61,15 @@ class Protocol:
         return tuple(env_id for env_id in CURATED if env_id in self.opponents)
 
 
+def _protocol_opponents(name: str) -> Mapping[str, Sequence[str]]:
+    """The opponents of protocol ``name`` per game, from each spec's ``listing.protocols``."""
+    return DerivedTable(lambda spec: spec.listing.protocols.get(name))
+
+
 PROTOCOLS: Mapping[str, Protocol] = {
     "marshal": Protocol(
         "marshal",
-        {
-            "tic_tac_toe-v0": (
-                "mcts:simulations=100,rollouts=10",
-                "mcts:simulations=1000,rollouts=10",
-            ),
-            "connect_four-v0": (
-                "mcts:simulations=10,rollouts=10",
-                "mcts:simulations=100,rollouts=10",
-            ),
-            "kuhn_poker-v0": ("nash",),
-            "leduc_holdem-v0": ("nash",),
-            "mini_hanabi-v0": (),
-            "simple_hanabi-v0": (),
-        },
+        _protocol_opponents("marshal"),
         1000,
         "MARSHAL appendix C: MCTS-100/1000 (Tic-Tac-Toe), MCTS-10/100 (Connect Four), 10 "
         "rollouts per leaf as in MARSHAL's code, Nash (Kuhn), CFR (Leduc), Hanabi self-play; "

@@ -20,8 +20,10 @@ from strategic_arena.arena.defaults import (
     DEFAULT_NUM_GAMES,
     DEFAULT_OPPONENTS,
     PROTOCOLS,
+    SOLVER_SUITE,
 )
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
+from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
 from strategic_arena.backends import public_url
@@ -114,6 +116,7 @@ def evaluate(
     progress: bool = False,
     announce: Callable[[str], None] | None = None,
     max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
+    opponent_api_key_env: str | None = None,
 ) -> EvalResult:
     """Play ``model`` against solvers on each game, both seats, and store every game and move.
 
@@ -123,7 +126,9 @@ def evaluate(
         protocol: a named protocol (:data:`~strategic_arena.arena.defaults.PROTOCOLS`) that
             sets games, opponents and games per setting.
         envs: games to play (default: the protocol's, else every curated game).
-        opponents: opponent specs, each playing the games it can (default per game).
+        opponents: opponent specs, each playing the games it can (default per game); a
+            ``model:NAME@BASE_URL`` spec is a model behind another endpoint, asked like
+            ``model`` (:mod:`~strategic_arena.arena.model_opponents`).
         num_games: games per model/opponent/game (default: the protocol's, else 20).
         seed: the run's root seed (deals, player seeds, the order games start in); ``None``: a
             secret seed drawn from the OS for a new run (the endpoint cannot predict the
@@ -134,6 +139,8 @@ def evaluate(
         progress: print the progress line.
         announce: told about the locally served suite, when one is served.
         max_response_chars: the longest response or reasoning stored per answer.
+        opponent_api_key_env: environment variable holding the model opponents' API key
+            (default: ``model.api_key_env``); never stored.
 
     Raises:
         ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
@@ -148,6 +155,8 @@ def evaluate(
     env_ids = list(envs or (chosen.env_ids if chosen else CURATED))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
+    if model.base_url is None:
+        check_suite_covers(env_ids)
     if num_games is None:
         num_games = chosen.num_games if chosen else DEFAULT_NUM_GAMES
     if num_games < 1:  # 0 is an error, not "the default"
@@ -157,19 +166,27 @@ def evaluate(
     if max_replays < 0:
         raise ValueError("--max-replays must be at least 0")
     per_env = opponents_per_env(env_ids, opponents, protocol)
-    # Built before the endpoint is asked anything: a bad spec fails first.
-    built = {spec: Entrant.opponent(spec) for specs in per_env.values() for spec in specs}
-    rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
+    # Parsed and built before any endpoint is asked anything: a bad spec fails first.
+    specs = list(dict.fromkeys(spec for specs in per_env.values() for spec in specs))
+    models = {spec: ModelOpponent.parse(spec) for spec in specs}
+    built = {spec: Entrant.opponent(spec) for spec in specs if models[spec] is None}
     with served_endpoint(model, announce) as (base_url, model_name):
         # Before anything is stored: a configuration mistake must not become stored games.
         candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
+        key_env = opponent_api_key_env or model.api_key_env
+        for spec, opponent in models.items():
+            if opponent is not None:  # another endpoint: checked like the evaluated one
+                built[spec] = opponent.entrant(model, key_env, seed, env_ids[0])
+        rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
 
         def make_tasks(root_seed: int) -> list[GameTask]:
             return evaluation_tasks(candidate, rivals, num_games, root_seed)
 
         make_tasks(0)  # a refused schedule fails before the store is even created
+        opponent_models = [built[spec].name for spec, parsed in models.items() if parsed]
         settings: dict[str, Any] = {
-            "candidates": [candidate.name],
+            # Every model of the run is evaluated: opponents behind endpoints too.
+            "candidates": list(dict.fromkeys([candidate.name, *opponent_models])),
             "model": dict(candidate.params),
             "opponents": per_env,
             "num_games": num_games,
@@ -195,6 +212,24 @@ def evaluate(
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
     return EvalResult(name, str(db), summary, max_replays, root_seed)
+
+
+def check_suite_covers(env_ids: Sequence[str]) -> None:
+    """Refuse games the embedded solver suite cannot play (no ``--base-url`` given).
+
+    Each game names its suite entrant in its spec (``listing.solver``); a game without one
+    would only fail once its games were asked for, as stored incomplete games.
+
+    Raises:
+        ValueError: a game has no solver-suite entrant; the message names the fix.
+    """
+    missing = [env_id for env_id in env_ids if env_id not in SOLVER_SUITE]
+    if missing:
+        raise ValueError(
+            f"the embedded solver suite plays no {', '.join(missing)} (its spec names no "
+            "solver-suite entrant): give --base-url to evaluate a model there, or choose "
+            f"--envs among {', '.join(SOLVER_SUITE)}"
+        )
 
 
 def default_run_name(

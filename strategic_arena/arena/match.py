@@ -7,6 +7,14 @@ with :meth:`GameSpec.forfeit_returns`), unless its error is the infrastructure's
 failed after its retries), which stops the game as ``incomplete``: its returns mean nothing and
 it is excluded from every score. Players that re-ask (retry policies) do so inside their own
 ``act``.
+
+Any number of seats. At a simultaneous turn (blotto, goofspiel) every acting seat is asked at
+once -- concurrently, so endpoints answer in parallel (one player in several seats answers
+them in seat order) -- each from its own copy of the state, which holds none of the others'
+moves of that turn; the decisions are recorded in seat order
+and the moves applied together. If any of them stops the game (an infrastructure error) the
+game is incomplete; otherwise the first seat, in seat order, whose decision has no legal move
+forfeits.
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ async def play_match(
             (the demo prints prompts and moves through it).
     """
     env = env if env is not None else make(env_id)
+    spec = env.spec
     if len(players) != len(env.possible_agents):
         raise ValueError(
             f"{env_id} has {len(env.possible_agents)} seats but {len(players)} players were given"
@@ -116,36 +125,53 @@ async def play_match(
     forfeited_by: int | None = None
     infrastructure_error: str | None = None
     while not env.terminations[env.agent_selection]:
-        agent = env.agent_selection
-        seat = env.agent_name_mapping[agent]
-        # The player gets a private copy it may explore; legality is judged on the real state.
-        shown = (
-            GameState(env_id, env.spiel_state.clone(), env.spec) if on_move is not None else None
-        )
-        decision = await players[seat].act(
-            GameState(env_id, env.spiel_state.clone(), env.spec), seat
-        )
-        verdict = env.judge(agent, decision)
-        record = MoveRecord(
-            index=len(moves),
-            seat=seat,
-            action=verdict.action,
-            action_text=verdict.text,
-            response=decision.text,
-            error=verdict.error,
-            decision=decision,
-        )
-        moves.append(record)
-        if on_move is not None and shown is not None:
-            on_move(record, shown)
-        if verdict.outcome == "play":
-            env.play(verdict)
-        elif verdict.outcome == "incomplete":
-            infrastructure_error = _detail(verdict.error)
-            break
+        seats = env.acting_seats()
+        # Each player gets a private copy it may explore; legality is judged on the real state.
+        # At a simultaneous turn every copy predates every move of the turn.
+        shown = [
+            GameState(env_id, env.spiel_state.clone(), spec) if on_move is not None else None
+            for _ in seats
+        ]
+        if len(seats) == 1:
+            state = GameState(env_id, env.spiel_state.clone(), spec)
+            decisions = [await players[seats[0]].act(state, seats[0])]
         else:
-            forfeited_by = seat
-            env.forfeit(agent)
+            decisions = await _ask_together(env_id, env, players, seats)
+        # The env judges: a menu game's legal action, or a free-text game's move text.
+        verdicts = [
+            env.judge(env.possible_agents[seat], decision)
+            for seat, decision in zip(seats, decisions, strict=True)
+        ]
+        order = list(range(len(seats)))
+        failed = [i for i in order if verdicts[i].outcome == "incomplete"]
+        if failed:  # the failed decision is the game's last move (MatchRecord says so)
+            order = [i for i in order if i != failed[0]] + [failed[0]]
+        for i in order:
+            verdict = verdicts[i]
+            record = MoveRecord(
+                index=len(moves),
+                seat=seats[i],
+                action=verdict.action,
+                action_text=verdict.text,
+                response=decisions[i].text,
+                error=verdict.error,
+                decision=decisions[i],
+            )
+            moves.append(record)
+            seen = shown[i]
+            if on_move is not None and seen is not None:
+                on_move(record, seen)
+        offenders = [s for s, v in zip(seats, verdicts, strict=True) if v.outcome == "forfeit"]
+        if failed:
+            infrastructure_error = _detail(verdicts[failed[0]].error)
+            break
+        if offenders:
+            forfeited_by = offenders[0]
+            env.forfeit(env.possible_agents[forfeited_by])
+            continue
+        for seat, verdict in zip(seats, verdicts, strict=True):
+            assert env.agent_selection == env.possible_agents[seat]  # seat order
+            env.play(verdict)
     incomplete = infrastructure_error is not None
     return MatchRecord(
         env_id=env_id,
@@ -162,14 +188,44 @@ async def play_match(
         history=tuple(int(a) for a in env.spiel_state.history()),
         duration_s=time.perf_counter() - started,
         infrastructure_error=infrastructure_error,
-        prompts=tuple(_prompt_record(player) for player in players),
+        prompts=tuple(_prompt_record(player, env.spec.prompt_dir) for player in players),
     )
 
 
-def _prompt_record(player: Player) -> Mapping[str, str] | None:
-    """The prompt set a player reads (a model player's ``prompts``), or ``None``."""
+async def _ask_together(
+    env_id: str, env: TextGameEnv, players: Sequence[Player], seats: Sequence[int]
+) -> list[Decision]:
+    """The decisions of a simultaneous turn, in seat order, each from its own copy of the state.
+
+    Different players are asked concurrently (endpoints answer in parallel). One player in
+    several seats (self-play) answers them one after the other in seat order, so that its own
+    generator (a ``random`` illegal-move policy, shuffled menus) is drawn in a fixed order and
+    the game replays exactly from its seeds.
+    """
+    by_player: dict[int, list[int]] = {}
+    for seat in seats:
+        by_player.setdefault(id(players[seat]), []).append(seat)
+
+    async def in_turn(own: list[int]) -> list[tuple[int, Decision]]:
+        answered = []
+        for seat in own:
+            state = GameState(env_id, env.spiel_state.clone(), env.spec)
+            answered.append((seat, await players[seat].act(state, seat)))
+        return answered
+
+    groups = await asyncio.gather(*(in_turn(own) for own in by_player.values()))
+    decided = dict(pair for group in groups for pair in group)
+    return [decided[seat] for seat in seats]
+
+
+def _prompt_record(player: Player, prompt_dir: str) -> Mapping[str, str] | None:
+    """The prompt version a player reads for this game (a model player's ``prompts``), or ``None``.
+
+    The record is the set's name and the digest of the files the game reads
+    (:meth:`PromptSet.record`), so an edited prompt is a new version of its game only.
+    """
     prompts = getattr(player, "prompts", None)
-    return prompts.record() if isinstance(prompts, PromptSet) else None
+    return prompts.record(prompt_dir) if isinstance(prompts, PromptSet) else None
 
 
 def _detail(error: ActionError | None) -> str:

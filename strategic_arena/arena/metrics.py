@@ -60,9 +60,13 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
+from strategic_arena.arena.teams import result_against, seat_teams, team_returns, team_summaries
 from strategic_arena.games import CURATED, GameSpec, get_spec
+from strategic_arena.games.listing import PaperReference
+from strategic_arena.games.tables import DerivedTable
 from strategic_arena.printable import printable_line
 
 #: Version of the JSON report layout (bumped on incompatible changes).
@@ -161,36 +165,10 @@ def marshal_score(spec: GameSpec, mean: float) -> float:
     return 100.0 * (mean - spec.worst) / (spec.optimum - spec.worst)
 
 
-@dataclass(frozen=True)
-class PaperReference:
-    """The references of MARSHAL's Table 3 for one game (0% and 100% of ``marshal_paper``).
-
-    Attributes:
-        worst: per seat, the lowest mean return MARSHAL's appendix J lists for that seat over
-            every model it evaluated (Kuhn: SPIRAL's -0.301 and -0.149; Leduc: the Kuhn
-            fixed-opponent model's -1.124 and -1.003; Tic-Tac-Toe and Connect Four: that model's
-            -1.000; Hanabi: 0).
-        optimum: per seat, the best mean return against the evaluation opponent.
-        opponents: the opponents the references hold against (``None``: any, self-play too).
-    """
-
-    worst: tuple[float, ...]
-    optimum: tuple[float, ...]
-    opponents: tuple[str, ...] | None = None
-
-
 #: MARSHAL's references per game, measured from its appendix J (see :class:`PaperReference`
-#: and docs/arena.md, where the paper's inconsistencies are listed). Leduc's seat values are
-#: the paper's four-decimal -0.0856 / +0.0856: with OpenSpiel's -0.0856064 the generalist's
-#: main-text Leduc score would round to 54.57, not the paper's 54.56.
-MARSHAL_PAPER: Mapping[str, PaperReference] = {
-    "tic_tac_toe-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
-    "connect_four-v0": PaperReference((-1.0, -1.0), (1.0, 1.0)),
-    "kuhn_poker-v0": PaperReference((-0.301, -0.149), (-1 / 18, 1 / 18), ("nash",)),
-    "leduc_holdem-v0": PaperReference((-1.124, -1.003), (-0.0856, 0.0856), ("nash",)),
-    "mini_hanabi-v0": PaperReference((0.0, 0.0), (4.0, 4.0)),
-    "simple_hanabi-v0": PaperReference((0.0, 0.0), (6.0, 6.0)),
-}
+#: and docs/arena.md, where the paper's inconsistencies are listed): each spec's
+#: ``listing.marshal_paper``.
+MARSHAL_PAPER: Mapping[str, PaperReference] = DerivedTable(lambda spec: spec.listing.marshal_paper)
 
 
 def marshal_paper_score(env_id: str, opponent: str, seat: int, mean: float) -> float | None:
@@ -267,6 +245,8 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
         spec = get_spec(game.env_id)
         players, returns = game.players, game.returns
         moves = moves_by_game[game.id]
+        teams = seat_teams(game.env_id, len(players))
+        by_team = team_returns(returns, teams)
         for name in dict.fromkeys(players):
             seats = [seat for seat, who in enumerate(players) if who == name]
             others = [seat for seat, who in enumerate(players) if who != name]
@@ -276,10 +256,13 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                 bucket = buckets[(name, game.env_id, opponent, seat)]
                 value = float(np.mean([returns[s] for s in mine]))
                 bucket.returns.append(value)
-                if others and not spec.cooperative:
-                    best_other = max(returns[s] for s in others)
-                    outcome = "win" if value > best_other else "loss"
-                    bucket.outcomes["draw" if value == best_other else outcome] += 1
+                # The team's result against the best other team: teammates are no rivals
+                # (in a free-for-all every seat is a team, so this is the seat's own result).
+                own_teams = {teams[s] for s in mine}
+                rivals = [v for team, v in by_team.items() if team not in own_teams]
+                if others and rivals and not spec.cooperative:
+                    own = float(np.mean([by_team[team] for team in own_teams]))
+                    bucket.outcomes[result_against(own, rivals)] += 1
                 bucket.forfeits += int(game.forfeited_by in mine)
                 bucket.lengths.append(len(moves))
                 for move in moves:
@@ -501,6 +484,12 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
         "normalization": normalization(sorted({s.env_id for s in summaries}, key=_env_order)),
         "summaries": [summary.as_dict() for summary in summaries],
         "infrastructure": [asdict(item) for item in infrastructure(store, run_names)],
+        "teams": [
+            asdict(team) for team in team_summaries(_games(store, _run_ids(store, run_names)))
+        ],
+        "prompt_mixes": [
+            asdict(mix) for mix in prompt_mixes(_games(store, _run_ids(store, run_names)))
+        ],
     }
 
 
@@ -517,7 +506,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     """A plain-text report of :func:`report`'s data: one table per env.
 
     Rows are the run's candidates (every player with ``all_players`` or when the runs record
-    no candidates) against each opponent, both seats together, with the per-seat means beside.
+    no candidates) against each opponent, every seat together, with the per-seat means beside
+    (one column per seat of the game: ``seat 0``, ``seat 1``, ``seat 2``...).
     """
     wanted = None if all_players else data.get("candidates")
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -541,14 +531,19 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     # Names came from endpoints (a model id) or the store: escaped before they are printed.
     width = max([24, *(len(printable_line(s["player"])) for s in shown)])
     op_width = max([24, *(len(printable_line(s["opponent"])) for s in shown)])
-    header = (
-        f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
-        f"{'mean return ± 95% CI':<22} {'seat 0':>7} {'seat 1':>7}  {'W/D/L':<11} "
-        f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
-        f"{'tok p50':>7} {'lat p50/p90 s':>13}"
-    )
+    num_seats: dict[str, int] = defaultdict(lambda: 2)
+    for (_, env_id, _), seat_rows in by_seat.items():
+        num_seats[env_id] = max(num_seats[env_id], *(seat + 1 for seat in seat_rows))
     for env_id, env_rows in rows.items():
         norm = data["normalization"][env_id]
+        seat_range = range(num_seats[env_id])
+        seat_titles = " ".join(f"{f'seat {i}':>7}" for i in seat_range)
+        header = (
+            f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
+            f"{'mean return ± 95% CI':<22} {seat_titles}  {'W/D/L':<11} "
+            f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
+            f"{'tok p50':>7} {'lat p50/p90 s':>13}"
+        )
         lines += [
             "",
             f"== {env_id} (norm: 0 = forfeit every game ({norm['forfeit']:+g}), 100 = optimum "
@@ -557,14 +552,15 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
         ]
         for s in env_rows:
             seats = by_seat[(s["player"], env_id, s["opponent"])]
-            seat_means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in (0, 1)]
+            means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in seat_range]
+            seat_means = " ".join(f"{mean:>7}" for mean in means)
             wdl = "-" if s["wins"] is None else f"{s['wins']}/{s['draws']}/{s['losses']}"
             opponent = "(self-play)" if s["opponent"] == SELF else printable_line(s["opponent"])
             lat = s["latency_s"]
             lines.append(
                 f"{printable_line(s['player']):<{width}} {opponent:<{op_width}} {s['games']:>5}  "
-                f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means[0]:>7} "
-                f"{seat_means[1]:>7}  {wdl:<11} {s['normalized']:>6.1f} "
+                f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means}  "
+                f"{wdl:<11} {s['normalized']:>6.1f} "
                 f"{s['marshal_normalized']:>9.1f} {_fmt_optional(s.get('marshal_paper')):>7} "
                 f"{s.get('game_length', 0.0):>5.1f} {100 * s['invalid_rate']:>9.1f} "
                 f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
@@ -580,6 +576,21 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "invalid %: answers that were not a legal move, retries included; tok p50: median "
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
+        ]
+    team_rows = data.get("teams", [])
+    if team_rows:
+        lines += ["", "== Teams (team games: each line-up against the other teams)"]
+    for team in team_rows:
+        lines.append(
+            f"{team['env_id']}: {' + '.join(printable_line(p) for p in team['players'])} vs "
+            f"{' + '.join(printable_line(p) for p in team['opponents'])}: {team['games']} games, "
+            f"mean return {team['mean_return']:+.3f}, W/D/L "
+            f"{team['wins']}/{team['draws']}/{team['losses']}"
+        )
+    for mix in data.get("prompt_mixes", []):
+        lines += [
+            "",
+            "WARNING: " + PromptMix(mix["player"], mix["env_id"], mix["versions"]).describe(),
         ]
     infra = [
         item

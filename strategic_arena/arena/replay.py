@@ -1,8 +1,9 @@
 """Replay a stored game exactly: reset the env with the stored seed, apply the stored moves.
 
-The seed fixes every chance event (deals, draws) and the moves fix every decision, so the
-replayed game must reach the stored OpenSpiel history and returns; :func:`replay_game` checks
-both and says where a replay diverges (a changed game version, a corrupted store). An
+The seed fixes every chance event (deals, draws) and the moves fix every decision (one stored
+move per acting seat at a simultaneous turn, applied together), so the replayed game must
+reach the stored OpenSpiel history and returns; :func:`replay_game` checks both and says where
+a replay diverges (a changed game version, a corrupted store). An
 incomplete game (a server failed) replays up to its failed decision, and its returns, which
 mean nothing, are not checked. :func:`final_state_text` says what the replayed game ended in,
 labelled: what each seat saw, then OpenSpiel's own state string.
@@ -49,26 +50,40 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
     moves = store.moves(game_id)
     env = make(game.env_id)
     env.reset(seed=game.seed)
-    for move in moves:
-        agent = env.agent_selection
-        seat = env.agent_name_mapping[agent]
-        if env.terminations[agent]:
-            raise ReplayError(f"move {move.ply}: the game was already over")
-        if seat != move.seat:
-            raise ReplayError(f"move {move.ply}: seat {seat} is to move, not {move.seat}")
+    position = 0
+    while position < len(moves):
+        seats = env.acting_seats()
+        first = moves[position]
+        if not seats:
+            raise ReplayError(f"move {first.ply}: the game was already over")
+        # A simultaneous turn is one stored move per acting seat (in seat order; the failed
+        # decision of an incomplete game last), applied together.
+        turn = sorted(moves[position : position + len(seats)], key=lambda move: move.seat)
+        position += len(seats)
+        if tuple(move.seat for move in turn) != seats:
+            expected = " and ".join(str(seat) for seat in seats)
+            raise ReplayError(
+                f"move {first.ply}: seat {expected} {'is' if len(seats) == 1 else 'are'} to "
+                f"move, not {' and '.join(str(move.seat) for move in turn)}"
+            )
         if on_move is not None:
-            on_move(move, env)
-        if move.action is None:
+            for move in turn:
+                on_move(move, env)
+        missing = [move for move in turn if move.action is None]
+        if missing:
             if game.status == "incomplete":  # the failed decision: the game stopped here
                 break
-            env.forfeit(agent)
+            env.forfeit(env.possible_agents[missing[0].seat])
             continue
-        verdict = env.judge(agent, Decision(move.action, move_text=move.action_text))
-        if verdict.outcome != "play" or verdict.text != move.action_text:
-            raise ReplayError(
-                f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal here"
-            )
-        env.play(verdict)
+        for move in turn:
+            agent = env.possible_agents[move.seat]
+            verdict = env.judge(agent, Decision(move.action, move_text=move.action_text))
+            if verdict.outcome != "play" or verdict.text != move.action_text:
+                raise ReplayError(
+                    f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal "
+                    "here"
+                )
+            env.play(verdict)
     history = tuple(int(a) for a in env.spiel_state.history())
     if history != game.history:
         raise ReplayError(f"history {list(history)} differs from the stored {list(game.history)}")
@@ -101,7 +116,7 @@ def final_state_text(replay: Replay) -> str:
             # The name may come from an endpoint: escaped before it reaches a terminal.
             lines += [f"--- what seat {seat} ({printable_line(name)}) sees ---", view]
     raw = printable(str(state), keep_newlines=True)
-    lines += [f"--- {env.spec.rules_source} state (raw, with every hidden card) ---", raw]
+    lines += [f"--- {env.spec.rules_engine} state (raw, with every hidden card) ---", raw]
     return "\n".join(lines)
 
 

@@ -4,8 +4,10 @@ A run is a list of :class:`GameTask` -- one per game -- built from entrants and 
 :func:`versus` (candidates against opponents: the arena's evaluation) or :func:`round_robin`
 (everyone against everyone: the baseline ladder). Scheduling rules:
 
-* **Both seats equally.** A matchup of two different players is played in both seatings, with
-  ``num_games`` split evenly between them (rounded up to a multiple of the seatings).
+* **Every seat equally.** A matchup of two different players is played in every seat rotation
+  (:func:`seat_rotations`: each player in each seat, the other in every other seat; with two
+  seats, both seatings), with ``num_games`` split evenly between them (rounded up to a
+  multiple of the seatings). Games of any number of seats are scheduled this way.
 * **Paired deals.** Game ``i`` of an env has the same env seed in every seating and against every
   opponent, so seat swaps and opponents are compared on the same cards (duplicate format).
 * **Seeds from the run seed.** Env seeds and player seeds (opponents' generators included) are
@@ -193,9 +195,26 @@ class GameTask:
     index: int = 0
 
 
-def _seatings(first: Entrant, second: Entrant) -> list[tuple[Entrant, Entrant]]:
-    """Both seatings of two different entrants; one seating for self-play."""
-    return [(first, first)] if first == second else [(first, second), (second, first)]
+def seat_rotations(first: Entrant, second: Entrant, seats: int = 2) -> list[tuple[Entrant, ...]]:
+    """Every seat rotation of ``first`` against ``second``; one seating for self-play.
+
+    ``first`` takes each seat in turn with ``second`` in every other seat (two seats: both
+    seatings, ``first`` moving first, then second). Deals are paired across rotations (the
+    same game index gets the same deal), so no seat's advantage favours either entrant.
+    """
+    if first == second:
+        return [(first,) * seats]
+    return [tuple(first if s == k else second for s in range(seats)) for k in range(seats)]
+
+
+def _both_ways(first: Entrant, second: Entrant, seats: int) -> list[tuple[Entrant, ...]]:
+    """The rotations of ``first`` against ``second``, then those of ``second`` not yet listed.
+
+    Two seats: the same two seatings as :func:`seat_rotations`; more: each entrant alone
+    against the other in every seat.
+    """
+    listed = seat_rotations(first, second, seats)
+    return listed + [s for s in seat_rotations(second, first, seats) if s not in listed]
 
 
 def _tasks(
@@ -234,9 +253,12 @@ def versus(
     num_games: int,
     seed: int,
 ) -> list[GameTask]:
-    """Every candidate against every opponent that plays each env, both seats.
+    """Every candidate against every opponent that plays each env, in every seat rotation.
 
-    In a cooperative game each candidate also plays in self-play; in a competitive one a
+    Each candidate plays each opponent in :func:`seat_rotations`: the candidate in each seat
+    in turn, the opponent in every other seat (two seats: both seatings). ``num_games`` games
+    per candidate and opponent are split evenly over the rotations (rounded up). In a
+    cooperative game each candidate also plays in self-play; in a competitive one a
     candidate without an applicable opponent is an error (the user asked for a game no chosen
     opponent can play).
     """
@@ -246,8 +268,6 @@ def versus(
     tasks: list[GameTask] = []
     for env_id in env_ids:
         spec = get_spec(env_id)
-        if spec.num_players != 2:
-            raise ValueError(f"{env_id}: the arena schedules two-player games only")
         rivals = [opponent for opponent in opponents if opponent.plays(env_id)]
         for candidate in candidates:
             if not candidate.plays(env_id):
@@ -260,16 +280,18 @@ def versus(
                     f"opponents given: {', '.join(o.name for o in opponents) or 'none'}"
                 )
             for rival in pairs:
-                tasks += _tasks(env_id, _seatings(candidate, rival), num_games, seed)
+                seatings = seat_rotations(candidate, rival, spec.num_players)
+                tasks += _tasks(env_id, seatings, num_games, seed)
     return tasks
 
 
 def round_robin(
     entrants: Sequence[Entrant], env_ids: Sequence[str], num_games: int, seed: int
 ) -> list[GameTask]:
-    """Every pair of entrants that both play an env, both seats (the baseline ladder).
+    """Every pair of entrants that both play an env, every seat rotation (the baseline ladder).
 
-    Cooperative games add each entrant's self-play.
+    Each pair plays each entrant alone in every seat against the other (two seats: both
+    seatings). Cooperative games add each entrant's self-play.
     """
     if num_games < 1:
         raise ValueError("num_games must be at least 1")
@@ -281,7 +303,8 @@ def round_robin(
         for i, first in enumerate(able):
             partners = able[i:] if spec.cooperative else able[i + 1 :]
             for second in partners:
-                tasks += _tasks(env_id, _seatings(first, second), num_games, seed)
+                seatings = _both_ways(first, second, spec.num_players)
+                tasks += _tasks(env_id, seatings, num_games, seed)
     return tasks
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -39,10 +40,16 @@ from strategic_arena.prompt_sets import load_prompts
 from strategic_arena.styles import style_names
 from strategic_arena.validation import THINKING_IN_HISTORY
 
+#: A comma outside parentheses (no ``)`` ahead of it before an ``(``).
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+
 
 def _names(text: str) -> list[str]:
-    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces."""
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    """``a,b`` -> ``["a", "b"]``: list options take commas as well as spaces.
+
+    Commas inside parentheses belong to a name: ``openspiel/goofspiel(num_cards=4,players=3)``.
+    """
+    names = [name.strip() for name in _TOP_LEVEL_COMMA.split(text) if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
     return names
@@ -222,10 +229,19 @@ def add_parsers(sub: Any) -> None:
         nargs="+",
         default=None,
         metavar="SPEC",
-        help="opponent specs, each playing the games it can (see 'strategic-arena opponents'); "
-        "default per game: "
+        help="opponent specs, each playing the games it can (see 'strategic-arena opponents'), "
+        "or model:NAME@BASE_URL for a model behind another OpenAI-compatible endpoint (e.g. "
+        "model:Qwen/Qwen3-4B@http://localhost:8001/v1), asked with the same style, prompts and "
+        "sampling as the evaluated model and reported as an entrant too; default per game: "
         + "; ".join(f"{e}: {', '.join(o)}" for e, o in DEFAULT_OPPONENTS.items())
         + ". Cooperative games are also played in self-play",
+    )
+    games.add_argument(
+        "--opponent-api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the API key of the model:NAME@BASE_URL opponents "
+        "(default: the --api-key-env of the evaluated model); the key is never stored",
     )
     games.add_argument(
         "--num-games",
@@ -368,6 +384,7 @@ def eval_main(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             announce=_announce,
             max_response_chars=args.max_response_chars,
+            opponent_api_key_env=args.opponent_api_key_env,
         )
     except EvalInterrupted as stop:
         print(
@@ -465,7 +482,9 @@ def replay_main(args: argparse.Namespace) -> int:
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])})")
+        together = ", ".join(map(str, env.acting_seats()))
+        turn = f" (simultaneous: seats {together})" if "," in together else ""
+        print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
             for message in move.prompt:
                 block(printable_line(message.get("role")), message.get("content"))

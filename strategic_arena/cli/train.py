@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from typing import Any
 
@@ -62,4 +63,9 @@ def dispatch(args: argparse.Namespace) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
-    return train_and_report(cfg)
+    status = train_and_report(cfg)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # a torchrun rank: see exit_rank
+        from strategic_arena.train.dist import exit_rank
+
+        exit_rank(status)
+    return status

@@ -72,8 +72,10 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
     """The :class:`GameSpec` of ``env_id``.
 
     Args:
-        env_id: a curated id from :func:`list_envs`, ``openspiel/<game_name>`` or
-            ``textarena/<EnvId>``.
+        env_id: a curated id from :func:`list_envs` or :func:`list_text_envs`,
+            ``openspiel/<game_name>``, ``openspiel/<game_name>(key=value,...)`` (OpenSpiel's
+            game string: the id a game with parameters is stored under), or
+            ``textarena/<EnvId>`` (``textarena/<EnvId>(key=value,...)`` likewise).
         params: OpenSpiel game parameters, only for ``openspiel/<game_name>``; for
             ``textarena/<EnvId>``: ``players`` (the number of seats, default 2) and keyword
             arguments of TextArena's environment (``max_turns=6``...).
@@ -91,14 +93,40 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
             )
         return _curated(env_id)
     if env_id.startswith(GENERIC_PREFIX):
-        return _generic(env_id[len(GENERIC_PREFIX) :], tuple(sorted(params.items())))
+        name, named = _game_string(env_id[len(GENERIC_PREFIX) :])
+        if named and params:
+            raise ValueError(
+                f"{env_id} names its parameters already; do not pass {sorted(params)} as well"
+            )
+        return _generic(name, tuple(sorted({**named, **params}.items())))
     if env_id.startswith(TEXTARENA_PREFIX):
-        return _textarena(env_id[len(TEXTARENA_PREFIX) :], tuple(sorted(params.items())))
+        name, named = _game_string(env_id[len(TEXTARENA_PREFIX) :])
+        if named and params:
+            raise ValueError(
+                f"{env_id} names its parameters already; do not pass {sorted(params)} as well"
+            )
+        return _textarena(name, tuple(sorted({**named, **params}.items())))
     raise ValueError(
         f"unknown env id {env_id!r}; curated ids: {', '.join(CURATED)}; "
-        "or 'openspiel/<game_name>' for any sequential OpenSpiel game, "
+        "or 'openspiel/<game_name>' for any OpenSpiel game, "
         "or 'textarena/<EnvId>' for any TextArena game"
     )
+
+
+def _game_string(text: str) -> tuple[str, dict[str, int | float | bool | str]]:
+    """``hanabi(players=3)`` -> ``("hanabi", {"players": 3})``; a bare name has no parameters."""
+    if "(" not in text:
+        return text, {}
+    import pyspiel
+
+    try:
+        parsed = dict(pyspiel.game_parameters_from_string(text))
+    except pyspiel.SpielError as error:
+        raise ValueError(f"cannot read the game string {text!r}: {error}") from error
+    name = str(parsed.pop("name", ""))
+    if any(isinstance(value, dict) for value in parsed.values()):
+        raise ValueError(f"{text!r}: nested game parameters are not supported")
+    return name, parsed
 
 
 @functools.cache
@@ -137,4 +165,10 @@ def _textarena(
     players = options.pop("players", 2)
     if not isinstance(players, int) or isinstance(players, bool):
         raise ValueError(f"players must be an integer, got {players!r}")
-    return TextArenaSpec(textarena_id, players=players, params=options)
+    # The id carries the parameters (as the OpenSpiel adapter's does): it alone rebuilds the game
+    # in the store, replay and the arena.
+    env_id = f"{TEXTARENA_PREFIX}{textarena_id}"
+    if params:
+        rendered = ",".join(f"{key}={value}" for key, value in params)
+        env_id = f"{env_id}({rendered})"
+    return TextArenaSpec(textarena_id, players=players, params=options, env_id=env_id)

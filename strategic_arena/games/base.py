@@ -23,6 +23,9 @@ from typing import Literal, TypeAlias
 import pyspiel
 
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError
+from strategic_arena.games.listing import Listing
+from strategic_arena.games.seats import turns
+from strategic_arena.prompt_files import default_version
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
@@ -212,6 +215,12 @@ class GameSpec(abc.ABC):
         tensor_bounds: bounds of every entry of the observation tensor (for the Box space).
         forfeit_stake: what a forfeiting seat loses in a zero-sum game.
         memoize_observations: whether envs may cache observations by observation string.
+        seat_teams: the team of each seat (``None``: the default of :attr:`teams`).
+
+    Seats: a game has :attr:`num_players` seats (any N >= 1). At a simultaneous turn
+    (:attr:`simultaneous` games) every seat acts at once (:mod:`strategic_arena.games.seats`).
+        listing: how the arena uses the game (opponents, solver-suite entrant, defaults,
+            protocols, ladder counts): see :mod:`strategic_arena.games.listing`.
     """
 
     env_id: str
@@ -230,8 +239,12 @@ class GameSpec(abc.ABC):
     #: Every seat sees every move (not the chance outcomes): true of the curated games, where
     #: only cards are hidden; a seat's information then lists the moves.
     public_moves: bool = True
-    #: The peer whose rules the game runs on (named where a raw state is shown).
-    rules_source: str = "OpenSpiel"
+    #: The team of each seat, seat order (``None``: the default of :attr:`teams`).
+    seat_teams: tuple[int, ...] | None = None
+    #: How the arena uses the game; the tables of defaults, ladder and opponents derive from it.
+    listing: Listing = Listing()
+    #: The peer library whose rules the game runs on (named where its raw state is shown).
+    rules_engine: str = "OpenSpiel"
     #: ``menu`` (action ids) or ``text`` (free text the game validates): see :data:`MoveKind`.
     move_kind: MoveKind = "menu"
     #: Longest answer read as a move (a menu move is short; a free-text move may be a message).
@@ -240,6 +253,27 @@ class GameSpec(abc.ABC):
     #: game's random player draws from the menu instead).
     sample_moves: tuple[str, ...] = ()
     grammar: ActionGrammar
+
+    @property
+    def rules_source(self) -> str:
+        """Who defines the rules: the peer library and its game (``OpenSpiel kuhn_poker(...)``)."""
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.openspiel_params.items()))
+        return f"OpenSpiel {self.openspiel_name}" + (f"({params})" if params else "")
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """The lowest and highest return a seat can get, as the rules define them."""
+        return float(self.game.min_utility()), float(self.game.max_utility())
+
+    @property
+    def prompt_version(self) -> dict[str, str]:
+        """The version of the package's prompts this game reads, as stored with each game.
+
+        ``{"name": "default", "digest": ...}``: the digest covers exactly the prompt files the
+        game reads (the shared layouts and styles and its own folder), so editing one game's
+        rules makes a new version of that game only (:mod:`strategic_arena.prompt_files`).
+        """
+        return default_version(self.prompt_dir)
 
     @functools.cached_property
     def game(self) -> pyspiel.Game:
@@ -250,6 +284,25 @@ class GameSpec(abc.ABC):
     def num_players(self) -> int:
         """Number of seats."""
         return int(self.game.num_players())
+
+    @property
+    def teams(self) -> tuple[int, ...]:
+        """The team of each seat, in seat order.
+
+        ``seat_teams`` when set, else one team in a cooperative game, else every seat its own
+        team (free-for-all; with two seats the usual head-to-head).
+        """
+        if self.seat_teams is not None:
+            return self.seat_teams
+        if self.cooperative:
+            return (0,) * self.num_players
+        return tuple(range(self.num_players))
+
+    @property
+    def simultaneous(self) -> bool:
+        """Whether seats act at once at some turns (OpenSpiel's simultaneous-move games)."""
+        dynamics = self.game.get_type().dynamics
+        return bool(dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS)
 
     @functools.cached_property
     def rules(self) -> str:
@@ -306,15 +359,23 @@ class GameSpec(abc.ABC):
     def forfeit_returns(self, offender: int) -> list[float]:
         """Returns when ``offender`` forfeits (an invalid move under the ``forfeit`` policy).
 
-        Zero-sum games: the offender loses ``forfeit_stake`` and the others share the gain
-        (+1 / -1 in every curated competitive game: a lost game, or the ante in poker, as in
-        MARSHAL's protocol). Cooperative games: the game ends with a score of 0 for everyone.
+        Zero-sum games: the offender's team (:attr:`teams`; alone by default) loses
+        ``forfeit_stake`` per seat and the other seats share the gain (+1 / -1 in every curated
+        competitive game: a lost game, or the ante in poker, as in MARSHAL's protocol); a game
+        of one seat just loses the stake. Cooperative games: the game ends with a score of 0 for
+        everyone.
         """
         n = self.num_players
         if self.cooperative:
             return [0.0] * n
-        returns = [self.forfeit_stake / (n - 1)] * n
-        returns[offender] = -self.forfeit_stake
+        teams = self.teams
+        losers = [seat for seat in range(n) if teams[seat] == teams[offender]]
+        others = [seat for seat in range(n) if teams[seat] != teams[offender]]
+        returns = [0.0] * n
+        for seat in others:
+            returns[seat] = self.forfeit_stake * len(losers) / len(others)
+        for seat in losers:
+            returns[seat] = -self.forfeit_stake
         return returns
 
 
@@ -322,17 +383,15 @@ def move_history(spec: GameSpec, state: pyspiel.State) -> tuple[str, ...]:
     """Public history lines of ``state``, by replaying its history through ``spec.describe_move``.
 
     Chance outcomes (deals, draws) are applied but never described; a move whose
-    ``describe_move`` returns ``None`` is private and left out.
+    ``describe_move`` returns ``None`` is private and left out. The moves of a simultaneous
+    turn are described from the state before the turn, in seat order.
     """
-    replay = spec.game.new_initial_state()
     lines: list[str] = []
-    for action in state.history():
-        if not replay.is_chance_node():
-            player = replay.current_player()
+    for replay, moves in turns(spec.game, state.history()):
+        for player, action in moves:
             menu = spec.menu(replay, player)
             text = menu.get(action, spec.grammar.text(action))
             line = spec.describe_move(replay, player, action, text)
             if line is not None:
                 lines.append(line)
-        replay.apply_action(action)
     return tuple(lines)

@@ -15,6 +15,7 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu
+from strategic_arena.games.listing import Listing, PaperReference
 
 MARKS = ("X", "O")
 _COLUMN = re.compile(
@@ -74,6 +75,17 @@ class ConnectFour(GameSpec):
     openspiel_name = "connect_four"
     openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
     prompt_dir = "connect_four"
+    # Fewer ladder games: the solver spends up to its budget on each early move.
+    listing = Listing(
+        opponents=("random", "mcts", "solver"),
+        solver="mcts:simulations=400",
+        default_opponents=("random", "mcts:simulations=10"),
+        protocols={
+            "marshal": ("mcts:simulations=10,rollouts=10", "mcts:simulations=100,rollouts=10")
+        },
+        ladder_games=40,
+        marshal_paper=PaperReference((-1.0, -1.0), (1.0, 1.0)),
+    )
 
     def __init__(self) -> None:
         self.grammar = ConnectFourGrammar()

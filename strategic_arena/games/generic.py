@@ -1,9 +1,14 @@
-"""The generic adapter: any sequential OpenSpiel game as a text game, ``openspiel/<game_name>``.
+"""The generic adapter: any OpenSpiel game as a text game, ``openspiel/<game_name>``.
 
 Curated games get hand-written text; every other game reads as OpenSpiel prints it. A seat sees
 its ``observation_string`` (or ``information_state_string`` when the game provides only that) and
 actions are named by ``action_to_string``. Action texts are state-dependent, so the grammar always
 works from the menu; an answer may also be the bare action id (``#12`` or ``12``).
+
+Any number of seats, and simultaneous-move games (blotto, goofspiel): at a simultaneous turn
+every seat chooses from its own menu and the moves are applied together
+(:mod:`strategic_arena.games.seats`). The env id names the parameters in OpenSpiel's own game
+string, ``openspiel/hanabi(players=3)``, so a stored game says exactly which variant it played.
 """
 
 from __future__ import annotations
@@ -44,20 +49,32 @@ class GenericGrammar(ActionGrammar):
         return int(match.group(1)) if match else None
 
 
+def generic_env_id(game_name: str, params: Mapping[str, int | float | bool | str]) -> str:
+    """``openspiel/<name>``, with the parameters as OpenSpiel's game string when there are any.
+
+    ``openspiel/hanabi(players=3)``: the id alone rebuilds the game (store, replay, arena).
+    """
+    if not params:
+        return f"openspiel/{game_name}"
+    return "openspiel/" + str(pyspiel.game_parameters_to_string({"name": game_name, **params}))
+
+
 class GenericSpec(GameSpec):
     """A text game over any sequential OpenSpiel game (no hand-written rules)."""
 
     def __init__(self, game_name: str, params: Mapping[str, int | float | bool | str]) -> None:
-        self.env_id = f"openspiel/{game_name}"
+        self.env_id = generic_env_id(game_name, params)
         self.openspiel_name = game_name
         self.openspiel_params = dict(params)
         self.prompt_dir = "generic"
         game_type = self.game.get_type()
         self.title = game_type.long_name or game_name
-        if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        if game_type.dynamics not in (
+            pyspiel.GameType.Dynamics.SEQUENTIAL,
+            pyspiel.GameType.Dynamics.SIMULTANEOUS,
+        ):
             raise ValueError(
-                f"openspiel/{game_name} is not a sequential game; only turn-taking games are "
-                "supported (wrap simultaneous games in OpenSpiel's turn_based_simultaneous_game)"
+                f"openspiel/{game_name} is neither a turn-taking nor a simultaneous-move game"
             )
         self.cooperative = game_type.utility == pyspiel.GameType.Utility.IDENTICAL
         self.optimum = float(self.game.max_utility())
@@ -75,11 +92,23 @@ class GenericSpec(GameSpec):
     @property
     def rules(self) -> str:  # type: ignore[override]
         """A generic statement: OpenSpiel games carry no rules text."""
-        return (
+        text = (
             f"You are playing the game '{self.title}' (OpenSpiel: {self.openspiel_name}). "
             "Follow its standard rules. Each turn you see your view of the game as OpenSpiel "
             "prints it and choose one of the legal actions."
         )
+        if self.simultaneous:
+            text += (
+                " Every player chooses at the same time: you do not see the others' choices "
+                "of this turn until all moves are made."
+            )
+        return text
+
+    def role(self, player: int) -> str:
+        """The seat; in a simultaneous-move game nobody acts first."""
+        if not self.simultaneous:
+            return super().role(player)
+        return f"Player {player} of {self.num_players} (all players move at the same time)"
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
         """OpenSpiel's observation (or information state) string of the seat."""

@@ -36,6 +36,7 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, move_history
+from strategic_arena.games.listing import Listing, PaperReference
 
 COLOR_LETTERS = "RYGWB"
 COLOR_NAMES = ("red", "yellow", "green", "white", "blue")
@@ -562,8 +563,22 @@ class HanabiSpec(GameSpec):
         return f"{name} hints {self.player_name(partner)}: {said} ({cards})"
 
 
+def _listing(marshal_paper: PaperReference) -> Listing:
+    """The arena's use of a Hanabi variant: the partner bot, self-play in MARSHAL's protocol."""
+    return Listing(
+        opponents=("random", "hanabi_bot"),
+        solver="hanabi_bot",
+        default_opponents=("hanabi_bot",),
+        protocols={"marshal": ()},
+        ladder_games=100,
+        marshal_paper=marshal_paper,
+    )
+
+
 class MiniHanabi(HanabiSpec):
     """Mini Hanabi: 2 colours, ranks 1-2, 3 cards per hand, 3 information and 3 life tokens."""
+
+    listing = _listing(PaperReference((0.0, 0.0), (4.0, 4.0)))
 
     def __init__(self) -> None:
         super().__init__(
@@ -579,6 +594,8 @@ class MiniHanabi(HanabiSpec):
 
 class SimpleHanabi(HanabiSpec):
     """Simple Hanabi: 3 colours, ranks 1-2, 5 cards per hand, 8 information and 3 life tokens."""
+
+    listing = _listing(PaperReference((0.0, 0.0), (6.0, 6.0)))
 
     def __init__(self) -> None:
         super().__init__(

@@ -23,6 +23,7 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, compact
+from strategic_arena.games.listing import Listing, PaperReference
 
 PASS, BET = 0, 1
 CARD_NAMES = ("Jack", "Queen", "King")
@@ -136,6 +137,18 @@ def _betting(moves: str) -> tuple[list[str], list[int], str | None]:
     return words, chips, None
 
 
+def poker_listing(marshal_paper: PaperReference) -> Listing:
+    """The arena's use of a poker game: equilibrium opponents, many hands per ladder pair."""
+    return Listing(
+        opponents=("random", "nash", "cfr", "best_response"),
+        solver="nash",
+        default_opponents=("random", "nash"),
+        protocols={"marshal": ("nash",)},
+        ladder_games=400,
+        marshal_paper=marshal_paper,
+    )
+
+
 class KuhnPoker(GameSpec):
     """Kuhn poker: one private card each from J Q K; the higher card wins at showdown."""
 
@@ -144,6 +157,8 @@ class KuhnPoker(GameSpec):
     openspiel_name = "kuhn_poker"
     openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
     prompt_dir = "kuhn_poker"
+    # Many ladder games: one hand's chips vary far more than a board game's result.
+    listing = poker_listing(PaperReference((-0.301, -0.149), (-1 / 18, 1 / 18), ("nash",)))
     optimum = 2.0
     worst = -2.0
     tensor_bounds = (0.0, 2.0)

@@ -26,7 +26,8 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu
-from strategic_arena.games.kuhn_poker import poker_verb
+from strategic_arena.games.kuhn_poker import poker_listing, poker_verb
+from strategic_arena.games.listing import PaperReference
 
 FOLD, CALL, RAISE = 0, 1, 2
 RANK_NAMES = ("Jack", "Queen", "King")
@@ -151,6 +152,9 @@ class LeducPoker(GameSpec):
     openspiel_name = "leduc_poker"
     openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
     prompt_dir = "leduc_poker"
+    # Leduc's seat values are the paper's four-decimal -0.0856 / +0.0856: with OpenSpiel's
+    # -0.0856064 the generalist's main-text Leduc score would round to 54.57, not its 54.56.
+    listing = poker_listing(PaperReference((-1.124, -1.003), (-0.0856, 0.0856), ("nash",)))
     optimum = 13.0
     worst = -13.0
     tensor_bounds = (0.0, 13.0)

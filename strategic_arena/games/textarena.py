@@ -281,7 +281,7 @@ class TextArenaSpec(GameSpec):
         sample_moves: well-formed moves of the game, from which the ``random`` player draws.
     """
 
-    rules_source = "TextArena"
+    rules_engine = "TextArena"
     move_kind = "text"
     max_move_chars = 2_000
     public_moves = False
@@ -325,6 +325,17 @@ class TextArenaSpec(GameSpec):
     def num_players(self) -> int:
         """Number of seats."""
         return self.players
+
+    @property
+    def rules_source(self) -> str:
+        """TextArena and its environment id, with the keyword arguments given to ``ta.make``."""
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"TextArena {self.textarena_id}" + (f"({params})" if params else "")
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """TextArena's rewards: -1 (a loss) to +1 (a win), 0 for a draw."""
+        return -1.0, 1.0
 
     @property
     def tensor_size(self) -> int:

@@ -14,6 +14,7 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu
+from strategic_arena.games.listing import Listing, PaperReference
 
 MARKS = ("X", "O")
 _COORDS = re.compile(
@@ -92,6 +93,16 @@ class TicTacToe(GameSpec):
     openspiel_name = "tic_tac_toe"
     openspiel_params: dict[str, int] = {}  # noqa: RUF012 - read-only class default
     prompt_dir = "tic_tac_toe"
+    listing = Listing(
+        opponents=("random", "mcts", "minimax"),
+        solver="minimax",
+        default_opponents=("random", "mcts:simulations=100"),
+        protocols={
+            "marshal": ("mcts:simulations=100,rollouts=10", "mcts:simulations=1000,rollouts=10")
+        },
+        ladder_games=100,
+        marshal_paper=PaperReference((-1.0, -1.0), (1.0, 1.0)),
+    )
     memoize_observations = True  # 5,478 positions: the board string is the whole state
     optimum = 1.0
     worst = -1.0

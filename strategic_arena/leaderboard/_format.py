@@ -142,3 +142,15 @@ def coverage_lines(env_coverage: Sequence[Mapping[str, Any]]) -> list[tuple[str,
 def unranked_reasons(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(player, why) for each row the coverage rule leaves without a rank."""
     return [(row["player"], row["unranked_reason"]) for row in rows if row["unranked_reason"]]
+
+
+def prompt_mix_lines(data: Mapping[str, Any]) -> list[str]:
+    """One plain-text warning per row that pools prompt versions (none: an empty list)."""
+    lines = []
+    for mix in data.get("prompt_mixes", []):
+        versions = ", ".join(f"{v['version']} ({v['games']} games)" for v in mix["versions"])
+        lines.append(
+            f"{mix['player']} on {mix['env_id']} pools {len(mix['versions'])} prompt versions: "
+            f"{versions}; its rows average different prompts (publish the runs apart with --run)"
+        )
+    return lines

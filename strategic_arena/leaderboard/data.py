@@ -34,7 +34,11 @@ wrote them (the pages escape them), and the provenance: runs with their seeds an
 a digest of the games, so a rerun can be checked game for game, with the command that
 reproduces each run (:mod:`.reproduce`); the page's title and description; and the ``grades`` that
 ``strategic-arena grade`` stored (move grades per player, game and opponent; poker strategies'
-exploitability), empty lists when the database was never graded (``docs/grading.md``).
+exploitability), empty lists when the database was never graded (``docs/grading.md``); only
+when there are team games, ``teams`` (each line-up's results against the other teams,
+:func:`strategic_arena.arena.teams.team_summaries`); and, only when some player's games in
+one env read different prompt versions (:mod:`strategic_arena.arena.prompt_versions`),
+``prompt_mixes``, which the pages show as a warning above everything else.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict
 from importlib import resources
 from typing import Any
 
@@ -58,9 +63,11 @@ from strategic_arena.arena.metrics import (
     mean_ci,
     summarize,
 )
+from strategic_arena.arena.prompt_versions import prompt_mixes
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.teams import team_summaries
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.grading.report import stored_grades
 from strategic_arena.leaderboard import reproduce
@@ -548,7 +555,7 @@ def build(
             env = _competitive(env_id, rows[env_id], table, kinds, baselines, unranked)
         envs.append({**env, "coverage": coverage.env_rows(env_id)})
     overall_unranked = coverage.unranked(None, present)
-    return {
+    data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
         "page": {"title": title or DEFAULT_TITLE, "description": description or None},
@@ -596,3 +603,21 @@ def build(
         "invalid_samples": _samples(store, games, run_ids, samples_per_player),
         "grades": _grades(store, None if run_names is None else [run.name for run in runs]),
     }
+    # Only when there are team games: a leaderboard without them stays as it was.
+    teams = team_summaries(games)
+    if teams:
+        data["teams"] = [
+            {**asdict(team), "mean_return": _number(team.mean_return)} for team in teams
+        ]
+    # Only when some row pools prompt versions: a leaderboard without mixes stays as it was.
+    mixes = prompt_mixes(games)
+    if mixes:
+        data["prompt_mixes"] = [
+            {
+                "player": mix.player,
+                "env_id": mix.env_id,
+                "versions": [{"version": label, "games": n} for label, n in mix.versions],
+            }
+            for mix in mixes
+        ]
+    return data

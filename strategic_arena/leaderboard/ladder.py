@@ -21,6 +21,7 @@ from typing import Any
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, round_robin, run
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import list_envs
+from strategic_arena.games.tables import DerivedTable
 
 #: The run name of the ladder in its results store.
 RUN_NAME = "baseline-ladder"
@@ -40,17 +41,11 @@ BASELINE: tuple[str, ...] = (
     "hanabi_bot",
 )
 
-#: Games per pair of entrants in each env (both seatings together). Poker needs many hands:
-#: one hand's chips vary far more than a board game's result. Connect Four is fewer because
-#: the solver spends up to its budget on each early move.
-NUM_GAMES: Mapping[str, int] = {
-    "tic_tac_toe-v0": 100,
-    "connect_four-v0": 40,
-    "kuhn_poker-v0": 400,
-    "leduc_holdem-v0": 400,
-    "mini_hanabi-v0": 100,
-    "simple_hanabi-v0": 100,
-}
+#: Games per pair of entrants in each env (both seatings together): each spec's
+#: ``listing.ladder_games``. Poker needs many hands: one hand's chips vary far more than a board
+#: game's result. Connect Four is fewer because the solver spends up to its budget on each
+#: early move.
+NUM_GAMES: Mapping[str, int] = DerivedTable(lambda spec: spec.listing.ladder_games)
 
 
 def entrants(specs: Sequence[str] = BASELINE) -> list[Entrant]:

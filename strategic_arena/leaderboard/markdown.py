@@ -249,6 +249,24 @@ def _reproduce(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _teams(teams: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The team games' line-ups against the other teams."""
+    rows = [
+        [
+            escape(team["env_id"]),
+            " + ".join(escape(p) for p in team["players"]),
+            " + ".join(escape(p) for p in team["opponents"]),
+            str(team["games"]),
+            f"{team['mean_return']:+.3f}",
+            f"{team['wins']}/{team['draws']}/{team['losses']}",
+        ]
+        for team in teams
+    ]
+    header = ["Game", "Team", "Against", "Games", "Mean return", "W/D/L"]
+    note = "A team's return is the mean of its seats' returns; W/D/L against the best other team."
+    return [note, "", *_table(header, rows, right=3)]
+
+
 def render(data: Mapping[str, Any]) -> str:
     """``LEADERBOARD.md`` for :func:`strategic_arena.leaderboard.build` output."""
     source = data["source"]
@@ -260,6 +278,8 @@ def render(data: Mapping[str, Any]) -> str:
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
         sections.append((title, body + _env_coverage(env)))
+    if data.get("teams"):
+        sections.append(("Teams", _teams(data["teams"])))
     sections.append(("Grades against exact solvers", _grades(data["grades"])))
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))
@@ -283,6 +303,7 @@ def render(data: Mapping[str, Any]) -> str:
         "fixed worst and optimum.",
         "- Invalid %: invalid answers over all answers, retries included.",
         "",
+        *(f"> **Warning:** {escape(line)}\n" for line in fmt.prompt_mix_lines(data)),
         "Contents: " + ", ".join(f"[{title}]({_anchor(title)})" for title, _ in sections),
     ]
     for title, body in sections:

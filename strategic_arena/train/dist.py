@@ -12,18 +12,25 @@ rank-0-only wait shorter: evaluation games are spread over the ranks, a started 
 start-up timeout must be below it (checked by the config), checkpoints are written while the
 others wait at one barrier.
 
-**Teardown.** :func:`shutdown` destroys the process group before the interpreter exits. Left
-alive, gloo's worker threads are still joinable when C++ static destructors run, and the
-process dies with SIGABRT ("terminate called without an active exception") after the run has
-finished -- at random, depending on thread timing (it did in 2 of 4 runs on a loaded machine).
+**Teardown.** :func:`shutdown` destroys the process group at the end of a run, and a rank's
+process then ends through :func:`exit_rank`, without interpreter finalization. Both are
+needed. Left alive, gloo's worker threads are still joinable when C++ static destructors run,
+and the process dies with SIGABRT ("terminate called without an active exception") after the
+run has finished (2 of 4 runs on a loaded machine). Destroying the group made that rare but
+not impossible: with a faulthandler, the abort still came in 2 of 60 two-rank runs beside
+other work, always on rank 1 and always with no Python frame left, i.e. inside finalization,
+after everything the run writes was closed. Skipping finalization removes the window itself:
+0 aborts in 60 runs of the same loop (``docs/training.md``, "Eight ranks").
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import os
+import sys
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from strategic_arena._extras import require
 
@@ -117,6 +124,20 @@ def shutdown(info: DistInfo, *, wait: bool = True) -> None:
             dist.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def exit_rank(status: int) -> NoReturn:
+    """End this rank's process with ``status`` now, without interpreter finalization.
+
+    For the end of a ``torchrun`` rank, after :func:`shutdown`: finalization is where torch's
+    gloo objects can still abort a finished run (see the module docstring). Logging handlers
+    and the standard streams are flushed first; the caller has closed its files (the trainer
+    closes its metrics, checkpoints and stores before it returns).
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
 
 
 def all_gather_objects(obj: T, info: DistInfo) -> list[T]:

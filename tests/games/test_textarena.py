@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 ta = pytest.importorskip("textarena", reason="the [textarena] extra is not installed")
@@ -69,7 +68,7 @@ def _ours(
             totals[seat] = float(reward)
             env.step(None)
             continue
-        assert observation["action_mask"].size == 0  # no menu: moves are texts
+        assert "action_mask" not in observation  # no menu: moves are texts
         seen.append((seat, observation["text"]))
         env.step(moves[ply % len(moves)])
         ply += 1
@@ -148,7 +147,8 @@ def test_spaces_and_bad_steps() -> None:
     assert env.legal_action_texts("player_0") == {}
     observation = env.observe("player_1")
     assert observation["text"] == ""  # player 1 has not had a turn: TextArena showed it nothing
-    assert observation["observation"].dtype == np.float32
+    assert observation["observation"].tolist() == [0.0]  # not player 1's turn
+    assert env.observe("player_0")["observation"].tolist() == [1.0]
 
 
 def test_a_seat_sees_only_its_own_observation() -> None:

@@ -160,3 +160,19 @@ def test_the_match_loop_stores_and_replays_every_move_text(env_id: str, tmp_path
         assert [move.action_text for move in stored] == [m.action_text for m in record.moves]
         replayed = replay_game(store, game_id)
     assert replayed.env.returns() == list(record.returns)
+
+
+@pytest.mark.parametrize("env_id", PLAYABLE)
+def test_every_entry_passes_the_conformance_check(env_id: str) -> None:
+    from strategic_arena.testing import check_game
+
+    result = check_game(env_id, num_cycles=30, round_trip_games=1, max_decisions=4)
+    assert result.decisions >= 1 and result.move_texts >= result.decisions
+    assert result.eval_games == 0  # no solver-suite entrant for a free-text game
+
+
+def test_the_generic_adapter_passes_the_conformance_check() -> None:
+    from strategic_arena.testing import check_game
+
+    result = check_game("textarena/SimpleNegotiation-v0", num_cycles=30, round_trip_games=1)
+    assert result.decisions >= 1

@@ -31,7 +31,7 @@ RANK_SCRIPT = """
 import json, sys
 import torch
 from strategic_arena.train.config import load_config
-from strategic_arena.train.dist import init_distributed, shard, shutdown
+from strategic_arena.train.dist import exit_rank, init_distributed, shard, shutdown
 from strategic_arena.train.learner import Learner
 sys.path.insert(0, {tests!r})
 from test_train_sharded_logprobs import model_and_turns
@@ -52,10 +52,11 @@ learner = Learner(
 old = learner.recompute_logprobs(turns)
 with open({out!r} + f"/rank{{info.rank}}.json", "w") as f:
     json.dump({{"old": old, "tokens": tokens}}, f)
-# A barrier, then the group is destroyed: no rank tears gloo down while the other still
-# sends, and no gloo thread is alive at exit (which aborts: "terminate called without an
-# active exception").
+# A barrier, then the group is destroyed (no rank tears gloo down while the other still
+# sends), then the process ends without finalization, where gloo can still abort
+# ("terminate called without an active exception"): dist.exit_rank.
 shutdown(info)
+exit_rank(0)
 """
 
 

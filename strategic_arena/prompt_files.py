@@ -1,0 +1,71 @@
+"""The package's prompt files and their digests: what a prompt version is computed from.
+
+A *prompt version* is the SHA-256 of the files one game reads -- the message layouts
+(``system.txt``, ``user.txt``), the styles (``styles/*``) and the game's own folder -- each
+file's relative path and UTF-8 bytes in path order. Editing one game's rules is a new version
+of that game and no other; editing a style or a layout is a new version of every game. The
+game's spec (:attr:`strategic_arena.games.GameSpec.prompt_version`) and the prompt sets
+(:mod:`strategic_arena.prompt_sets`) both compute versions here, so they agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+#: The name of the package's own prompt set.
+DEFAULT_NAME = "default"
+#: Files of a user folder that are not prompts (notes for people).
+_IGNORED = ("README", "LICENSE", ".")
+
+
+def prompt_files(root: Path) -> list[str]:
+    """Relative paths (``/``-separated) of the prompt files under ``root``, sorted."""
+    found = []
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if not path.is_file() or any(part.startswith(_IGNORED) for part in relative.parts):
+            continue
+        if path.suffix == ".py" or "__pycache__" in relative.parts:
+            continue
+        found.append(relative.as_posix())
+    return sorted(found)
+
+
+def digest(texts: Iterable[tuple[str, str]]) -> str:
+    """SHA-256 over each file's relative path and UTF-8 bytes, in path order."""
+    hasher = hashlib.sha256()
+    for relative, text in sorted(texts):
+        hasher.update(relative.encode("utf-8") + b"\0" + text.encode("utf-8") + b"\0")
+    return hasher.hexdigest()
+
+
+@functools.cache
+def package_files() -> tuple[tuple[str, str], ...]:
+    """The package's prompt files (relative path, text), read once."""
+    root = Path(str(resources.files("strategic_arena") / "prompts"))
+    return tuple((name, (root / name).read_text(encoding="utf-8")) for name in prompt_files(root))
+
+
+@functools.lru_cache(maxsize=256)
+def game_version(own: tuple[tuple[str, str], ...], game: str) -> str:
+    """The version of prompt folder ``game`` in a set whose own files are ``own``.
+
+    ``own`` (relative path, text) override the package's files; ``()`` is the package's set.
+    """
+    merged = dict(package_files())
+    merged.update(own)
+    read = [
+        (relative, text)
+        for relative, text in merged.items()
+        if "/" not in relative or relative.split("/")[0] in ("styles", game)
+    ]
+    return digest(read)
+
+
+def default_version(game: str) -> dict[str, str]:
+    """The record of the package's prompts for prompt folder ``game``, as stored with a game."""
+    return {"name": DEFAULT_NAME, "digest": game_version((), game)}

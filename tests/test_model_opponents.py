@@ -1,0 +1,101 @@
+"""``eval --opponents model:NAME@BASE_URL``: two endpoints play each other from the CLI.
+
+Both endpoints are real HTTP servers on 127.0.0.1 (``strategic-arena serve``'s PlayerServer)
+serving solvers as models; the evaluated one is named by ``--base-url``, the other in
+``--opponents``, with a built-in opponent beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from strategic_arena.arena.model_opponents import ModelOpponent
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli import main
+from strategic_arena.serve import PlayerServer
+
+pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+
+KUHN = "kuhn_poker-v0"
+
+
+def test_two_endpoints_play_each_other_and_both_are_entrants(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RIVAL_KEY", "sk-rival-secret-0123456789")
+    db = tmp_path / "arena.sqlite"
+    with (
+        PlayerServer("nash", model="nash-model") as ours,
+        PlayerServer("random", model="random-model") as rival,
+    ):
+        args = [
+            "eval",
+            "--base-url",
+            ours.base_url,
+            "--model",
+            "nash-model",
+            "--envs",
+            KUHN,
+            "--opponents",
+            f"model:random-model@{rival.base_url}",
+            "random",
+            "--opponent-api-key-env",
+            "RIVAL_KEY",
+            "--num-games",
+            "4",
+            "--seed",
+            "3",
+            "--db",
+            str(db),
+            "--quiet",
+            "--json",
+        ]
+        assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["candidates"] == ["nash-model", "random-model"]
+    rows = {
+        (s["player"], s["opponent"]): s["games"] for s in report["summaries"] if s["seat"] is None
+    }
+    # Each model against the other (both seats, 4 games), and the evaluated one against random.
+    assert rows[("nash-model", "random-model")] == 4
+    assert rows[("random-model", "nash-model")] == 4
+    assert rows[("nash-model", "random")] == 4
+    with ResultsStore(db) as store:
+        players = store.players()
+        assert players["random-model"].kind == "llm"
+        assert players["random-model"].params["base_url"] == rival.base_url
+        assert players["random-model"].params["model"] == "random-model"
+        (run,) = store.runs()
+        assert run.settings["opponents"] == {
+            KUHN: [f"model:random-model@{rival.base_url}", "random"]
+        }
+        seated = [set(game.players) for game in store.games()]
+    assert seated.count({"nash-model", "random-model"}) == 4
+    # The opponent's key went to its endpoint only: nothing stored holds it.
+    assert b"sk-rival-secret" not in db.read_bytes()
+
+
+def test_a_bad_model_opponent_is_one_error_line_and_stores_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.sqlite"
+    common = ["eval", "--envs", KUHN, "--num-games", "2", "--db", str(db), "--quiet"]
+    for spec, message in (
+        ("model:nash", "expected model:NAME@BASE_URL"),
+        ("model:x@http://user:key@127.0.0.1:9/v1", "carries credentials"),
+    ):
+        assert main([*common, "--opponents", spec]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
+        assert "key@" not in err[0]  # the credential is not echoed
+    assert not db.exists()
+
+
+def test_the_spec_reads_model_and_base_url() -> None:
+    parsed = ModelOpponent.parse("model:Qwen/Qwen3-4B@http://localhost:8001/v1")
+    assert parsed == ModelOpponent("Qwen/Qwen3-4B", "http://localhost:8001/v1")
+    assert parsed is not None and parsed.spec == "model:Qwen/Qwen3-4B@http://localhost:8001/v1"
+    assert ModelOpponent.parse("mcts:simulations=10") is None

@@ -14,13 +14,15 @@ from strategic_arena.actions import TEXT_MOVE
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
+from strategic_arena.games import get_spec
 from strategic_arena.serve import PlayerServer
 
-KUHN_MOVES = {"[check]", "[bet]", "[call]", "[fold]"}
 
-
+@pytest.mark.parametrize(
+    ("env_id", "num_games"), [("spiral_kuhn_poker-v0", 2), ("mindgames_three_player_ipd-v0", 3)]
+)
 def test_eval_of_a_served_endpoint_stores_and_replays_every_move_text(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    env_id: str, num_games: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "arena.sqlite"
     with PlayerServer("random", model="served-random") as server:
@@ -32,24 +34,29 @@ def test_eval_of_a_served_endpoint_stores_and_replays_every_move_text(
             "--base-url",
             server.base_url,
             "--envs",
-            "spiral_kuhn_poker-v0",
+            env_id,
             "--opponents",
             "random",
             "--num-games",
-            "2",
+            str(num_games),
             "--json",
         ]
         assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
-    assert "spiral_kuhn_poker-v0" in json.dumps(report)
+    assert env_id in json.dumps(report)
+    sample_moves = set(get_spec(env_id).sample_moves)  # what both random players write
     with ResultsStore(db) as store:
         games = store.games()
-        assert len(games) == 2 and {game.status for game in games} == {"complete"}
+        assert len(games) == num_games and {game.status for game in games} == {"complete"}
+        # Every seat rotation: the served player took each seat once.
+        assert sorted(game.players.index("served-random") for game in games) == list(
+            range(num_games)
+        )
         for game in games:
             moves = store.moves(game.id)
             # Every move is a text move, kept exactly as the endpoint or the opponent wrote it.
             assert moves and all(move.action == TEXT_MOVE for move in moves)
-            assert {move.action_text for move in moves} <= KUHN_MOVES
+            assert {move.action_text for move in moves} <= sample_moves
             served = [move for move in moves if game.players[move.seat] == "served-random"]
             assert all(move.response.endswith(move.action_text + "</answer>") for move in served)
             replay = replay_game(store, game.id)  # raises if the texts do not replay

@@ -279,6 +279,7 @@ class TextArenaSpec(GameSpec):
             curated entry reproduces the observation a paper's model saw, e.g. SPIRAL's
             ``LLMObservationWrapper`` over a ``-raw`` id).
         sample_moves: well-formed moves of the game, from which the ``random`` player draws.
+        seat_teams: the team of each seat where TextArena's game has teams (Codenames).
     """
 
     rules_engine = "TextArena"
@@ -303,6 +304,7 @@ class TextArenaSpec(GameSpec):
         move_hint: str = "",
         wrappers: Sequence[str] = (),
         sample_moves: Sequence[str] = (),
+        seat_teams: Sequence[int] | None = None,
     ) -> None:
         if players < 1:
             raise ValueError(f"players must be at least 1, got {players}")
@@ -316,6 +318,7 @@ class TextArenaSpec(GameSpec):
         self.grammar = FreeTextGrammar(move_pattern, move_hint)
         self.wrappers = tuple(wrappers)
         self.sample_moves = tuple(sample_moves) or (example,)
+        self.seat_teams = None if seat_teams is None else tuple(seat_teams)
 
     @functools.cached_property
     def game(self) -> Any:  # noqa: D102 - documented on GameSpec

@@ -129,6 +129,7 @@ def mindgames_codenames() -> TextArenaSpec:
         title="Codenames",
         prompt_dir="mindgames_codenames",
         params={"hardcore": False, "max_turns": 80},
+        seat_teams=(0, 0, 1, 1),  # TextArena: Red = spymaster 0, operative 1; Blue = 2, 3
         example="[ocean 2]",
         sample_moves=("[pass]", "[ocean 2]"),
     )

@@ -176,3 +176,8 @@ def test_the_generic_adapter_passes_the_conformance_check() -> None:
 
     result = check_game("textarena/SimpleNegotiation-v0", num_cycles=30, round_trip_games=1)
     assert result.decisions >= 1
+
+
+def test_codenames_seats_are_two_teams_of_two() -> None:
+    spec = sa.get_spec("mindgames_codenames-v0")
+    assert (spec.num_players, spec.teams) == (4, (0, 0, 1, 1))

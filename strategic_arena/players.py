@@ -89,7 +89,8 @@ class HumanPlayer:
         """Show the view and ask until the typed move is legal (EOF gives up: no action)."""
         view = state.view(seat)
         self.write(f"\n{view.role}\n{view.text}")
-        self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
+        if view.legal_actions:  # a free-text game has none: its view says how to move
+            self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
         errors: list[ActionError] = []
         tries: list[Attempt] = []
         while True:
@@ -121,6 +122,7 @@ class HumanPlayer:
                 attempts=len(tries),
                 errors=tuple(errors),
                 tries=tuple(tries),
+                move_text=outcome.text,
             )
 
 

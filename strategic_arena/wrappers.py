@@ -22,7 +22,14 @@ from strategic_arena.actions import Action, ActionError
 from strategic_arena.env import Observation, TextGameEnv, make
 from strategic_arena.players import RandomPlayer
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import GameState, Player, feedback, judge, random_legal_action
+from strategic_arena.turn import (
+    GameState,
+    Player,
+    Verdict,
+    feedback,
+    judge,
+    random_legal_action,
+)
 from strategic_arena.turn import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.validation import Style, validate
 
@@ -95,7 +102,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         )
         if isinstance(outcome, Action):
             errors, self._errors = self._errors, []
-            env.step(outcome.id)
+            env.play(Verdict("play", outcome.id, None, outcome.text))  # an id, or a free text
             env.infos[agent] = _info(outcome, None, errors)
             return
         self._errors.append(outcome)
@@ -108,7 +115,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             env.infos[agent] = {**_info(None, outcome, errors), "feedback": feedback(outcome)}
             return
         self._errors = []
-        if ruling == "random":
+        if ruling == "random" and menu:  # a free-text game has no menu to draw from: forfeit
             choice = random_legal_action(menu, self._rng)
             env.step(choice)
             env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)

@@ -199,3 +199,31 @@ def test_extraction_errors_stay_typed() -> None:
     assert isinstance(missing, ActionError) and missing.kind == "no_action"
     long = validate(spec_id, f"<think>x</think><answer>{'a' * 2001}</answer>", {}, "marshal")
     assert isinstance(long, ActionError) and long.kind == "unknown_action"
+
+
+def test_a_human_types_a_free_text_move() -> None:
+    from strategic_arena.arena.match import play_match_sync
+    from strategic_arena.players import HumanPlayer, RandomPlayer
+
+    lines = iter(["   ", "[Offer: 1 Wheat -> 1 Wood]"] + ["[Deny]"] * 10)
+    shown: list[str] = []
+    human = HumanPlayer(read_line=lambda prompt: next(lines), write=shown.append)
+    record = play_match_sync("spiral_negotiation-v0", [human, RandomPlayer(0)], seed=2)
+    assert record.status == "complete"
+    first = record.moves[0]
+    assert (first.action, first.action_text) == (TEXT_MOVE, "[Offer: 1 Wheat -> 1 Wood]")
+    assert first.decision.attempts == 2  # the blank line was refused (no_action), not played
+    assert not any(line.startswith("Legal actions") for line in shown)
+
+
+def test_the_text_action_wrapper_plays_a_response_in_a_free_text_game() -> None:
+    env = sa.TextActionWrapper(sa.make("spiral_negotiation-v0"), style="marshal", policy="retry:1")
+    env.reset(seed=1)
+    env.step("<think>fair</think><answer>[Offer: 1 Wheat -> 1 Wood]</answer>")
+    assert env.agent_selection == "player_1"
+    assert env.infos["player_0"]["action"] == Action(TEXT_MOVE, "[Offer: 1 Wheat -> 1 Wood]")
+    env.step("no answer block")  # a typed error: re-asked with feedback, nothing played
+    assert env.agent_selection == "player_1"
+    assert env.infos["player_1"]["error"].kind == "no_action"
+    env.step("no answer again")  # the policy's last retry is spent: the seat forfeits
+    assert env.terminations["player_1"] and env.text_env.returns() == [1.0, -1.0]

@@ -100,7 +100,9 @@ def render_messages(
         "role": view.role,
         "rules": rules.strip() if rules is not None else spec.rules,
         "format": format_text,
-        "history": _history_section(view) if include_history else "",
+        # A free-text game's moves may be private (a sealed allocation): what a seat saw of
+        # them is in its view, as the game's own observation keeps it.
+        "history": _history_section(view) if include_history and spec.move_kind == "menu" else "",
         "observation": f"# Your view\n{view.text}",
         "view": view.text,
         "actions": (

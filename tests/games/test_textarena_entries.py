@@ -181,3 +181,14 @@ def test_the_generic_adapter_passes_the_conformance_check() -> None:
 def test_codenames_seats_are_two_teams_of_two() -> None:
     spec = sa.get_spec("mindgames_codenames-v0")
     assert (spec.num_players, spec.teams) == (4, (0, 0, 1, 1))
+
+
+def test_no_move_history_section_for_a_free_text_game() -> None:
+    # The game's own observation says what the seat saw of the moves (Blotto's are sealed).
+    view = golden_views("mindgames_colonel_blotto-v0")[1]
+    _, user = render_messages("mindgames_colonel_blotto-v0", view, "marshal", include_history=True)
+    assert "# Moves so far" not in user["content"]
+    assert (
+        user["content"]
+        == render_messages("mindgames_colonel_blotto-v0", view, "marshal")[1]["content"]
+    )

@@ -237,7 +237,7 @@ def test_the_committed_ladder_still_opens_and_replays(tmp_path: Path) -> None:
 def test_the_python_blocks_of_the_games_doc_run() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "games.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) >= 2  # the spec's examples and the seats' examples, at least
     for block in blocks:
         exec(compile(block, "docs/games.md", "exec"), {})
 

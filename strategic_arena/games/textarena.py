@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib.metadata
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -331,9 +332,17 @@ class TextArenaSpec(GameSpec):
 
     @property
     def rules_source(self) -> str:
-        """TextArena and its environment id, with the keyword arguments given to ``ta.make``."""
+        """TextArena's release and environment id, with the keyword arguments of ``ta.make``.
+
+        The release is part of it: a TextArena release may change a game's prompts and rules.
+        """
         params = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-        return f"TextArena {self.textarena_id}" + (f"({params})" if params else "")
+        try:
+            release = importlib.metadata.version("textarena")
+        except importlib.metadata.PackageNotFoundError:
+            release = "(not installed)"
+        game = self.textarena_id + (f"({params})" if params else "")
+        return f"TextArena {release} {game}"
 
     @property
     def reward_range(self) -> tuple[float, float]:

@@ -227,3 +227,16 @@ def test_the_text_action_wrapper_plays_a_response_in_a_free_text_game() -> None:
     assert env.infos["player_1"]["error"].kind == "no_action"
     env.step("no answer again")  # the policy's last retry is spent: the seat forfeits
     assert env.terminations["player_1"] and env.text_env.returns() == [1.0, -1.0]
+
+
+def test_the_rules_source_names_textarenas_release_and_parameters() -> None:
+    spec = sa.get_spec("textarena/KuhnPoker-v0", max_rounds=2)
+    assert spec.env_id == "textarena/KuhnPoker-v0(max_rounds=2)"  # the id rebuilds the game
+    assert sa.get_spec(spec.env_id).rules_source == spec.rules_source
+    assert spec.rules_source == f"TextArena {ta_version()} KuhnPoker-v0(max_rounds=2)"
+
+
+def ta_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("textarena")

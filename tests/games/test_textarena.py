@@ -240,3 +240,18 @@ def ta_version() -> str:
     import importlib.metadata
 
     return importlib.metadata.version("textarena")
+
+
+def test_single_agent_view_of_a_free_text_game() -> None:
+    env = sa.single_agent("spiral_kuhn_poker-v0", opponent="random", seat=1)
+    observation, _ = env.reset(seed=3)
+    assert "You are Player 1" in observation["text"]
+    total, steps, done = 0.0, 0, False
+    while not done:
+        observation, reward, done, _, info = env.step("[check]" if steps % 2 == 0 else "[call]")
+        total += reward
+        steps += 1
+    assert total == env.env.returns()[1] and total in (-1.0, 0.0, 1.0)
+    env.reset(seed=3)
+    _, _, done, _, info = env.step(7)  # an action id: a free-text game has none
+    assert done and info["error"].kind == "illegal_action"

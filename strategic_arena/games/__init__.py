@@ -171,4 +171,6 @@ def _textarena(
     if params:
         rendered = ",".join(f"{key}={value}" for key, value in params)
         env_id = f"{env_id}({rendered})"
-    return TextArenaSpec(textarena_id, players=players, params=options, env_id=env_id)
+    spec = TextArenaSpec(textarena_id, players=players, params=options, env_id=env_id)
+    spec.game.new_initial_state().start(0)  # a bad player count or keyword fails here, clearly
+    return spec

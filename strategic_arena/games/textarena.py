@@ -118,10 +118,20 @@ class TextArenaState:
         textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
         self._random_state = random.Random(seed).getstate()
         with self._own_random():
-            env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
-            for name in self.spec.wrappers:
-                env = _wrapper(name)(env=env)
-            env.reset(num_players=self.spec.players, seed=seed)
+            try:
+                env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
+                for name in self.spec.wrappers:
+                    env = _wrapper(name)(env=env)
+                env.reset(num_players=self.spec.players, seed=seed)
+            except (AssertionError, LookupError, TypeError, ValueError) as error:
+                # TextArena refuses a player count or a keyword with an assert or a TypeError,
+                # and a game whose data (NLTK's word lists) is missing with a LookupError.
+                lines = [line.strip() for line in str(error).splitlines()]
+                reason = next((line for line in lines if any(c.isalpha() for c in line)), "")
+                raise ValueError(
+                    f"TextArena cannot start {self.spec.env_id} with {self.spec.players} "
+                    f"players: {reason or type(error).__name__}"
+                ) from error
             self._env = env
             self._observe()
 

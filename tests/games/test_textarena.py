@@ -171,6 +171,11 @@ def test_unknown_ids_and_bad_parameters_are_clear_errors() -> None:
         sa.make("textarena/NoSuchGame-v0")
     with pytest.raises(ValueError, match="players must be an integer"):
         sa.make("textarena/SimpleNegotiation-v0", players="two")
+    # TextArena's own refusals (an assert, a TypeError) become one clear line, at make time.
+    with pytest.raises(ValueError, match="with 3 players: The number of players has to be 2"):
+        sa.make("textarena/SimpleNegotiation-v0", players=3)
+    with pytest.raises(ValueError, match="unexpected keyword argument 'bogus'"):
+        sa.make("textarena/KuhnPoker-v0", bogus=1)
 
 
 @pytest.mark.parametrize(

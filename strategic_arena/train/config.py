@@ -17,8 +17,9 @@ Loading rules (:func:`load_config`):
 
 The advantage estimator's settings are a union tagged by ``type`` (one config class per
 estimator of :mod:`strategic_arena.train.estimators`); ``--set advantage.KEY=VALUE`` reaches
-into it. The pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a
-``FutureWarning``.
+into it, as ``--set bank.KEY=VALUE`` reaches into the episode bank's section
+(:class:`~strategic_arena.train.bank.BankConfig`; ``null``, the default, is no bank). The
+pre-registry flat keys (:data:`LEGACY_ADVANTAGE_KEYS`) are translated with a ``FutureWarning``.
 
 Only the standard library, numpy and PyYAML (imported when a file is read) are needed here.
 """
@@ -44,6 +45,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from opponents.registry import parse_spec
 from strategic_arena._extras import require
 from strategic_arena.games import get_spec
+from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
 from strategic_arena.train.rewards import RewardConfig
@@ -285,6 +287,13 @@ class TrainConfig:
     drop_zero_advantage: bool = False
     """Leave turns with advantage exactly 0 out of the loss (SPIRAL's code)."""
 
+    # -- the episode bank ------------------------------------------------------------------
+    bank: BankConfig | None = None
+    """Episode bank (In2AI's, docs/training.md "The episode bank"): ``null`` trains each step on
+    that step's games; a mapping, e.g. ``{batch_unit: turns, batch_size: 256, strata: 3}``,
+    puts the games into a bank and draws each step's batch from it, balanced across games,
+    reward strata and episodes. From the command line ``--set bank.batch_size=64``."""
+
     # -- PPO learner -----------------------------------------------------------------------
     lr: float = 1e-6
     """Peak learning rate."""
@@ -428,6 +437,8 @@ class TrainConfig:
         if self.tokenizer is not None and self.tokenizer.startswith("~"):
             self.tokenizer = os.path.expanduser(self.tokenizer)
         problems = list(self.advantage.problems())
+        if self.bank is not None:
+            problems += self.bank.problems()
         if self.steps < 1:
             problems.append("steps must be >= 1")
         if self.style not in style_names():
@@ -717,13 +728,17 @@ def apply_override(config: TrainConfig, item: str) -> None:
         if key in LEGACY_ADVANTAGE_KEYS:
             _legacy_warning([key])
             section, inner = "advantage", LEGACY_ADVANTAGE_KEYS[key]
-        if section != "advantage" or not inner:
-            raise ValueError(f"--set {key}: only advantage.KEY reaches into a section")
+        if section not in ("advantage", "bank") or not inner:
+            raise ValueError(f"--set {key}: only advantage.KEY and bank.KEY reach into a section")
         yaml = require("yaml", "--set overrides")
         try:
             value = yaml.safe_load(raw.strip())
         except yaml.YAMLError as error:
             raise ValueError(f"{key}: cannot read {raw!r}: {error}") from None
+        if section == "bank":  # a bank that was off starts from the defaults
+            bank = {} if config.bank is None else dataclasses.asdict(config.bank)
+            config.bank = _convert({**bank, inner: value}, BankConfig, "bank")
+            return
         current = dataclasses.asdict(config.advantage)
         config.advantage = _convert(
             _set_advantage_key(current, inner, value), EstimatorConfig, "advantage"
@@ -902,7 +917,9 @@ def field_docs(cls: type = TrainConfig) -> dict[str, str]:
 
 def _type_name(kind: Any) -> str:
     text = str(kind) if not isinstance(kind, type) else kind.__name__
-    return text.replace("typing.", "").replace("strategic_arena.train.config.", "")
+    for prefix in ("typing.", "strategic_arena.train.config.", "strategic_arena.train.bank."):
+        text = text.replace(prefix, "")
+    return text
 
 
 def describe_fields(width: int = 100) -> str:
@@ -922,7 +939,27 @@ def describe_fields(width: int = 100) -> str:
             )
         if isinstance(default, EstimatorConfig):
             lines += _describe_estimators(width)
+        if item.name == "bank":
+            lines += _describe_section(BankConfig, None, width)
     return "\n".join(lines)
+
+
+def _describe_section(config_class: type, wanted: set[str] | None, width: int) -> list[str]:
+    """Help lines of a config section's fields (``wanted`` only, if given; never ``type``)."""
+    docs: dict[str, str] = {}
+    for cls in reversed(config_class.__mro__):  # a subclass's docstring wins
+        if dataclasses.is_dataclass(cls):
+            docs.update(field_docs(cls))
+    hints, defaults, described = _hints(config_class), config_class(), []
+    for item in dataclasses.fields(config_class):
+        if item.name == "type" or (wanted is not None and item.name not in wanted):
+            continue
+        head = f"{item.name} ({_type_name(hints[item.name])}, "
+        head += f"default {getattr(defaults, item.name)!r}): {docs.get(item.name, '')}"
+        described += textwrap.wrap(
+            head, width=width, initial_indent="        ", subsequent_indent="          "
+        )
+    return described
 
 
 def _describe_estimators(width: int) -> list[str]:
@@ -930,28 +967,12 @@ def _describe_estimators(width: int) -> list[str]:
     from strategic_arena.train.estimators import names, registered
 
     shared = {item.name for item in dataclasses.fields(EstimatorConfig)}
-
-    def describe(config_class: type[EstimatorConfig], wanted: set[str] | None) -> list[str]:
-        docs: dict[str, str] = {}
-        for cls in reversed(config_class.__mro__):  # a subclass's docstring wins
-            if dataclasses.is_dataclass(cls):
-                docs.update(field_docs(cls))
-        hints, defaults, described = _hints(config_class), config_class(), []
-        for item in dataclasses.fields(config_class):
-            if item.name == "type" or (wanted is not None and item.name not in wanted):
-                continue
-            head = f"{item.name} ({_type_name(hints[item.name])}, "
-            head += f"default {getattr(defaults, item.name)!r}): {docs.get(item.name, '')}"
-            described += textwrap.wrap(
-                head, width=width, initial_indent="        ", subsequent_indent="          "
-            )
-        return described
-
-    lines = ["      every estimator:", *describe(EstimatorConfig, shared)]
+    lines = ["      every estimator:", *_describe_section(EstimatorConfig, shared, width)]
     for name in names():
         config_class = registered(name).config_class
         as_type: type = config_class  # field_docs caches by class
         doc = field_docs(as_type).get("type", "")
         lines.append(f"      advantage: {{type: {name}}} -- {doc}")
-        lines += describe(config_class, {f.name for f in dataclasses.fields(config_class)} - shared)
+        own = {f.name for f in dataclasses.fields(config_class)} - shared
+        lines += _describe_section(config_class, own, width)
     return lines

@@ -382,11 +382,20 @@ def plan_games(
     step: int,
     *,
     games: Sequence[str] | None = None,
+    round_: int = 0,
 ) -> list[GamePlan]:
-    """The step's games, drawn from ``(seed, step)`` alone (see the module docstring)."""
-    rng = np.random.default_rng(derive_seed(cfg.seed, step, "plan"))
+    """The step's games, drawn from ``(seed, step)`` alone (see the module docstring).
+
+    ``round_`` > 0 plans a further round of the step's games (the episode bank's
+    over-collection): drawn from ``(seed, step, round_)``, their indices following the earlier
+    rounds' so that every game's sampling seed differs.
+    """
+    key = (step, "plan") if round_ == 0 else (step, "plan", round_)
+    rng = np.random.default_rng(derive_seed(cfg.seed, *key))
+    env_ids = games or cfg.games
+    first = round_ * len(env_ids) * cfg.episodes_per_game
     plans: list[GamePlan] = []
-    for env_id in games or cfg.games:
+    for env_id in env_ids:
         seats = get_spec(env_id).num_players
         for _ in range(cfg.episodes_per_game):
             env_seed = int(rng.integers(2**31))
@@ -395,7 +404,7 @@ def plan_games(
                 learner: tuple[int, ...] = tuple(range(seats))
             else:
                 learner = (int(rng.integers(seats)),)
-            plans.append(GamePlan(len(plans), env_id, env_seed, opponent, learner))
+            plans.append(GamePlan(first + len(plans), env_id, env_seed, opponent, learner))
     return plans
 
 

@@ -13,6 +13,10 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
 
+With an episode bank (``bank:``, :mod:`strategic_arena.train.bank`) the scored games go into
+the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
+batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
+
 Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
 steps through the arena runner into a SQLite results store
@@ -44,6 +48,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
+from strategic_arena.train.bank import Batch, EpisodeBank
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
@@ -187,6 +192,9 @@ class Trainer:
         )
         self.pool = OpponentPool.from_config(cfg)
         self.estimator = build_estimator(cfg.advantage)
+        self.bank = (
+            EpisodeBank(cfg.bank, derive_seed(cfg.seed, "bank")) if cfg.bank is not None else None
+        )
         self.reward_config = cfg.reward_config()
         self.step = 0
         self.metrics = MetricsLogger(
@@ -324,10 +332,13 @@ class Trainer:
 
     # -- the five stages ---------------------------------------------------------------------
 
-    def generate(self, step: int) -> list[Episode]:
-        """Stage 1: play the step's games (this rank's share; every rank gets all episodes)."""
+    def generate(self, step: int, round_: int = 0) -> list[Episode]:
+        """Stage 1: play the step's games (this rank's share; every rank gets all episodes).
+
+        ``round_`` > 0: a further round of the step's games, to fill the episode bank.
+        """
         self.engine.wake_up()
-        plans = plan_games(self.cfg, self.pool, step)
+        plans = plan_games(self.cfg, self.pool, step, round_=round_)
         mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
         with self.learner.compute():  # an in-process engine samples in the compute dtype
             played = asyncio.run(self.rollouts.play_indexed(mine, step))
@@ -339,6 +350,38 @@ class Trainer:
     def score(self, episodes: list[Episode]) -> None:
         """Stage 2: rewards and eligibility of every turn."""
         score(episodes, self.reward_config)
+
+    def bank_batch(self, episodes: list[Episode], step: int) -> tuple[list[Episode], Batch]:
+        """Bank the step's scored games, play more rounds until it is full, draw the batch.
+
+        Returns every game played this step (the rollout metrics describe them) and the batch
+        drawn from the bank (stages 3 and 4 train on it).
+        """
+        bank = self.bank
+        assert bank is not None and self.cfg.bank is not None
+        bank.add(episodes, version=step)
+        rounds, dropped = 1, self.rollouts.dropped
+        while not bank.ready(step) and rounds < self.cfg.bank.max_rounds:
+            more = self.generate(step, round_=rounds)
+            dropped += self.rollouts.dropped
+            self.score(more)
+            bank.add(more, version=step)
+            episodes = [*episodes, *more]
+            rounds += 1
+        if not bank.ready(step) and self.info.main:
+            log.warning(
+                "step %d: the episode bank holds %d of the %d %s wanted after %d rounds of "
+                "games; drawing from what there is",
+                step,
+                bank.size(),
+                self.cfg.bank.needed,
+                self.cfg.bank.batch_unit,
+                rounds,
+            )
+        batch = bank.draw(step)
+        batch.metrics["bank/rounds"] = float(rounds)
+        batch.metrics["train/dropped_games"] = float(dropped)
+        return episodes, batch
 
     def advantage(self, episodes: list[Episode]) -> None:
         """Stage 3: advantages with the configured estimator (its state, if any, updated)."""
@@ -367,10 +410,15 @@ class Trainer:
         metrics = self.learner.update(
             turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
         )
-        if old is not None and turns:  # the sync check compares against the engine's numbers
-            diffs = np.concatenate(
-                [np.subtract(mine, t.logprobs) for mine, t in zip(old, turns, strict=True)]
-            )
+        # The sync check compares against the engine's numbers of this step's weights: a turn
+        # an episode bank kept from an earlier step differs by the updates since.
+        fresh = [
+            (mine, t)
+            for mine, t in zip(old or [], turns, strict=False)
+            if t.weight_version is None or t.weight_version == step
+        ]
+        if fresh:
+            diffs = np.concatenate([np.subtract(mine, t.logprobs) for mine, t in fresh])
             metrics["train/logprob_ratio"] = float(np.mean(np.exp(diffs)))
             metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
         metrics["train/trainable_turns"] = float(len(turns))
@@ -416,10 +464,18 @@ class Trainer:
             episodes = self.generate(step)
         with stage("score"):
             self.score(episodes)
+        batch, trained = None, episodes
+        if self.bank is not None:
+            with stage("bank"):  # over-collection rounds included
+                episodes, batch = self.bank_batch(episodes, step)
+                trained = batch.episodes
         with stage("advantage"):
-            self.advantage(episodes)
+            self.advantage(trained)
+        summary = rollout_metrics(episodes)  # the games as scored, before the bank's cut
+        if batch is not None:  # advantages saw whole trajectories; train on the drawn turns
+            batch.drop_unselected()
         with stage("update"):
-            update_metrics = self.update(episodes, step)
+            update_metrics = self.update(trained, step)
         with stage("sync"):
             self.sync(step + 1)
         self._stage = "idle"
@@ -430,9 +486,16 @@ class Trainer:
             self._snapshot()
         timings["time/step"] = time.perf_counter() - started
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
-        metrics = {**rollout_metrics(episodes), **update_metrics, **timings}
+        metrics = {**summary, **update_metrics, **timings}
         metrics["train/dropped_games"] = float(self.rollouts.dropped)
-        metrics["train/tokens_per_s"] = generated / max(timings["time/generate"], 1e-9)
+        generating = timings["time/generate"] + timings.get("time/bank", 0.0)
+        metrics["train/tokens_per_s"] = generated / max(generating, 1e-9)
+        if batch is not None:
+            metrics.update(batch.metrics)
+            drawn = batch.turns
+            metrics["train/advantage_abs"] = (
+                float(np.mean([abs(t.advantage) for t in drawn])) if drawn else 0.0
+            )
         self.last_episodes = episodes
         return metrics
 
@@ -492,6 +555,7 @@ class Trainer:
                     "learner": learner_state,
                     "estimator": self.estimator.state_dict(),
                     "opponent_pool": self.pool.state_dict(),
+                    **({"bank": self.bank.state_dict()} if self.bank is not None else {}),
                     "rng": ckpt.rng_state(),
                     "config": self.cfg.to_dict(),
                 },
@@ -526,6 +590,10 @@ class Trainer:
         elif self.cfg.advantage.name == "rae":  # a checkpoint from before the registry
             self.estimator.load_state_dict(state["rae_baselines"])
         self.pool.load_state_dict(state["opponent_pool"])
+        if self.bank is not None and "bank" in state:
+            self.bank.load_state_dict(state["bank"])
+        elif self.bank is not None:  # a checkpoint of a run without a bank
+            log.warning("%s holds no episode bank: the bank starts empty", path)
         ckpt.set_rng_state(state["rng"])
         self.step = self._saved_step = int(state["step"])
         self.metrics.truncate_after(self.step)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import textarena as ta
 
 import strategic_arena as sa
+from strategic_arena.free_text_env import FreeTextEnv
 
 MOVES = {
     "SimpleNegotiation-v0": ("[Offer: 2 Wheat -> 1 Ore]", "Let us talk. [Deny]", "[Accept]"),
@@ -43,6 +44,7 @@ def ours(env_id: str, seed: int) -> None:
     """The same game through the PettingZoo AEC loop of the adapter."""
     moves = MOVES[env_id]
     env = sa.make(f"textarena/{env_id}")
+    assert isinstance(env, FreeTextEnv)  # steps with text
     env.reset(seed=seed)
     ply = 0
     for _ in env.agent_iter():

@@ -113,6 +113,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._returns: list[float] = [0.0] * spec.num_players
         #: Moves held back at a simultaneous turn until every acting seat has moved.
         self._pending: dict[int, int] = {}
+        self._simultaneous = spec.simultaneous
         self._observer = _make_observer(self.game) if spec.tensor_size else None
         self._memo = _observation_memo(spec) if spec.memoize_observations else None
         # Action spaces this small have few distinct legal sets: cache their masks.
@@ -214,7 +215,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
         state = self.spiel_state
-        if state.is_simultaneous_node():
+        if self._simultaneous and state.is_simultaneous_node():
             self._pending[player] = action
             if len(self._pending) < len(acting_seats(state)):
                 # Held back until every acting seat has moved: this step pays nothing.
@@ -383,12 +384,19 @@ class TextGameEnv(AECEnv[str, Observation, int]):
 
     def _next_player(self) -> int:
         """Index of the next seat to move, or seat 0 once the game is over."""
+        player = int(self.spiel_state.current_player())
+        if player >= 0:  # a sequential turn (the common case: no tuple built)
+            return player
         seats = self.acting_seats()
         return seats[0] if seats else 0
 
     def _to_move(self, player: int) -> bool:
         """Whether ``player`` is still to move in the current turn."""
-        return player in self.acting_seats()
+        if self._simultaneous:
+            return player in self.acting_seats()
+        # Negative at terminal and chance states; after a forfeit (the state is not terminal)
+        # observe and legal_action_texts answer before asking.
+        return bool(self.spiel_state.current_player() == player)
 
     def _finish(self) -> None:
         """Terminate every agent; the dead steps start from ``player_0``."""

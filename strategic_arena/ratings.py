@@ -8,11 +8,12 @@ What is rated:
   in a team game (Codenames' two teams of two) the seats of one team form one TrueSkill team.
   Teams are ranked by their return (the mean of their seats' returns; equal returns are a
   draw), and the ``trueskill`` package rates ranked teams natively (``rate(rating_groups,
-  ranks)``). A player in several seats of one team counts once in it; a game in which one
-  player sits in two different teams (self-play) says nothing about relative skill and is
-  skipped, as is a game with a single team. Cooperative envs (Hanabi: every seat one team) are
-  not rated by TrueSkill at all: the team shares one return, so there is no winner;
-  :func:`cooperative_standings` ranks them by mean score instead.
+  ranks)``). A player in several seats counts once: teams that share a player are one side
+  (:meth:`Outcome.sides`; a model against two seats of ``random`` at three-player poker is the
+  model against random, random's return the mean of its seats'), and a game that leaves one
+  side (self-play) says nothing about relative skill and is skipped. Cooperative envs (Hanabi:
+  every seat one team) are not rated by TrueSkill at all: the team shares one return, so there
+  is no winner; :func:`cooperative_standings` ranks them by mean score instead.
 * **Duplicate matches where cards are dealt.** In a game with chance (poker) one hand says
   little: the cards decide most of it. A deal played by the same two players in both seatings
   (same run, env seed and players, seats swapped -- the runner's paired deals) is one
@@ -51,6 +52,8 @@ NeurIPS 2006; the ``trueskill`` package (https://trueskill.org) implements it.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -138,28 +141,47 @@ class Outcome:
         """The team of each seat (:attr:`teams`, or one team per seat)."""
         return self.teams or tuple(range(len(self.players)))
 
-    def team_members(self) -> dict[int, tuple[str, ...]]:
-        """Each team's distinct players, teams in order of their first seat."""
-        members: dict[int, dict[str, None]] = {}
-        for name, team in zip(self.players, self.seat_teams, strict=True):
-            members.setdefault(team, {})[name] = None
-        return {team: tuple(names) for team, names in members.items()}
+    def sides(self) -> list[tuple[tuple[str, ...], float]]:
+        """The match's sides: its teams, merged where they share a player, by first seat.
 
-    def team_returns(self) -> dict[int, float]:
-        """Each team's return: the mean of its seats' returns."""
-        return team_returns(self.returns, self.seat_teams)
+        Each side is its distinct players (seat order) and its return, the mean of its teams'
+        returns. Teams share a player when one entrant sits in several of them: in a
+        free-for-all game against two seats of the same opponent, that opponent's seats are one
+        side (its mean return); a self-play game is one side, which rates nobody.
+        """
+        return self._sides
+
+    @functools.cached_property
+    def _sides(self) -> list[tuple[tuple[str, ...], float]]:
+        """:meth:`sides`, computed once (every TrueSkill pass reads it)."""
+        returns = team_returns(self.returns, self.seat_teams)
+        groups: list[tuple[list[int], dict[str, None]]] = []  # (teams, players) per side
+        for team in returns:
+            names = dict.fromkeys(
+                name for name, t in zip(self.players, self.seat_teams, strict=True) if t == team
+            )
+            teams = [team]
+            for other in [g for g in groups if set(g[1]) & set(names)]:
+                groups.remove(other)
+                teams = other[0] + teams
+                names = {**other[1], **names}
+            groups.append((teams, names))
+        order = list(returns)
+        groups.sort(key=lambda group: min(order.index(team) for team in group[0]))
+        return [
+            (tuple(names), sum(returns[t] for t in teams) / len(teams)) for teams, names in groups
+        ]
 
     def rateable(self) -> bool:
-        """Whether the match says who is better: two teams or more, no player in two teams."""
-        members = self.team_members()
-        names = [name for team in members.values() for name in team]
-        return len(members) >= 2 and len(names) == len(set(names))
+        """Whether the match says who is better: two sides or more."""
+        return len(self.sides()) >= 2
 
     def result(self, index: int) -> str:
-        """``win``, ``draw`` or ``loss`` of seat ``index``'s team against the best other team."""
-        returns = self.team_returns()
-        team = self.seat_teams[index]
-        return result_against(returns[team], (v for t, v in returns.items() if t != team))
+        """``win``, ``draw`` or ``loss`` of seat ``index``'s side against the best other side."""
+        sides = self.sides()
+        name = self.players[index]
+        mine = next(value for names, value in sides if name in names)
+        return result_against(mine, (value for names, value in sides if name not in names))
 
     def sort_key(self) -> tuple[tuple[int, str], str, tuple[str, ...]]:
         """The canonical order: env, run name, game keys."""
@@ -266,7 +288,7 @@ def outcomes(store: ResultsStore, run_names: Sequence[str] | None = None) -> lis
         )
         if not outcome.rateable():
             continue
-        if chance and len(players) == 2 and len(outcome.team_members()) == 2:
+        if chance and len(players) == 2 and len(outcome.sides()) == 2:
             deals[(env_id, outcome.run, game.seed, tuple(sorted(players)))].append(outcome)
         else:
             single.append(outcome)
@@ -342,12 +364,12 @@ def rate(
         current = {name: env.create_rating() for name in players}
         for index in rng.permutation(len(ordered)):
             match = ordered[int(index)]
-            members = match.team_members()
-            returns = match.team_returns()
-            groups = [tuple(current[name] for name in names) for names in members.values()]
+            sides = match.sides()
+            groups = [tuple(current[name] for name in names) for names, _ in sides]
             # TrueSkill ranks: lower is better; equal ranks are a draw.
-            ranks = [-returns[team] for team in members]
-            for names, rated in zip(members.values(), env.rate(groups, ranks=ranks), strict=True):
+            ranks = [-value for _, value in sides]
+            rated_groups = env.rate(groups, ranks=ranks)
+            for (names, _), rated in zip(sides, rated_groups, strict=True):
                 for name, rating in zip(names, rated, strict=True):
                     current[name] = rating
         for name in players:
@@ -395,6 +417,29 @@ def rating_tables(
     if matches:
         tables[OVERALL] = rate(matches, settings, OVERALL)
     return tables
+
+
+def ratings_report(
+    store: ResultsStore,
+    run_names: Sequence[str] | None = None,
+    settings: TrueSkillSettings | None = None,
+) -> dict[str, Any]:
+    """The rating tables of :func:`rating_tables` as JSON-ready data (``report --ratings``).
+
+    ``{scope: {"matches", "draw_probability", "ratings": [...]}}`` per competitive env and
+    :data:`OVERALL`, each rating with its ``conservative`` score, best first.
+    """
+    return {
+        scope: {
+            "matches": table.matches,
+            "draw_probability": table.draw_probability,
+            "ratings": [
+                {**dataclasses.asdict(rating), "conservative": rating.conservative}
+                for rating in table.ratings
+            ],
+        }
+        for scope, table in rating_tables(store, run_names, settings).items()
+    }
 
 
 # ------------------------------------------------------------------------------------------

@@ -14,4 +14,6 @@ GENERIC: list[tuple[str, dict[str, int]]] = [
     ("openspiel/hanabi", {"players": 3}),
     ("openspiel/blotto", {}),
     ("openspiel/goofspiel", {"num_cards": 4, "players": 3}),
+    # Teams: partners 0 and 2 against 1 and 3.
+    ("openspiel/tiny_bridge_4p", {}),
 ]

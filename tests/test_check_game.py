@@ -6,6 +6,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.games.tic_tac_toe import TicTacToe
+from strategic_arena.styles import style_names
 from strategic_arena.testing import GameCheckError, check_game
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -26,6 +27,16 @@ def test_every_registered_game_passes_the_conformance_check(env_id: str) -> None
 def test_a_generic_game_is_checked_without_the_eval() -> None:
     result = check_game("openspiel/blackjack", num_cycles=30)
     assert result.eval_games == 0 and result.move_texts > 0
+
+
+def test_spirals_parser_cannot_write_a_bracketed_move_and_the_check_says_so() -> None:
+    # Blotto's moves read "[0,0,10]": SPIRAL brackets every move, so its parser never reads
+    # one back; every other style does.
+    with pytest.raises(GameCheckError, match=r"openspiel/blotto: .* in the spiral style"):
+        check_game("openspiel/blotto", num_cycles=30, max_decisions=4, round_trip_games=1)
+    others = [name for name in style_names() if name != "spiral"]
+    result = check_game("openspiel/blotto", num_cycles=30, max_decisions=4, styles=others)
+    assert result.move_texts > 0 and result.eval_games == 0
 
 
 class _Ambiguous(TicTacToe):

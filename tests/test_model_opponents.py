@@ -15,6 +15,7 @@ import pytest
 from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
+from strategic_arena.leaderboard import reproduce
 from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
@@ -73,6 +74,10 @@ def test_two_endpoints_play_each_other_and_both_are_entrants(
             KUHN: [f"model:random-model@{rival.base_url}", "random"]
         }
         seated = [set(game.players) for game in store.games()]
+        rerun = reproduce.command(run.name, run.seed, run.settings)
+    # The published command plays the run again, the model opponent included.
+    assert rerun is not None
+    assert f"--opponents model:random-model@{rival.base_url} random" in rerun
     assert seated.count({"nash-model", "random-model"}) == 4
     # The opponent's key went to its endpoint only: nothing stored holds it.
     assert b"sk-rival-secret" not in db.read_bytes()
@@ -99,3 +104,15 @@ def test_the_spec_reads_model_and_base_url() -> None:
     assert parsed == ModelOpponent("Qwen/Qwen3-4B", "http://localhost:8001/v1")
     assert parsed is not None and parsed.spec == "model:Qwen/Qwen3-4B@http://localhost:8001/v1"
     assert ModelOpponent.parse("mcts:simulations=10") is None
+
+
+def test_the_reproducing_command_keeps_the_evaluated_models_name() -> None:
+    settings = {
+        "model": {"model": "m", "base_url": "http://127.0.0.1:1/v1", "style": "marshal"},
+        "candidates": ["mine", "other"],
+        "opponents": {KUHN: ["model:other@http://127.0.0.1:2/v1", "random"]},
+        "num_games": 4,
+        "protocol": None,
+    }
+    rerun = reproduce.command("r", 3, settings)
+    assert rerun is not None and "--model m --name mine" in rerun

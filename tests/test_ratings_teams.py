@@ -19,7 +19,7 @@ from strategic_arena.ratings import Outcome, TrueSkillSettings, outcomes, rate
 trueskill = pytest.importorskip("trueskill")
 
 SETTINGS = TrueSkillSettings(draw_probability=0.1, passes=1)
-GAME = "openspiel/kuhn_poker"
+GAME = "openspiel/kuhn_poker(players=3)"
 
 
 def _env() -> trueskill.TrueSkill:
@@ -75,6 +75,19 @@ def test_one_model_in_both_seats_of_a_team_plays_once_for_it() -> None:
     assert both["m"].wins == both["m"].losses == 1 and both["x"].matches == 2
 
 
+def test_one_opponent_in_two_free_for_all_seats_is_one_side() -> None:
+    # A model against two seats of random at three-player poker: the model against random,
+    # whose return is the mean of its two seats' (-0.5 here: it lost overall).
+    match = Outcome(GAME, "r", ("g",), ("model", "random", "random"), (1.0, 0.0, -1.0))
+    assert match.sides() == [(("model",), 1.0), (("random",), -0.5)]
+    table = rate([match], SETTINGS)
+    env = _env()
+    fresh = env.create_rating()
+    (model,), (rival,) = env.rate([(fresh,), (fresh,)], ranks=[-1.0, 0.5])
+    _assert_rated(table, {"model": model, "random": rival})
+    assert table["random"].matches == 1 and table["random"].losses == 1
+
+
 def test_self_play_across_teams_and_single_teams_are_not_rateable() -> None:
     across = Outcome(GAME, "r", ("g",), ("a", "b", "a", "b"), (1.0, -1.0, 1.0, -1.0), (0, 1, 1, 0))
     alone = Outcome(GAME, "r", ("g",), ("a", "b"), (3.0, 3.0), (0, 0))
@@ -87,9 +100,8 @@ def test_stored_three_player_games_are_rated_free_for_all(tmp_path: Path) -> Non
     with ResultsStore(tmp_path / "ffa.db") as store:
         run_id = store.run("ffa", seed=0, settings={})
         for seed in range(3):
-            env = sa.make(GAME, players=3)
             players = [RandomPlayer(seed * 3 + i, name=name) for i, name in enumerate("abc")]
-            record = sa.play_match_sync(GAME, players, seed, env=env)
+            record = sa.play_match_sync(GAME, players, seed)
             store.add_game(run_id, f"g{seed}", record)
         games = store.games()
         matches = outcomes(store)

@@ -19,7 +19,7 @@ from strategic_arena.arena.match import play_match, play_match_sync
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games import get_spec
-from strategic_arena.games.generic import GenericSpec
+from strategic_arena.games.generic import PARTNERSHIPS, GenericSpec
 from strategic_arena.games.seats import OpenSpielSeats, SeatedGame, acting_seats, turns
 from strategic_arena.players import RandomPlayer
 from strategic_arena.turn import Decision, GameState
@@ -237,7 +237,7 @@ def test_the_committed_ladder_still_opens_and_replays(tmp_path: Path) -> None:
 def test_the_python_blocks_of_the_games_doc_run() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "games.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 2  # the spec's examples and the seats' examples, at least
+    assert len(blocks) >= 4  # the spec, check_game, seats and simultaneous-turn examples at least
     for block in blocks:
         exec(compile(block, "docs/games.md", "exec"), {})
 
@@ -270,3 +270,54 @@ def test_one_seat_of_a_three_player_simultaneous_game_as_a_gymnasium_env() -> No
     assert total == env.env.returns()[2] and env.env.spiel_state.is_terminal()
     with pytest.raises(ValueError, match="seat must be between 0 and 2"):
         sa.single_agent(GOOFSPIEL_3P, seat=3)
+
+
+@pytest.mark.parametrize("name", sorted(PARTNERSHIPS))
+def test_partnership_games_have_the_teams_openspiel_pays(name: str) -> None:
+    """Random games of each partnership game: partners always get the same return."""
+    spec = get_spec(f"openspiel/{name}")
+    assert spec.teams == PARTNERSHIPS[name]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        state = spec.game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probabilities = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(int(rng.choice(outcomes, p=probabilities)))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        returns = state.returns()
+        for seat, team in enumerate(spec.teams):
+            mates = [returns[s] for s, t in enumerate(spec.teams) if t == team]
+            assert returns[seat] == mates[0]
+
+
+def test_a_server_failure_at_a_simultaneous_turn_stops_the_game_and_replays(
+    tmp_path: Path,
+) -> None:
+    class Failing:
+        name = "failing"
+
+        async def act(self, state: GameState, seat: int) -> Decision:
+            return Decision(None, "", sa.ActionError("endpoint", "500 after retries"))
+
+    record = play_match_sync(GOOFSPIEL_3P, [Failing(), RandomPlayer(1), RandomPlayer(2)], seed=4)
+    assert record.status == "incomplete" and record.returns == (0.0, 0.0, 0.0)
+    # Every decision of the turn is kept; the failed one is the game's last move.
+    assert [m.seat for m in record.moves] == [1, 2, 0] and record.moves[-1].action is None
+    assert record.infrastructure_error == "endpoint: 500 after retries"
+    with ResultsStore(tmp_path / "a.db") as store:
+        store.add_game(store.run("r", 0, {}), "k", record)
+        (game,) = store.games(include_incomplete=True)
+        replayed = replay_game(store, game.id)
+    assert len(replayed.moves) == 3 and not replayed.env.spiel_state.is_terminal()
+
+
+def test_play_marks_the_moves_of_a_simultaneous_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    from strategic_arena.cli import main
+
+    assert main(["play", "openspiel/blotto", "--no-prompts"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(simultaneous: seats 0, 1)") == 2 and "game over after 2 moves" in out
+    assert main(["play", "kuhn_poker-v0", "--no-prompts"]) == 0
+    assert "simultaneous" not in capsys.readouterr().out

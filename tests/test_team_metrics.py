@@ -1,4 +1,4 @@
-"""Per-team metrics in the report and the leaderboard, from real games of a team game.
+"""Per-team and per-seat metrics in the report and the leaderboard, from real N-seat games.
 
 The team game is four-player Kuhn poker (OpenSpiel) whose spec pairs seats 0 and 2 against
 1 and 3, registered for the test: real games played through the match loop, a real store.
@@ -17,12 +17,14 @@ from strategic_arena.arena import metrics
 from strategic_arena.arena.defaults import DEFAULT_OPPONENTS, SOLVER_SUITE
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.arena.teams import seat_teams, team_summaries
+from strategic_arena.cli import main
 from strategic_arena.games import CURATED
 from strategic_arena.games.generic import GenericSpec
 from strategic_arena.games.tables import opponent_envs
 from strategic_arena.leaderboard import publish, schema
 from strategic_arena.players import RandomPlayer
-from strategic_arena.ratings import outcomes
+from strategic_arena.ratings import outcomes, rating_tables
+from strategic_arena.serve import PlayerServer
 
 TEAM_GAME = "team_kuhn-v0"
 
@@ -30,7 +32,7 @@ TEAM_GAME = "team_kuhn-v0"
 class TeamKuhn(GenericSpec):
     """Four-player Kuhn poker played as two teams of two (seats 0 + 2 against 1 + 3)."""
 
-    teams = (0, 1, 0, 1)
+    seat_teams = (0, 1, 0, 1)
 
     def __init__(self) -> None:
         super().__init__("kuhn_poker", {"players": 4})
@@ -117,3 +119,50 @@ def test_publish_lists_the_teams_and_validates(team_game: str, tmp_path: Path) -
     markdown = (tmp_path / "site" / "LEADERBOARD.md").read_text()
     assert f"| {team_game} | model + bot-b | bot-a + bot-c | 4 |" in markdown
     assert 'id="tab-teams"' in (tmp_path / "site" / "index.html").read_text()
+    # Four seats: each player's mean return per seat (each sat in one seat: its 4 games).
+    (env,) = data["envs"]
+    seats = {(row["player"], row["seat"]): row for row in env["seats"]}
+    assert set(seats) == {("model", 0), ("bot-a", 1), ("bot-b", 2), ("bot-c", 3)}
+    for (_, seat), row in seats.items():
+        assert row["games"] == 4
+        expected = sum(r[seat] for r in returns) / 4
+        assert row["mean_return"]["mean"] == pytest.approx(expected, abs=1e-4)
+    assert "Per seat (every opponent together):" in markdown
+
+
+def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A served model against two seats of random, over HTTP: each game is one rated match."""
+    db = tmp_path / "three.sqlite"
+    env_id = "openspiel/kuhn_poker(players=3)"
+    with PlayerServer("random", model="served") as server:
+        args = ["eval", "--db", str(db), "--quiet", "--no-report", "--base-url", server.base_url]
+        args += ["--envs", env_id, "--opponents", "random", "--num-games", "6", "--seed", "1"]
+        assert main(args) == 0
+    with ResultsStore(db) as store:
+        games = store.games()
+    publish(db, tmp_path / "site")
+    (env,) = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["envs"]
+    # Every seat rotation, two games each; the model against random is one TrueSkill match.
+    assert len(games) == 6 and env["rated_matches"] == 6
+    assert {row["player"] for row in env["rows"] if row["trueskill"]} == {"served", "random"}
+    served = {row["seat"]: row for row in env["seats"] if row["player"] == "served"}
+    for seat, row in served.items():
+        mine = [g.returns[seat] for g in games if g.players[seat] == "served"]
+        assert row["games"] == len(mine) == 2
+        assert row["mean_return"]["mean"] == pytest.approx(sum(mine) / 2, abs=1e-4)
+    assert sorted(served) == [0, 1, 2]
+    # report --ratings: the same TrueSkill numbers as the leaderboard's, in JSON and in text.
+    with ResultsStore(db) as store:
+        table = rating_tables(store)[env_id]
+    assert main(["report", "--db", str(db), "--ratings", "--json"]) == 0
+    pool = json.loads(capsys.readouterr().out)["ratings"][env_id]
+    assert pool["matches"] == 6
+    assert {r["player"]: r["mu"] for r in pool["ratings"]} == {
+        r.player: r.mu for r in table.ratings
+    }
+    assert main(["report", "--db", str(db), "--ratings"]) == 0
+    text = capsys.readouterr().out
+    assert f"== TrueSkill: {env_id} (6 rated matches; ranked by mu - 3 sigma)" in text
+    assert f"mu {table['served'].mu:6.2f} ± {table['served'].sigma:5.2f}" in text

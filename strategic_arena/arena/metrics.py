@@ -531,12 +531,9 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     # Names came from endpoints (a model id) or the store: escaped before they are printed.
     width = max([24, *(len(printable_line(s["player"])) for s in shown)])
     op_width = max([24, *(len(printable_line(s["opponent"])) for s in shown)])
-    num_seats: dict[str, int] = defaultdict(lambda: 2)
-    for (_, env_id, _), seat_rows in by_seat.items():
-        num_seats[env_id] = max(num_seats[env_id], *(seat + 1 for seat in seat_rows))
     for env_id, env_rows in rows.items():
         norm = data["normalization"][env_id]
-        seat_range = range(num_seats[env_id])
+        seat_range = range(get_spec(env_id).num_players)
         seat_titles = " ".join(f"{f'seat {i}':>7}" for i in seat_range)
         header = (
             f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
@@ -577,6 +574,17 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
         ]
+    for scope, pool in data.get("ratings", {}).items():
+        lines += [
+            "",
+            f"== TrueSkill: {scope} ({pool['matches']} rated matches; ranked by mu - 3 sigma)",
+        ]
+        for rating in pool["ratings"]:
+            lines.append(
+                f"{printable_line(rating['player']):<{width}} mu {rating['mu']:6.2f} ± "
+                f"{rating['sigma']:5.2f}  mu-3sigma {rating['conservative']:6.2f}  matches "
+                f"{rating['matches']}  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
+            )
     team_rows = data.get("teams", [])
     if team_rows:
         lines += ["", "== Teams (team games: each line-up against the other teams)"]

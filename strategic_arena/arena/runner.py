@@ -65,7 +65,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
-from strategic_arena.games import get_spec
+from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import Decision, GameState, LLMPlayer, Player
 from strategic_arena.printable import printable_line
 from strategic_arena.prompt_sets import PromptSet
@@ -195,26 +195,40 @@ class GameTask:
     index: int = 0
 
 
-def seat_rotations(first: Entrant, second: Entrant, seats: int = 2) -> list[tuple[Entrant, ...]]:
+def seat_rotations(
+    first: Entrant, second: Entrant, sides: Sequence[int] = (0, 1)
+) -> list[tuple[Entrant, ...]]:
     """Every seat rotation of ``first`` against ``second``; one seating for self-play.
 
-    ``first`` takes each seat in turn with ``second`` in every other seat (two seats: both
-    seatings, ``first`` moving first, then second). Deals are paired across rotations (the
-    same game index gets the same deal), so no seat's advantage favours either entrant.
+    ``sides`` gives each seat its side (:func:`sides`: its team in a team game, else the seat
+    itself). ``first`` takes each side in turn, ``second`` every other seat (two seats: both
+    seatings, ``first`` moving first, then second; three seats: ``first`` in seat 0, 1, then
+    2). Deals are paired across rotations (the same game index gets the same deal), so no
+    seat's advantage favours either entrant.
     """
     if first == second:
-        return [(first,) * seats]
-    return [tuple(first if s == k else second for s in range(seats)) for k in range(seats)]
+        return [(first,) * len(sides)]
+    order = list(dict.fromkeys(sides))
+    return [tuple(first if side == mine else second for side in sides) for mine in order]
 
 
-def _both_ways(first: Entrant, second: Entrant, seats: int) -> list[tuple[Entrant, ...]]:
+def sides(spec: GameSpec) -> tuple[int, ...]:
+    """The side of each seat for :func:`seat_rotations`: its team, or the seat itself.
+
+    A cooperative game's one team is not a side (the opponent is the player's partner there):
+    the player then takes one seat at a time.
+    """
+    return tuple(range(spec.num_players)) if spec.cooperative else spec.teams
+
+
+def _both_ways(first: Entrant, second: Entrant, spec: GameSpec) -> list[tuple[Entrant, ...]]:
     """The rotations of ``first`` against ``second``, then those of ``second`` not yet listed.
 
-    Two seats: the same two seatings as :func:`seat_rotations`; more: each entrant alone
-    against the other in every seat.
+    Two seats: the same two seatings as :func:`seat_rotations`; more: each entrant alone (or
+    as a whole team) against the other in every seat.
     """
-    listed = seat_rotations(first, second, seats)
-    return listed + [s for s in seat_rotations(second, first, seats) if s not in listed]
+    listed = seat_rotations(first, second, sides(spec))
+    return listed + [s for s in seat_rotations(second, first, sides(spec)) if s not in listed]
 
 
 def _tasks(
@@ -260,7 +274,7 @@ def versus(
     per candidate and opponent are split evenly over the rotations (rounded up). In a
     cooperative game each candidate also plays in self-play; in a competitive one a
     candidate without an applicable opponent is an error (the user asked for a game no chosen
-    opponent can play).
+    opponent can play). A game of one seat is played by each candidate alone.
     """
     if num_games < 1:
         raise ValueError("num_games must be at least 1")
@@ -272,6 +286,9 @@ def versus(
         for candidate in candidates:
             if not candidate.plays(env_id):
                 continue
+            if spec.num_players == 1:  # a one-seat game (a puzzle) has no opponent
+                tasks += _tasks(env_id, [(candidate,)], num_games, seed)
+                continue
             pairs = [candidate] if spec.cooperative else []
             pairs += [rival for rival in rivals if rival != candidate]
             if not pairs:
@@ -280,7 +297,7 @@ def versus(
                     f"opponents given: {', '.join(o.name for o in opponents) or 'none'}"
                 )
             for rival in pairs:
-                seatings = seat_rotations(candidate, rival, spec.num_players)
+                seatings = seat_rotations(candidate, rival, sides(spec))
                 tasks += _tasks(env_id, seatings, num_games, seed)
     return tasks
 
@@ -300,10 +317,13 @@ def round_robin(
     for env_id in env_ids:
         spec = get_spec(env_id)
         able = [entrant for entrant in entrants if entrant.plays(env_id)]
+        if spec.num_players == 1:  # a one-seat game: each entrant alone
+            tasks += [t for entrant in able for t in _tasks(env_id, [(entrant,)], num_games, seed)]
+            continue
         for i, first in enumerate(able):
             partners = able[i:] if spec.cooperative else able[i + 1 :]
             for second in partners:
-                seatings = _both_ways(first, second, spec.num_players)
+                seatings = _both_ways(first, second, spec)
                 tasks += _tasks(env_id, seatings, num_games, seed)
     return tasks
 

@@ -21,15 +21,15 @@ from strategic_arena.games import get_spec
 
 
 def seat_teams(env_id: str, num_seats: int) -> tuple[int, ...]:
-    """The team of each of the ``num_seats`` seats of a game of ``env_id``.
+    """The team of each of the ``num_seats`` seats of a stored game of ``env_id``.
 
-    The game's spec says it (``GameSpec.teams``, N-seat games); a spec that says nothing, or
-    speaks of another number of seats, makes every seat its own team (free-for-all).
+    The game's spec says it (``GameSpec.teams``); a stored game with another number of seats
+    than the spec's (a record the spec does not describe) is a free-for-all.
     """
-    teams = getattr(get_spec(env_id), "teams", None)  # a spec's seat -> team map, if any
-    if teams is None or len(teams) != num_seats:
+    teams = get_spec(env_id).teams
+    if len(teams) != num_seats:
         return tuple(range(num_seats))
-    return tuple(int(team) for team in teams)
+    return tuple(teams)
 
 
 def team_returns(returns: Sequence[float], teams: Sequence[int]) -> dict[int, float]:

@@ -30,7 +30,7 @@ from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
-from strategic_arena.cli.common import HelpFormatter
+from strategic_arena.cli.common import HelpFormatter, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
@@ -306,6 +306,12 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="rows for every player, not only the evaluated models",
     )
+    rep.add_argument(
+        "--ratings",
+        action="store_true",
+        help="add TrueSkill ratings per game and overall (free-for-all and team games too; "
+        "needs the [arena] extra; takes a while on a large store)",
+    )
     rep.set_defaults(handler=report_main)
 
     rp = sub.add_parser(
@@ -445,9 +451,14 @@ def _eval_status(result: EvalResult) -> int:
 
 
 def _print_report(
-    run_names: Sequence[str] | None, db: str, *, as_json: bool, all_players: bool
+    run_names: Sequence[str] | None,
+    db: str,
+    *,
+    as_json: bool,
+    all_players: bool,
+    ratings: bool = False,
 ) -> None:
-    data = report(db, run_names)
+    data = report(db, run_names, ratings=ratings)
     grades = data["grades"]
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -459,7 +470,9 @@ def _print_report(
 
 def report_main(args: argparse.Namespace) -> int:
     """``report``: the metrics (and grades) of a results store."""
-    _print_report(args.run, args.db, as_json=args.json, all_players=args.all_players)
+    _print_report(
+        args.run, args.db, as_json=args.json, all_players=args.all_players, ratings=args.ratings
+    )
     return 0
 
 
@@ -482,8 +495,7 @@ def replay_main(args: argparse.Namespace) -> int:
 
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
-        together = ", ".join(map(str, env.acting_seats()))
-        turn = f" (simultaneous: seats {together})" if "," in together else ""
+        turn = turn_label(env.acting_seats())
         print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
             for message in move.prompt:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.replay import ReplayError
@@ -32,6 +32,11 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or action.default is False or "default" in text:
             return text
         return super()._get_help_string(action)
+
+
+def turn_label(seats: Sequence[int]) -> str:
+    """`` (simultaneous: seats 0, 1)`` after a move of a simultaneous turn, else nothing."""
+    return f" (simultaneous: seats {', '.join(map(str, seats))})" if len(seats) > 1 else ""
 
 
 def fail(message: object) -> int:

@@ -13,9 +13,11 @@ from typing import Any
 import opponents
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
-from strategic_arena.cli.common import fail
+from strategic_arena.cli.common import fail, turn_label
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
+from strategic_arena.games.seats import acting_seats
+from strategic_arena.games.tables import facts
 from strategic_arena.players import GameState, HumanPlayer, Player
 from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.prompting import render_messages
@@ -40,7 +42,17 @@ def build_player(spec: str, seat: int, match_seed: int, env_id: str) -> Player:
 
 def add_parsers(sub: Any) -> None:
     """Register ``envs``, ``play`` and ``demo`` on the CLI's subparsers."""
-    envs = sub.add_parser("envs", help="list the curated environment ids")
+    envs = sub.add_parser(
+        "envs",
+        help="list the curated environment ids, or show everything the spec of one says",
+    )
+    envs.add_argument(
+        "env_id",
+        nargs="?",
+        default=None,
+        help="show this game's spec: rules source, seats and teams, reward range, prompt "
+        "version, opponents, solver-suite entrant, defaults and ladder counts",
+    )
     envs.set_defaults(handler=envs_main)
 
     def add_play_options(command: argparse.ArgumentParser, default_env: str | None) -> None:
@@ -108,12 +120,16 @@ def add_parsers(sub: Any) -> None:
 
 
 def envs_main(args: argparse.Namespace) -> int:
-    """``envs``: one line per curated environment."""
+    """``envs``: one line per curated environment; with an id, that game's spec."""
+    if args.env_id is not None:  # an unknown id is a ValueError: one error line (guarded)
+        for label, value in facts(get_spec(args.env_id)).items():
+            print(f"{label + ':':23s}{value}")
+        return 0
     for env_id in list_envs():
         spec = get_spec(env_id)
         kind = "cooperative" if spec.cooperative else "zero-sum"
         print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
-    print("openspiel/<game_name>  any sequential OpenSpiel game, OpenSpiel's own text")
+    print("openspiel/<game_name>  any OpenSpiel game (N seats, simultaneous moves), its own text")
     return 0
 
 
@@ -167,7 +183,8 @@ def _printer(
     shown_system: set[int] = set()
 
     def show(record: MoveRecord, state: GameState) -> None:
-        print(f"\n=== move {record.index + 1}: seat {record.seat}")
+        seats = () if state.spiel_state is None else acting_seats(state.spiel_state)
+        print(f"\n=== move {record.index + 1}: seat {record.seat}{turn_label(seats)}")
         if show_prompts:
             view = state.view(record.seat)
             messages = render_messages(spec, view, style, include_history=history, prompts=prompts)

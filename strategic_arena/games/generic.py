@@ -49,6 +49,16 @@ class GenericGrammar(ActionGrammar):
         return int(match.group(1)) if match else None
 
 
+#: OpenSpiel's partnership games, by game name: the team of each seat (partners sit opposite
+#: each other and share one return; OpenSpiel's game type has no field for it).
+PARTNERSHIPS: dict[str, tuple[int, ...]] = {
+    "bridge": (0, 1, 0, 1),
+    "tiny_bridge_4p": (0, 1, 0, 1),
+    "euchre": (0, 1, 0, 1),
+    "spades": (0, 1, 0, 1),
+}
+
+
 def generic_env_id(game_name: str, params: Mapping[str, int | float | bool | str]) -> str:
     """``openspiel/<name>``, with the parameters as OpenSpiel's game string when there are any.
 
@@ -60,7 +70,7 @@ def generic_env_id(game_name: str, params: Mapping[str, int | float | bool | str
 
 
 class GenericSpec(GameSpec):
-    """A text game over any sequential OpenSpiel game (no hand-written rules)."""
+    """A text game over any OpenSpiel game, turn-taking or simultaneous (no hand-written rules)."""
 
     def __init__(self, game_name: str, params: Mapping[str, int | float | bool | str]) -> None:
         self.env_id = generic_env_id(game_name, params)
@@ -77,6 +87,9 @@ class GenericSpec(GameSpec):
                 f"openspiel/{game_name} is neither a turn-taking nor a simultaneous-move game"
             )
         self.cooperative = game_type.utility == pyspiel.GameType.Utility.IDENTICAL
+        partnership = PARTNERSHIPS.get(game_name)
+        if partnership is not None and len(partnership) == self.num_players:
+            self.seat_teams = partnership
         self.optimum = float(self.game.max_utility())
         self.forfeit_stake = -float(self.game.min_utility()) or 1.0
         self.worst = float(self.game.min_utility())

@@ -68,7 +68,7 @@ def turns(
     as OpenSpiel records it.
 
     Raises:
-        ValueError: the history ends inside a simultaneous turn.
+        ValueError: the history ends inside a simultaneous turn, or goes on after the end.
     """
     state = game.new_initial_state()
     position = 0
@@ -77,7 +77,15 @@ def turns(
             state.apply_action(int(history[position]))
             position += 1
             continue
+        player = int(state.current_player())
+        if player >= 0:  # a sequential turn: the common case, kept cheap (Hanabi replays often)
+            yield state, ((player, int(history[position])),)
+            state.apply_action(int(history[position]))
+            position += 1
+            continue
         seats = acting_seats(state)
+        if not seats:
+            raise ValueError(f"the history goes on after the game ended, at entry {position}")
         chunk = history[position : position + len(seats)]
         if len(chunk) < len(seats):
             raise ValueError(f"the history ends inside a simultaneous turn at entry {position}")

@@ -64,3 +64,34 @@ def _opponent_table() -> dict[str, tuple[str, ...]]:
         for name in get_spec(env_id).listing.opponents:
             table[name] = (*table.get(name, ()), env_id)
     return table
+
+
+def facts(spec: GameSpec) -> dict[str, str]:
+    """Everything the product knows about a game, as labelled lines (``strategic-arena envs ID``).
+
+    Read from the spec alone: the rules' source, seats and teams, reward range and the
+    normalized score's references, the prompt version, and the arena's listing.
+    """
+    listing = spec.listing
+    low, high = spec.reward_range
+    version = spec.prompt_version
+    protocols = "; ".join(
+        f"{name}: {', '.join(opponents) or 'self-play'}"
+        for name, opponents in listing.protocols.items()
+    )
+    return {
+        "id": spec.env_id,
+        "title": spec.title,
+        "rules": spec.rules_source,
+        "seats": str(spec.num_players),
+        "teams": ", ".join(f"seat {seat}: team {team}" for seat, team in enumerate(spec.teams)),
+        "kind": "cooperative" if spec.cooperative else "competitive",
+        "reward range": f"{low:g} to {high:g}",
+        "normalized score": f"worst {spec.worst:g}, optimum {spec.optimum:g}",
+        "prompt version": f"{version['name']}@{version['digest'][:12]}",
+        "opponents": ", ".join(listing.opponents),
+        "solver-suite entrant": listing.solver or "none",
+        "default opponents": ", ".join(listing.default_opponents),
+        "protocols": protocols or "none",
+        "ladder games per pair": str(listing.ladder_games),
+    }

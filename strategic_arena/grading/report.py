@@ -14,6 +14,7 @@ from strategic_arena.arena import metrics
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.grading.grade import report_data
 from strategic_arena.grading.tables import GradeTables
+from strategic_arena.ratings import ratings_report
 
 
 def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[str, Any]:
@@ -29,12 +30,21 @@ def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[
         return report_data(grades, games, every_strategy=run_names is None)
 
 
-def report(db: str | Path, run_names: Sequence[str] | None = None) -> dict[str, Any]:
+def report(
+    db: str | Path, run_names: Sequence[str] | None = None, *, ratings: bool = False
+) -> dict[str, Any]:
     """The metrics of the runs ``run_names`` (all when ``None``) of ``db``, with their grades.
+
+    Args:
+        db: the results store.
+        run_names: the runs to report (all when ``None``).
+        ratings: add the TrueSkill ratings per game and overall
+            (:func:`strategic_arena.ratings.ratings_report`; free-for-all and team games too).
+            Off by default: rating a large store takes a while.
 
     Returns:
         :func:`strategic_arena.arena.metrics.report`'s data with a ``grades`` entry
-        (``moves`` and ``strategies``).
+        (``moves`` and ``strategies``) and, with ``ratings``, a ``ratings`` entry.
 
     Raises:
         ValueError: no results store at ``db`` (a report never creates one).
@@ -43,4 +53,6 @@ def report(db: str | Path, run_names: Sequence[str] | None = None) -> dict[str, 
     """
     with ResultsStore.for_reading(db) as store:  # nothing written: archives report too
         data = metrics.report(store, run_names)
+        if ratings:
+            data["ratings"] = ratings_report(store, run_names)
         return {**data, "grades": stored_grades(store, run_names)}

@@ -273,6 +273,31 @@ def _rating(table: RatingTable | None, player: str) -> PlayerRating | None:
     return table[player]
 
 
+def _seats(env_id: str, summaries: Sequence[Summary]) -> dict[str, Any]:
+    """Each player's mean return per seat over its opponents, in games of more than two seats.
+
+    ``{"seats": [...]}``, or ``{}`` in two-seat games, whose pages stay as they were.
+    """
+    if get_spec(env_id).cooperative or get_spec(env_id).num_players <= 2:
+        return {}
+    samples: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for row in summaries:
+        if row.env_id == env_id and row.seat is not None and row.opponent != SELF:
+            samples[(row.player, row.seat)] += row.returns
+    seats = []
+    for (player, seat), values in sorted(samples.items()):
+        mean, half = mean_ci(values)
+        seats.append(
+            {
+                "player": player,
+                "seat": seat,
+                "games": len(values),
+                "mean_return": {"mean": _number(mean), "ci95": _number(half)},
+            }
+        )
+    return {"seats": seats}
+
+
 def _competitive(
     env_id: str,
     rows: dict[str, dict[str, Summary]],
@@ -553,7 +578,7 @@ def build(
         else:
             table = tables.get(env_id)
             env = _competitive(env_id, rows[env_id], table, kinds, baselines, unranked)
-        envs.append({**env, "coverage": coverage.env_rows(env_id)})
+        envs.append({**env, "coverage": coverage.env_rows(env_id), **_seats(env_id, summaries)})
     overall_unranked = coverage.unranked(None, present)
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

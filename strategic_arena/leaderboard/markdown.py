@@ -249,6 +249,27 @@ def _reproduce(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _seat_means(env: Mapping[str, Any]) -> list[str]:
+    """Each player's mean return per seat, in games of more than two seats (else nothing)."""
+    if not env.get("seats"):
+        return []
+    rows = [
+        [
+            escape(row["player"]),
+            str(row["seat"]),
+            str(row["games"]),
+            fmt.mean_ci(row["mean_return"]["mean"], row["mean_return"]["ci95"], digits=3),
+        ]
+        for row in env["seats"]
+    ]
+    return [
+        "",
+        "Per seat (every opponent together):",
+        "",
+        *_table(["Player", "Seat", "Games", "Mean return"], rows, right=1),
+    ]
+
+
 def _teams(teams: Sequence[Mapping[str, Any]]) -> list[str]:
     """The team games' line-ups against the other teams."""
     rows = [
@@ -277,7 +298,7 @@ def render(data: Mapping[str, Any]) -> str:
         kind = ", cooperative" if env["cooperative"] else ""
         title = f"{escape(env['title'])} ({escape(env['env_id'])}{kind})"
         body = _cooperative(env) if env["cooperative"] else _competitive(env)
-        sections.append((title, body + _env_coverage(env)))
+        sections.append((title, body + _env_coverage(env) + _seat_means(env)))
     if data.get("teams"):
         sections.append(("Teams", _teams(data["teams"])))
     sections.append(("Grades against exact solvers", _grades(data["grades"])))

@@ -150,7 +150,8 @@ def command(
             words += option.arguments(params.get(key))
     extra = {k: v for k, v in params.items() if k not in MODEL_OPTIONS and k != "base_url"}
     words += EXTRA_BODY.arguments(extra or None)
-    if len(candidates) == 1 and candidates[0] != params.get("model"):
+    # The evaluated model comes first; model opponents (--opponents model:...) follow it.
+    if candidates and candidates[0] != params.get("model"):
         words += ["--name", str(candidates[0])]
     words += [*games, "--num-games", str(settings["num_games"]), "--seed", str(seed)]
     words += ["--run-name", name]

@@ -219,6 +219,12 @@ class TrainConfig:
     """Games in flight at once during rollouts (their turns are batched together)."""
     max_batch_size: int = 256
     """Most generation requests handed to the engine in one call."""
+    max_staleness: int = 0
+    """Asynchronous rollouts (docs/training.md, "The asynchronous loop"): 0 is the synchronous
+    loop (generate, then update; exact on resume); k >= 1 keeps a rollout worker playing the
+    next steps' games with the newest weights while the learner trains, and a game is trained
+    on only if the weights of its oldest turn are at most k versions behind (else dropped and
+    counted). One process only; not with vllm_sleep_level."""
     vllm_base_urls: list[str] = field(default_factory=list)
     """vLLM: servers the user runs (``http://host:port/v1``, one or more: requests are spread
     over them); empty: the trainer starts one server itself and stops it at the end. External
@@ -350,8 +356,9 @@ class TrainConfig:
     its recorded log-probs) and the learner's: each token's policy-gradient term is weighted
     by ratio = pi_old / pi_behaviour (pi_old: the learner's recomputed log-prob), truncated at
     tis_cap and zeroed outside [is_mask_low, is_mask_high]. ``always``, ``never``, or
-    ``auto``: on with engine: vllm (another program, other kernels, maybe top-k/top-p) unless
-    old_logprobs: engine, off with transformers."""
+    ``auto``: on with engine: vllm (another program, other kernels, maybe top-k/top-p) or
+    max_staleness >= 1 (turns sampled by older weights) unless old_logprobs: engine, off with
+    transformers in the synchronous loop."""
     tis_cap: float | None = 2.0
     """Truncated importance sampling: the weight is min(ratio, tis_cap) (``null``: no cap)."""
     is_mask_low: float | None = None
@@ -370,7 +377,8 @@ class TrainConfig:
     def corrects_behaviour(self) -> bool:
         """Whether the importance correction is on (``importance_correction`` resolved)."""
         if self.importance_correction == "auto":
-            return self.engine == "vllm" and self.old_logprobs != "engine"
+            off_policy = self.engine == "vllm" or self.max_staleness > 0
+            return off_policy and self.old_logprobs != "engine"
         return self.importance_correction == "always"
 
     # -- evaluation ------------------------------------------------------------------------
@@ -580,6 +588,18 @@ class TrainConfig:
             problems.append("is_mask_low must be below is_mask_high")
         if self.micro_batch_tokens is not None and self.micro_batch_tokens < 1:
             problems.append("micro_batch_tokens must be >= 1 (or null)")
+        if self.max_staleness < 0:
+            problems.append("max_staleness must be >= 0")
+        if self.max_staleness > 0 and self.bank is not None:
+            problems.append(
+                "max_staleness >= 1 with an episode bank is not supported yet (the bank plays "
+                "its extra rounds in the learner's step); use one or the other"
+            )
+        if self.max_staleness > 0 and self.vllm_sleep_level > 0:
+            problems.append(
+                "max_staleness >= 1 generates while the learner trains: a server put to sleep "
+                "around updates (vllm_sleep_level) cannot; use one or the other"
+            )
         return problems
 
     def reward_config(self) -> RewardConfig:

@@ -30,6 +30,7 @@ the engine as one batch.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -194,6 +195,9 @@ class TransformersEngine:
         pad = getattr(tokenizer, "pad_token_id", None)
         self.pad_id = int(pad) if pad is not None else min(self.stop_ids)
         self.weight_version: int | None = None
+        # The asynchronous loop loads weights from the learner's thread while a rollout thread
+        # generates: a weight update lands between two engine calls, never inside one.
+        self._lock = threading.Lock()
 
     @property
     def device(self) -> torch.device:
@@ -223,10 +227,14 @@ class TransformersEngine:
         return any(s in tail and s not in before for s in stop)
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
-        """Copy ``(name, tensor)`` pairs into the model's parameters and buffers."""
-        self.weight_version = version
+        """Copy ``(name, tensor)`` pairs into the model's parameters and buffers.
+
+        Waits for a running :meth:`generate` call to end (a lock): every response of a call is
+        sampled by one version of the weights.
+        """
         own = self.model.state_dict(keep_vars=True)  # tied weights appear under both names
-        with self.torch.no_grad():
+        with self._lock, self.torch.no_grad():
+            self.weight_version = version
             for name, tensor in weights:
                 target = own.get(name)
                 if target is None:
@@ -236,15 +244,18 @@ class TransformersEngine:
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
     ) -> list[Generation]:
-        """Complete ``requests``; see the module docstring for log-probs and seeds."""
+        """Complete ``requests``; see the module docstring for log-probs and seeds.
+
+        The whole call holds the weights' lock (see :meth:`load_weights`).
+        """
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
         results: list[Generation | None] = [None] * len(requests)
-        for start in range(0, len(order), self.max_batch_size):
-            chunk = order[start : start + self.max_batch_size]
-            for index, generation in zip(
-                chunk, self._generate_batch([requests[i] for i in chunk], sampling), strict=True
-            ):
-                results[index] = generation
+        with self._lock:
+            for start in range(0, len(order), self.max_batch_size):
+                chunk = order[start : start + self.max_batch_size]
+                batch = self._generate_batch([requests[i] for i in chunk], sampling)
+                for index, generation in zip(chunk, batch, strict=True):
+                    results[index] = generation
         return [result for result in results if result is not None]
 
     def _generate_batch(

@@ -3,7 +3,8 @@
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
 seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
 training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
-pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly.
+pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly
+(with its teammates, in a team game: :func:`learner_team`).
 Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
 the arena's one match loop -- with the policy in each learner seat as the arena's one model
 player, :class:`strategic_arena.LLMPlayer`, over an :class:`EngineBackend`; the players'
@@ -396,16 +397,31 @@ def plan_games(
     first = round_ * len(env_ids) * cfg.episodes_per_game
     plans: list[GamePlan] = []
     for env_id in env_ids:
-        seats = get_spec(env_id).num_players
+        spec = get_spec(env_id)
+        seats = spec.num_players
         for _ in range(cfg.episodes_per_game):
             env_seed = int(rng.integers(2**31))
             opponent = pool.sample(env_id, step, rng)
             if opponent is None:
                 learner: tuple[int, ...] = tuple(range(seats))
             else:
-                learner = (int(rng.integers(seats)),)
+                learner = learner_team(spec, int(rng.integers(seats)))
             plans.append(GamePlan(first + len(plans), env_id, env_seed, opponent, learner))
     return plans
+
+
+def learner_team(spec: GameSpec, seat: int) -> tuple[int, ...]:
+    """The learner's seats against an opponent, given the seat drawn: that seat's whole team.
+
+    In a team game (:attr:`GameSpec.teams`, e.g. two against two) the policy plays every seat
+    of its team and the opponent the others; where every seat is its own team, and in a
+    cooperative game (whose one team the opponent joins as the policy's partner), the seat
+    alone.
+    """
+    if spec.cooperative:
+        return (seat,)
+    teams = spec.teams
+    return tuple(s for s in range(spec.num_players) if teams[s] == teams[seat])
 
 
 def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> Episode:

@@ -13,6 +13,14 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
 
+Stage 1 is reached through :meth:`Trainer.collect`, *the batch source*: the finished games a
+step trains on. With ``max_staleness: 0`` it is the step's own games, played now; with
+``max_staleness: k >= 1`` a rollout worker thread (:mod:`strategic_arena.train.async_rollouts`)
+plays the next rounds with the newest weights while the learner trains, and ``collect`` hands
+over round ``s``'s games less those whose oldest turn is more than ``k`` versions behind
+(:mod:`strategic_arena.train.staleness`); after each sync the rounds the new weights may play
+are submitted (:meth:`Trainer._submit_rounds`).
+
 With an episode bank (``bank:``, :mod:`strategic_arena.train.bank`) the scored games go into
 the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
@@ -27,8 +35,9 @@ the step is finished first; a second Ctrl-C stops at once without saving.
 
 Randomness: everything random in step ``s`` derives from ``(seed, s)`` by
 :func:`strategic_arena.seeding.derive_seed` -- game seeds, seats, opponents, each turn's
-sampling seed, minibatch order -- so a resumed run repeats exactly what an uninterrupted one
-would have done.
+sampling seed, minibatch order -- so a resumed run of the synchronous loop repeats exactly
+what an uninterrupted one would have done (the asynchronous loop's games in flight at a kill are
+played again, from the checkpoint's step and weights).
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,6 +57,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
+from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import eval_table
@@ -91,11 +101,13 @@ from strategic_arena.train.placement import (
 )
 from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
+    GamePlan,
     OpponentPool,
     PromptEncoder,
     RolloutRunner,
     plan_games,
 )
+from strategic_arena.train.staleness import filter_stale
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -132,6 +144,9 @@ class Trainer:
             log.info("memory estimate:\n%s", self.memory_estimate.table())
         self.gpu = learner_gpu(cfg, int(os.environ.get("LOCAL_RANK", "0")))
         self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s, self.gpu)
+        if self.info.distributed and cfg.max_staleness > 0:
+            shutdown(self.info, wait=False)
+            raise ValueError("max_staleness >= 1 runs in one process: not under torchrun")
         if self.info.distributed and self.info.main:
             log.info(
                 "process group: %d ranks, collective timeout %.0f s",
@@ -207,6 +222,9 @@ class Trainer:
         self.last_episodes: list[Episode] = []
         self.last_evaluation: Evaluation | None = None
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
+        self.worker: RolloutWorker | None = None  # the asynchronous loop's (collect makes it)
+        self._rollout_idle_s = 0.0
+        self._round_dropped: dict[int, int] = {}
         if resume_from is not None:
             self._load(resume_from)
         self.sync()
@@ -227,11 +245,12 @@ class Trainer:
         """The configured engine and whether it shares the learner's weights."""
         cfg = self.cfg
         if cfg.engine == "transformers":
-            if not self.info.distributed:
+            if not self.info.distributed and cfg.max_staleness == 0:
                 return TransformersEngine(
                     model, self.tokenizer, max_batch_size=cfg.max_batch_size
                 ), True
-            # Under FSDP each rank decodes with a full copy, refreshed by sync().
+            # Under FSDP each rank decodes with a full copy, refreshed by sync(); so does the
+            # asynchronous loop, whose rollouts go on while the learner changes its weights.
             copy = load_policy(cfg, self.tokenizer, self.device, self.compute_dtype, weights_dir)
             copy.eval()
             copy.requires_grad_(False)
@@ -322,6 +341,7 @@ class Trainer:
             pushes=self.info.main,
             sleep_level=cfg.vllm_sleep_level,
             weight_dtype=self.server_dtype,
+            keep_requests=cfg.max_staleness > 0,
         )
 
     def _context_length(self) -> int:
@@ -346,6 +366,56 @@ class Trainer:
             return [episode for _, episode in played]
         indexed = all_gather_objects(played, self.info)
         return [episode for _, episode in sorted(pair for part in indexed for pair in part)]
+
+    # -- the batch source: where a step's games come from ---------------------------------------
+
+    def collect(self, step: int) -> tuple[list[Episode], dict[str, float]]:
+        """The finished games step ``step`` trains on, and the metrics of getting them.
+
+        ``max_staleness: 0``: the step's own games, played now (:meth:`generate`).
+        ``max_staleness: k >= 1``: round ``step``'s games from the rollout worker
+        (:mod:`strategic_arena.train.async_rollouts`, started on the first call), less those
+        whose oldest turn is more than ``k`` versions behind
+        (:func:`~strategic_arena.train.staleness.filter_stale`); every kept turn carries its
+        own weight version and behaviour log-probs.
+        """
+        if self.cfg.max_staleness == 0:
+            episodes = self.generate(step)
+            return episodes, {"train/dropped_games": float(self.rollouts.dropped)}
+        if self.worker is None:
+            self._start_worker(step)
+        assert self.worker is not None
+        played, _ = self.worker.take(step)
+        report = filter_stale(played, step, self.cfg.max_staleness)
+        metrics = report.metrics()
+        metrics["train/dropped_games"] = float(self._round_dropped.pop(step, 0))
+        return report.kept, metrics
+
+    def _start_worker(self, step: int) -> None:
+        """Start the rollout worker and give it rounds ``step .. step + max_staleness``."""
+        rollouts = self.rollouts
+
+        async def play(plans: Sequence[GamePlan], round_: int) -> list[Episode]:
+            played = await rollouts.play_indexed(plans, round_)
+            self._round_dropped[round_] = rollouts.dropped
+            return [episode for _, episode in played]
+
+        self.worker = RolloutWorker(play, context=self.learner.compute, first_round=step)
+        self._rollout_idle_s = 0.0
+        self._submit_rounds()
+
+    def _submit_rounds(self) -> None:
+        """Hand the worker every round the weights now in the engine may play.
+
+        Version ``v = self.step`` is in the engine: rounds up to ``v + max_staleness`` (and
+        below ``steps``) may start, so no round's oldest turn is more than ``max_staleness``
+        versions behind the step that trains it.
+        """
+        assert self.worker is not None
+        last = min(self.step + self.cfg.max_staleness, self.cfg.steps - 1)
+        while self.worker.submitted <= last:
+            round_ = self.worker.submitted
+            self.worker.submit(round_, plan_games(self.cfg, self.pool, round_))
 
     def score(self, episodes: list[Episode]) -> None:
         """Stage 2: rewards and eligibility of every turn."""
@@ -411,7 +481,8 @@ class Trainer:
             turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
         )
         # The sync check compares against the engine's numbers of this step's weights: a turn
-        # an episode bank kept from an earlier step differs by the updates since.
+        # an episode bank kept from an earlier step, or a stale turn of the asynchronous loop,
+        # differs by the updates since (the importance correction's business).
         fresh = [
             (mine, t)
             for mine, t in zip(old or [], turns, strict=False)
@@ -460,8 +531,8 @@ class Trainer:
             yield
             timings[f"time/{name}"] = time.perf_counter() - begin
 
-        with stage("generate"):
-            episodes = self.generate(step)
+        with stage("generate"):  # the learner waits for its games (the batch source)
+            episodes, source_metrics = self.collect(step)
         with stage("score"):
             self.score(episodes)
         batch, trained = None, episodes
@@ -484,10 +555,14 @@ class Trainer:
         self.step = step + 1
         if self.cfg.snapshot_every and self.step % self.cfg.snapshot_every == 0:
             self._snapshot()
+        if self.worker is not None:  # version step + 1 is in: the rounds it may play start
+            self._submit_rounds()
         timings["time/step"] = time.perf_counter() - started
+        timings.update(self._idle_times(timings))
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
-        metrics = {**summary, **update_metrics, **timings}
-        metrics["train/dropped_games"] = float(self.rollouts.dropped)
+        metrics = {**summary, **update_metrics, **timings, **source_metrics}
+        trajectories = sum(len(episode.learner_seats) for episode in trained)
+        metrics["train/trajectories_per_s"] = trajectories / max(timings["time/step"], 1e-9)
         generating = timings["time/generate"] + timings.get("time/bank", 0.0)
         metrics["train/tokens_per_s"] = generated / max(generating, 1e-9)
         if batch is not None:
@@ -498,6 +573,23 @@ class Trainer:
             )
         self.last_episodes = episodes
         return metrics
+
+    def _idle_times(self, timings: dict[str, float]) -> dict[str, float]:
+        """``time/learner_idle`` (waiting for games) and ``time/rollout_idle`` (for weights).
+
+        Synchronous loop: the learner idles while the step's games are played, the engine
+        during the rest of the step. Asynchronous loop: the learner's wait for its round, and
+        the worker's waits for new weights since the previous step.
+        """
+        learner_idle = timings["time/generate"] + timings.get("time/bank", 0.0)
+        if self.worker is None:
+            return {
+                "time/learner_idle": learner_idle,
+                "time/rollout_idle": timings["time/step"] - learner_idle,
+            }
+        total = self.worker.idle_time()
+        rollout_idle, self._rollout_idle_s = total - self._rollout_idle_s, total
+        return {"time/learner_idle": learner_idle, "time/rollout_idle": rollout_idle}
 
     # -- evaluation --------------------------------------------------------------------------
 
@@ -624,6 +716,9 @@ class Trainer:
                 end); ``False`` after an error, when other ranks may never arrive.
         """
         engine = getattr(self, "engine", None)
+        worker = getattr(self, "worker", None)
+        if worker is not None:
+            worker.close()
         try:
             if engine is not None and not self._closed:
                 self._closed = True
@@ -714,6 +809,9 @@ def _brief(metrics: dict[str, float]) -> str:
         "train/response_length",
         "train/logprob_ratio",
         "train/grad_norm",
+        "async/max_lag",
+        "async/dropped_stale",
+        "train/trajectories_per_s",
         "time/step",
     )
     return " ".join(f"{key.split('/')[-1]}={metrics[key]:.4g}" for key in keys if key in metrics)

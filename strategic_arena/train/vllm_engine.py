@@ -16,7 +16,9 @@ processed_logprobs`` (the trainer-started one does): its log-probs are then
 
 **Weight sync** after every optimizer step (:meth:`VLLMServerEngine.load_weights`), through the
 server's own API, no restart: ``/pause`` -> push -> ``/reset_prefix_cache`` ->
-``/update_weight_version`` -> ``/resume`` on every server, all servers at once
+``/update_weight_version`` -> ``/resume`` on every server (in the asynchronous loop
+``/pause?mode=keep``: requests in flight are frozen, not aborted, and finish with the new
+weights; see ``keep_requests``), all servers at once
 (:func:`on_every_server`: a sync of N servers takes as long as the slowest, not the sum). The
 weights travel in the servers' dtype (``weight_dtype``: bfloat16 on GPUs whatever the learner's
 float32 masters), which halves the file or the broadcast. The push is a
@@ -55,6 +57,8 @@ from strategic_arena._extras import require
 from strategic_arena.train.engine import FinishReason, Generation, GenerationRequest, Sampling
 from strategic_arena.train.vllm_server import (
     TESTED_VERSIONS,
+    PauseMode,
+    PauseModeRefused,
     ServerAdmin,
     VLLMServer,
     VLLMServerError,
@@ -161,6 +165,11 @@ class VLLMServerEngine:
         sleep_level: vLLM sleep mode around updates (0: off; 1 or 2, see :meth:`sleep`); only
             an engine that pushes puts the servers to sleep and wakes them.
         weight_dtype: the servers' dtype, in which weights are pushed (``None``: as given).
+        keep_requests: a sync does not abort the requests in flight (the asynchronous loop):
+            ``/pause?mode=keep`` freezes them and they finish with the new weights, their
+            running KV cache recomputed; where the server refuses ``keep``,
+            ``/pause?mode=wait`` lets them finish first. Off: plain ``/pause`` (nothing is in
+            flight between the synchronous loop's rollouts).
     """
 
     def __init__(
@@ -177,6 +186,7 @@ class VLLMServerEngine:
         pushes: bool = True,
         sleep_level: int = 0,
         weight_dtype: torch.dtype | None = None,
+        keep_requests: bool = False,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -194,6 +204,8 @@ class VLLMServerEngine:
         self.sleep_level = sleep_level
         self.asleep = False
         self.weight_dtype = weight_dtype
+        self.keep_requests = keep_requests
+        self.pause_mode: PauseMode = "keep"
         self.weight_version: int | None = None
         self.requests = 0
         self.sync_seconds: list[float] = []
@@ -248,6 +260,9 @@ class VLLMServerEngine:
             return Generation([], [], "length", self.weight_version)
         index = min(range(len(self.base_urls)), key=lambda i: (self._in_flight[i], i))
         body = self._body(request, sampling, budget)
+        # The version the request is sent with: a weight update that lands while it is in
+        # flight (``keep_requests``) finishes it with newer weights, and its oldest counts.
+        version = self.weight_version
         self._in_flight[index] += 1
         self.requests += 1
         try:
@@ -255,7 +270,7 @@ class VLLMServerEngine:
                 payload = await self._post(index, body)
         finally:
             self._in_flight[index] -= 1
-        return self._generation(payload, index)
+        return self._generation(payload, index, version)
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Push ``weights`` into every server and tag them ``version`` (pause ... resume)."""
@@ -270,12 +285,12 @@ class VLLMServerEngine:
             self._load_into_sleeping(weights, version)
             self.sync_seconds.append(time.perf_counter() - started)
             return
-        on_every_server(self.admins, ServerAdmin.pause)
+        mode = self._pause()
         try:
             self.transport.push(weights, self.admins)
 
             def publish(admin: ServerAdmin) -> None:
-                admin.reset_prefix_cache()
+                admin.reset_prefix_cache(running=mode == "keep")
                 admin.set_weight_version(version)
 
             on_every_server(self.admins, publish)
@@ -283,6 +298,24 @@ class VLLMServerEngine:
             on_every_server(self.admins, ServerAdmin.resume)
         self.weight_version = version
         self.sync_seconds.append(time.perf_counter() - started)
+
+    def _pause(self) -> PauseMode:
+        """Pause every server for a push; returns the mode used (see ``keep_requests``).
+
+        A server that refuses ``keep`` (an older vLLM) makes this and every later sync use
+        ``wait``: the requests in flight finish first, then the weights change.
+        """
+        if not self.keep_requests:
+            on_every_server(self.admins, ServerAdmin.pause)
+            return "abort"
+        mode: PauseMode = self.pause_mode
+        try:
+            on_every_server(self.admins, lambda admin: admin.pause(mode))
+        except PauseModeRefused as refused:
+            log.warning("%s: weight syncs wait for the requests in flight instead", refused)
+            self.pause_mode = mode = "wait"
+            on_every_server(self.admins, lambda admin: admin.pause(mode))
+        return mode
 
     def _load_into_sleeping(
         self, weights: Iterable[tuple[str, torch.Tensor]], version: int
@@ -388,8 +421,10 @@ class VLLMServerEngine:
         for server in self.servers:
             server.check_alive()
 
-    def _generation(self, payload: Mapping[str, Any], index: int) -> Generation:
-        """The :class:`Generation` of a ``/completions`` reply."""
+    def _generation(
+        self, payload: Mapping[str, Any], index: int, version: int | None
+    ) -> Generation:
+        """The :class:`Generation` of a ``/completions`` reply sent with weights ``version``."""
         try:
             choice = payload["choices"][0]
             token_ids = [int(token) for token in choice["token_ids"]]
@@ -411,4 +446,4 @@ class VLLMServerEngine:
                 f"{reason!r} (aborted?)"
             )
         finish: FinishReason = "stop" if reason == "stop" else "length"
-        return Generation(token_ids, logprobs, finish, self.weight_version)
+        return Generation(token_ids, logprobs, finish, version)

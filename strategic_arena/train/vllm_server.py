@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from strategic_arena._extras import require
 
@@ -41,6 +41,14 @@ TESTED_VERSIONS = ">=0.32,<0.33"
 
 class VLLMServerError(RuntimeError):
     """A vLLM server failed: it would not start, it died, or it answered an error."""
+
+
+class PauseModeRefused(VLLMServerError):
+    """The server does not know the asked ``/pause`` mode (a vLLM older than ``keep``)."""
+
+
+#: What ``/pause`` does with the requests in flight (see :meth:`ServerAdmin.pause`).
+PauseMode = Literal["abort", "keep", "wait"]
 
 
 def default_vllm_python() -> str:
@@ -387,9 +395,32 @@ class ServerAdmin:
         except self.httpx.HTTPError:
             return False
 
-    def pause(self) -> None:
-        """Stop scheduling (in-flight requests are aborted: sync only between rollouts)."""
-        self._call("POST", "/pause")
+    def pause(self, mode: PauseMode = "abort") -> None:
+        """Stop scheduling; ``mode`` says what becomes of the requests in flight.
+
+        ``abort`` (vLLM's default): they fail, so sync only between rollouts; ``keep``: they
+        are frozen and continue after :meth:`resume` (with whatever weights are loaded
+        meanwhile); ``wait``: the call returns once they have finished.
+
+        Raises:
+            PauseModeRefused: the server does not know ``mode`` (an older vLLM).
+        """
+        if mode == "abort":
+            self._call("POST", "/pause")
+            return
+        try:
+            response = self.httpx.post(
+                f"{self.root_url}/pause", params={"mode": mode}, timeout=self.timeout_s
+            )
+        except self.httpx.HTTPError as error:
+            raise VLLMServerError(f"POST {self.root_url}/pause: {error!r}") from None
+        if response.status_code in (400, 422):  # FastAPI's answer to an unknown mode
+            raise PauseModeRefused(f"{self.root_url}/pause refuses mode={mode}")
+        if response.status_code >= 400:
+            raise VLLMServerError(
+                f"POST {self.root_url}/pause?mode={mode}: HTTP {response.status_code} "
+                f"{response.text[:300]}"
+            )
 
     def resume(self) -> None:
         """Schedule again."""
@@ -403,9 +434,15 @@ class ServerAdmin:
             {"method": "reload_weights", "kwargs": {"weights_path": directory}},
         )
 
-    def reset_prefix_cache(self) -> None:
-        """Drop cached prefixes (computed with the old weights)."""
-        self._call("POST", "/reset_prefix_cache")
+    def reset_prefix_cache(self, *, running: bool = False) -> None:
+        """Drop cached prefixes (computed with the old weights).
+
+        ``running``: also preempt the requests frozen by a ``keep`` pause, whose KV cache holds
+        blocks (otherwise vLLM declines the reset): they go back to the waiting queue and
+        recompute their prompt and tokens so far with the new weights when scheduled again.
+        """
+        query = "?reset_running_requests=true" if running else ""
+        self._call("POST", "/reset_prefix_cache" + query)
 
     def set_weight_version(self, version: int) -> None:
         """Tag the weights (``/weight_info`` reports it)."""

@@ -138,3 +138,23 @@ def test_import_stays_lazy_about_curated_games() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_envs_shows_everything_one_spec_says(capsys: pytest.CaptureFixture[str]) -> None:
+    from strategic_arena.cli import main
+
+    assert main(["envs", KUHN]) == 0
+    shown = dict(line.split(":", 1) for line in capsys.readouterr().out.splitlines())
+    facts = {label: value.strip() for label, value in shown.items()}
+    digest = get_spec(KUHN).prompt_version["digest"]
+    assert facts["rules"] == "OpenSpiel kuhn_poker" and facts["seats"] == "2"
+    assert facts["teams"] == "seat 0: team 0, seat 1: team 1"
+    assert facts["reward range"] == "-2 to 2"
+    assert facts["prompt version"] == f"default@{digest[:12]}"
+    assert facts["solver-suite entrant"] == "nash"
+    assert facts["default opponents"] == "random, nash"
+    assert facts["protocols"] == "marshal: nash"
+    assert facts["ladder games per pair"] == "400"
+    assert main(["envs", "chess-v9"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown env id 'chess-v9'" in err[0]

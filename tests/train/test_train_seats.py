@@ -10,8 +10,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.games import get_spec
+from strategic_arena.games.generic import GenericSpec
 from strategic_arena.train.config import load_config
 from strategic_arena.train.rewards import length_penalty
+from strategic_arena.train.rollout import learner_team
 from strategic_arena.train.trainer import Trainer
 
 Overrides = Callable[..., list[str]]
@@ -64,3 +66,12 @@ def test_a_three_player_game_trains_with_every_seat_a_learner(
     for _ in range(cfg.steps):
         metrics = trainer.train_step()
         assert metrics["train/episodes"] == 12
+
+
+def test_against_an_opponent_the_policy_plays_its_whole_team() -> None:
+    class TwoVersusTwo(GenericSpec):
+        seat_teams = (0, 1, 0, 1)
+
+    assert learner_team(TwoVersusTwo("kuhn_poker", {"players": 4}), 2) == (0, 2)
+    assert learner_team(get_spec(KUHN_3P), 1) == (1,)  # every seat its own team
+    assert learner_team(get_spec("mini_hanabi-v0"), 1) == (1,)  # the opponent is the partner

@@ -104,8 +104,12 @@ def check_game(
 
 
 def _registered(spec: GameSpec) -> bool:
-    """Whether ``spec`` is a registered game (``openspiel/<name>`` games have no solver suite)."""
-    return spec.env_id in list_envs()
+    """Whether ``spec`` is a registered game with a solver-suite entrant.
+
+    ``openspiel/<name>`` games have no solver suite, and a registered game may name none when
+    its listing says why (``no_solver``): the default eval then refuses it, so it is not run.
+    """
+    return spec.env_id in list_envs() and spec.listing.solver is not None
 
 
 def _check_pettingzoo(spec: GameSpec, num_cycles: int) -> None:

@@ -11,7 +11,7 @@ import importlib
 
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, compact, normalize
 
-#: Curated env id -> ``module:Class`` of its :class:`GameSpec`.
+#: Curated env id -> ``module:Class`` of its :class:`GameSpec` (or ``module:factory``).
 CURATED: dict[str, str] = {
     "tic_tac_toe-v0": "strategic_arena.games.tic_tac_toe:TicTacToe",
     "connect_four-v0": "strategic_arena.games.connect_four:ConnectFour",
@@ -19,6 +19,9 @@ CURATED: dict[str, str] = {
     "leduc_holdem-v0": "strategic_arena.games.leduc_poker:LeducPoker",
     "mini_hanabi-v0": "strategic_arena.games.hanabi:MiniHanabi",
     "simple_hanabi-v0": "strategic_arena.games.hanabi:SimpleHanabi",
+    "hanabi_3p-v0": "strategic_arena.games.hanabi_players:hanabi_3p",
+    "hanabi_4p-v0": "strategic_arena.games.hanabi_players:hanabi_4p",
+    "hanabi_5p-v0": "strategic_arena.games.hanabi_players:hanabi_5p",
 }
 
 #: Curated free-text entries (TextArena's games as SPIRAL and the MindGames winner played them;

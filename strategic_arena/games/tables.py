@@ -90,8 +90,10 @@ def facts(spec: GameSpec) -> dict[str, str]:
         "normalized score": f"worst {spec.worst:g}, optimum {spec.optimum:g}",
         "prompt version": f"{version['name']}@{version['digest'][:12]}",
         "opponents": ", ".join(listing.opponents),
-        "solver-suite entrant": listing.solver or "none",
+        "solver-suite entrant": listing.solver or f"none ({listing.no_solver or 'not stated'})",
         "default opponents": ", ".join(listing.default_opponents),
         "protocols": protocols or "none",
-        "ladder games per pair": str(listing.ladder_games),
+        "ladder games per pair": (
+            "not in the ladder" if listing.ladder_games is None else str(listing.ladder_games)
+        ),
     }

@@ -26,17 +26,19 @@ import re
 import pyspiel
 
 from strategic_arena.actions import ActionError
-from strategic_arena.games.base import Menu, move_history
+from strategic_arena.games.base import Menu
 from strategic_arena.games.hanabi import (
     COLOR_LETTERS,
     COLOR_NAMES,
     HanabiGrammar,
     HanabiSpec,
     Observation,
+    _both,
     color_name,
     parse_observation,
 )
 from strategic_arena.games.listing import Listing
+from strategic_arena.games.seats import turns
 
 _OFFSET = re.compile(r"(?:\bplayer\s*)?\+(\d+)\b")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
@@ -227,12 +229,31 @@ class HanabiPlayers(HanabiSpec):
         lines += [f"  card {i}: {card.knowledge()}" for i, card in enumerate(obs.hands[0])]
         if not obs.hands[0]:
             lines.append("  (no cards)")
-        last = move_history(self, state)[-self.players :]
+        last = self.last_moves(state)
         if last:
             lines.append("Last moves (oldest first):")
             lines += [f"  {line}" for line in last]
         lines.append(self._turn(state, obs, player))
         return "\n".join(lines)
+
+    def last_moves(self, state: pyspiel.State) -> list[str]:
+        """The public lines of the last round (one move per player), oldest first.
+
+        The same lines :func:`~strategic_arena.games.base.move_history` ends with, but only the
+        last round is described: a full game is over a hundred moves, and describing every one
+        at every decision made each observation cost time linear in the game so far.
+        """
+        lines: list[str] = []
+        moves_made = sum(1 for item in state.full_history() if item.player >= 0)
+        for index, (replay, moves) in enumerate(turns(self.game, state.history())):
+            if index < moves_made - self.players:
+                continue  # replayed (cheap), not described
+            for player, action in moves:
+                text = self.grammar.text(action)
+                line = self.describe_move(replay, player, action, text)
+                if line is not None:
+                    lines.append(line)
+        return lines
 
     def _turn(self, state: pyspiel.State, obs: Observation, player: int) -> str:
         """Whose turn it is, or how the game ended."""
@@ -276,7 +297,7 @@ class HanabiPlayers(HanabiSpec):
         else:
             touched = [i for i, c in enumerate(hand) if c.card and int(c.card[1]) == value]
             said = f"rank {value}"
-        cards = ("card " if len(touched) == 1 else "cards ") + ", ".join(map(str, touched))
+        cards = ("card " if len(touched) == 1 else "cards ") + _both([str(i) for i in touched])
         return f"{name} hints {self.player_name(self.seat(player, target))}: {said} ({cards})"
 
 

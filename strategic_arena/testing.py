@@ -15,7 +15,8 @@ checks, for a registered id or a spec:
    embedded solver suite, over real HTTP) against the game's default opponents, both seats,
    into a throwaway results store; every game must be scored. Only for a registered id
    (:func:`strategic_arena.list_envs`: ``openspiel/<name>`` games and specs not yet registered
-   have no solver-suite entrant), skipped with ``eval_games=0``.
+   have no solver-suite entrant) whose spec names an entrant (a spec may name none and say why
+   in ``listing.no_solver``: Hanabi with 3-5 players), skipped with ``eval_games=0``.
 
 Any failure raises :class:`GameCheckError` naming the check and the case. The tests run it over
 every registered id; a new game's author runs it on the spec before registering it.

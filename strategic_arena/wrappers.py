@@ -302,7 +302,7 @@ GYMNASIUM_NAMESPACE = "strategic_arena"
 
 
 def register_envs() -> list[str]:
-    """Register every curated game's single-agent view with gymnasium (all are two-player).
+    """Register every curated game's single-agent view with gymnasium.
 
     ``gymnasium.make("strategic_arena/kuhn_poker-v0", opponent="nash", seat=1, text=False)``
     builds :class:`SingleAgentEnv` with those arguments (defaults: a random opponent, seat 0,

@@ -54,6 +54,9 @@ class TextArenaGameType:
     information: Any = pyspiel.GameType.Information.IMPERFECT_INFORMATION
     dynamics: Any = pyspiel.GameType.Dynamics.SEQUENTIAL
     reward_model: Any = pyspiel.GameType.RewardModel.TERMINAL
+    #: TextArena games draw from their seed (deals, roles, words): the ratings pair a deal
+    #: played in both seatings into one duplicate match, as for OpenSpiel's games with chance.
+    chance_mode: Any = pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
     provides_information_state_string: bool = False
     provides_observation_string: bool = True
 

@@ -185,3 +185,30 @@ def test_the_conformance_check_passes(env_id: str) -> None:
     result = check_game(env_id, num_cycles=40, round_trip_games=1, max_decisions=15)
     assert result.env_id == env_id and result.decisions > 0
     assert result.eval_games == 0  # no solver-suite entrant: the default eval is refused
+
+
+def test_a_served_model_plays_every_seat_of_four_player_hanabi_over_http(tmp_path: Path) -> None:
+    """A model behind ``--base-url`` takes every seat against random, and self-play; every
+    stored game pays one shared score and replays."""
+    pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
+    from strategic_arena.arena.replay import replay_game
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.cli import main
+    from strategic_arena.serve import PlayerServer
+
+    db = tmp_path / "arena.sqlite"
+    with PlayerServer("random", model="served") as server:
+        args = ["eval", "--db", str(db), "--quiet", "--no-report", "--base-url", server.base_url]
+        args += ["--envs", "hanabi_4p-v0", "--opponents", "random", "--num-games", "4"]
+        assert main([*args, "--seed", "1"]) == 0
+    with ResultsStore(db) as store:
+        games = store.games()
+        # Against random: the served model in each of the 4 seats; then self-play.
+        served_seats = sorted(
+            tuple(seat for seat, name in enumerate(game.players) if name == "served")
+            for game in games
+        )
+        assert served_seats == sorted([(0,), (1,), (2,), (3,), *[(0, 1, 2, 3)] * 4])
+        for game in games:
+            assert game.status == "complete" and len(set(game.returns)) == 1  # one shared score
+            assert tuple(replay_game(store, game.id).env.returns()) == game.returns

@@ -153,10 +153,7 @@ def evaluate(
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     chosen = PROTOCOLS[protocol] if protocol else None
-    # With no --base-url the default games are those the solver suite plays (a curated game may
-    # have no built-in player: Hanabi with 3-5 players); a model plays every curated game.
-    every = CURATED if model.base_url is not None else SOLVER_SUITE
-    env_ids = list(envs or (chosen.env_ids if chosen else every))
+    env_ids = list(envs or (chosen.env_ids if chosen else default_envs(model.base_url)))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
     if model.base_url is None:
@@ -239,6 +236,16 @@ def check_suite_covers(env_ids: Sequence[str]) -> None:
             "solver-suite entrant): give --base-url to evaluate a model there, or choose "
             f"--envs among {', '.join(SOLVER_SUITE)}"
         )
+
+
+def default_envs(base_url: str | None) -> list[str]:
+    """``eval``'s games when neither ``--envs`` nor ``--protocol`` names them.
+
+    A model (a ``base_url``) plays every curated game; the embedded solver suite (no
+    ``base_url``) plays the games it has an entrant for, since a curated game may have none
+    (Hanabi with 3-5 players: its spec says why).
+    """
+    return list(CURATED) if base_url is not None else list(SOLVER_SUITE)
 
 
 def _no_solver(env_id: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 import strategic_arena as sa
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.arena.endpoint import ModelOptions
-from strategic_arena.arena.evaluate import check_suite_covers, evaluate
+from strategic_arena.arena.evaluate import check_suite_covers, default_envs, evaluate
 from strategic_arena.games.hanabi import parse_observation
 from strategic_arena.games.hanabi_players import HanabiPlayers
 from strategic_arena.testing import check_game
@@ -178,6 +178,11 @@ def test_no_solver_plays_them_and_eval_without_a_model_says_why(tmp_path: Path) 
     with pytest.raises(ValueError, match="solver suite plays no hanabi_4p-v0"):
         evaluate(db, ModelOptions(), envs=["hanabi_4p-v0"], num_games=2)
     assert not db.exists()
+    # eval with neither --envs nor a model plays the suite's games; a model plays them all.
+    two_player = ["tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0"]
+    two_player += ["mini_hanabi-v0", "simple_hanabi-v0"]
+    assert default_envs(None) == two_player
+    assert default_envs("http://127.0.0.1:1/v1") == [*two_player, *IDS]
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -60,7 +60,8 @@ KINDS: dict[str, OpponentKind] = {
             "random",
             {"seed": int},
             "strategic_arena.players:RandomPlayer",
-            "a uniformly random legal action (also plays every openspiel/<game_name>)",
+            "a uniformly random legal action, or sample move of a curated free-text game "
+            "(also plays every openspiel/<game_name>)",
             needs_numba=False,
             env_prefixes=("openspiel/",),
         ),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
-from strategic_arena.games import get_spec, list_envs
+from strategic_arena.games import get_spec, list_envs, list_text_envs
 from strategic_arena.players import (
     Decision,
     GameState,
@@ -59,6 +59,7 @@ __all__ = [
     "__version__",
     "get_spec",
     "list_envs",
+    "list_text_envs",
     "make",
     "play_match",
     "play_match_sync",

@@ -28,6 +28,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "openenv": "openenv",
     "uvicorn": "openenv",
     "pydantic": "openenv",
+    "textarena": "textarena",
 }
 
 

@@ -61,9 +61,19 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 INFRASTRUCTURE_ERROR_KINDS: frozenset[str] = frozenset({"endpoint", "timeout", "refused"})
 
 
+#: The action id of every move of a free-text game (``GameSpec.move_kind == "text"``): such a
+#: move has no id, it *is* its text (:attr:`Action.text`, stored exactly as the ``action_text``
+#: of the move). OpenSpiel's own ids are never negative, so the two cannot be confused.
+TEXT_MOVE = -1
+
+
 @dataclass(frozen=True)
 class Action:
-    """A legal action read from a response: the OpenSpiel action id and its canonical text."""
+    """A move read from a response: the action id and its text.
+
+    In a menu game ``id`` is the OpenSpiel action id and ``text`` its canonical text; in a
+    free-text game ``id`` is :data:`TEXT_MOVE` and ``text`` the move exactly as the game gets it.
+    """
 
     id: int
     text: str

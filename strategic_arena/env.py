@@ -7,6 +7,7 @@ PettingZoo AEC API and adds the text a seat sees. Make one with :func:`make`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from pettingzoo import AECEnv
 
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.games.seats import acting_seats, apply_moves
+from strategic_arena.turn import Decision, Verdict, judge
 from strategic_arena.views import SeatView, move_history, seat_view
 
 #: Characters a text observation may contain (declared in the ``text`` space).
@@ -102,9 +104,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             )
             for agent in self.possible_agents
         }
-        self.action_spaces = {
-            agent: spaces.Discrete(self._num_actions) for agent in self.possible_agents
-        }
+        self.action_spaces = {agent: self._action_space() for agent in self.possible_agents}
         self.state_space = spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
         self.spiel_state: pyspiel.State = self.game.new_initial_state()
         # Created at the first chance node: most perfect-information games never need one.
@@ -136,6 +136,10 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def action_space(self, agent: str) -> gymnasium.Space[Any]:
         """The (cached) action space of ``agent``: ``Discrete(num_distinct_actions)``."""
         return self.action_spaces[agent]
+
+    def _action_space(self) -> gymnasium.Space[Any]:
+        """One agent's action space: ``Discrete(num_distinct_actions)`` (a move is an id)."""
+        return spaces.Discrete(self._num_actions)
 
     def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
         """The global view: every seat's observation tensor, concatenated in seat order."""
@@ -270,6 +274,20 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.forfeited_by = agent
         self._finish()
         self._accumulate_rewards()
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def judge(self, agent: str, decision: Decision) -> Verdict:
+        """What the game does with ``agent``'s final decision (:func:`~strategic_arena.turn.judge`).
+
+        The match loop and replay go through this and :meth:`play`, so a game whose moves are
+        texts (:class:`strategic_arena.free_text_env.FreeTextEnv`) plugs in by overriding both.
+        """
+        return judge(decision, self.legal_action_texts(agent))
+
+    def play(self, verdict: Verdict) -> None:
+        """Play a ``play`` verdict of :meth:`judge`: ``step`` with its action id."""
+        self.step(verdict.action)
 
     # -- text views -----------------------------------------------------------------------------
 
@@ -413,10 +431,27 @@ def make(
     """Create the text environment ``env_id``.
 
     Args:
-        env_id: one of :func:`strategic_arena.list_envs` or ``openspiel/<game_name>``.
+        env_id: one of :func:`strategic_arena.list_envs`, ``openspiel/<game_name>`` or
+            ``textarena/<EnvId>`` (a free-text game: ``step`` takes the move's text).
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the full state as text) or
             ``"human"`` (prints it after every step).
         params: OpenSpiel game parameters (``openspiel/<game_name>`` only), e.g.
-            ``make("openspiel/connect_four", rows=5)``... where the game defines them.
+            ``make("openspiel/connect_four", rows=5)``... where the game defines them; for
+            ``textarena/<EnvId>``, ``players=`` and TextArena's own keyword arguments.
     """
-    return TextGameEnv(get_spec(env_id, **params), render_mode=render_mode)
+    return env_for(get_spec(env_id, **params), render_mode=render_mode)
+
+
+def env_for(spec: GameSpec, render_mode: str | None = None) -> TextGameEnv:
+    """The env of ``spec``: :class:`TextGameEnv`, or the free-text env of a free-text game."""
+    module_name, class_name = ENV_OF_MOVE_KIND[spec.move_kind].split(":")
+    env_class = getattr(importlib.import_module(module_name), class_name)
+    env: TextGameEnv = env_class(spec, render_mode=render_mode)
+    return env
+
+
+#: The env class of each move kind, as ``module:Class`` (free-text games step with text).
+ENV_OF_MOVE_KIND: dict[str, str] = {
+    "menu": "strategic_arena.env:TextGameEnv",
+    "text": "strategic_arena.free_text_env:FreeTextEnv",
+}

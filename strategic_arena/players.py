@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from strategic_arena.actions import Action, ActionError, Attempt, ErrorKind
+from strategic_arena.actions import TEXT_MOVE, Action, ActionError, Attempt, ErrorKind
 from strategic_arena.backends import ChatBackend
 from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import render_messages
@@ -47,14 +47,21 @@ __all__ = [
 
 
 class RandomPlayer:
-    """Plays a uniformly random legal action, from its own seeded generator."""
+    """Plays a uniformly random legal action, from its own seeded generator.
+
+    In a free-text game it plays one of the spec's ``sample_moves`` (the game judges it).
+    """
 
     def __init__(self, seed: int | np.random.Generator | None = None, name: str = "random") -> None:
         self.name = name
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     async def act(self, state: GameState, seat: int) -> Decision:
-        """A random legal action of ``seat``."""
+        """A random legal action of ``seat`` (a free-text game: one of its sample moves)."""
+        spec = state.spec
+        if spec.move_kind == "text":
+            move = spec.sample_moves[int(self.rng.integers(len(spec.sample_moves)))]
+            return Decision(action=TEXT_MOVE, text=move, move_text=move)
         menu = state.menu(seat)
         legal = sorted(menu)
         action = int(legal[int(self.rng.integers(len(legal)))])
@@ -82,7 +89,8 @@ class HumanPlayer:
         """Show the view and ask until the typed move is legal (EOF gives up: no action)."""
         view = state.view(seat)
         self.write(f"\n{view.role}\n{view.text}")
-        self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
+        if view.legal_actions:  # a free-text game has none: its view says how to move
+            self.write("Legal actions: " + ", ".join(view.legal_actions.values()))
         errors: list[ActionError] = []
         tries: list[Attempt] = []
         while True:
@@ -114,6 +122,7 @@ class HumanPlayer:
                 attempts=len(tries),
                 errors=tuple(errors),
                 tries=tuple(tries),
+                move_text=outcome.text,
             )
 
 
@@ -247,6 +256,7 @@ class LLMPlayer:
 
             if isinstance(outcome, Action):
                 action: int | None = outcome.id
+                move_text: str | None = outcome.text
                 break
             errors.append(outcome)
             if ruling == "retry" and said is not None:
@@ -264,6 +274,7 @@ class LLMPlayer:
             # error, which the match sees by its kind): no move.
             legal = list(view.legal_actions)
             action = random_legal_action(legal, self.rng) if ruling == "random" and legal else None
+            move_text = None if action is None else view.legal_actions[action]
             break
         return Decision(
             action,
@@ -279,4 +290,5 @@ class LLMPlayer:
             finish_reason=result.finish_reason,
             tries=tuple(tries),
             trace=result.trace,
+            move_text=move_text,
         )

@@ -9,7 +9,8 @@ A prompt set is a folder laid out like the package's ``strategic_arena/prompts/`
 
 Each file it has replaces the package's; every other file falls back to the package's
 (:meth:`PromptSet.text`). ``system.txt`` and ``user.txt`` may use every placeholder of both
-messages (``$title $role $rules $format $history $observation $actions $instruction``); a
+messages (``$title $role $rules $format $history $observation $actions $instruction``, and
+``$view``: the seat's view alone, without the ``# Your view`` heading of ``$observation``); a
 system template that renders empty sends no system message (SPIRAL puts everything in the
 user turn). Loading checks every file (:meth:`PromptSet.load`): an unknown file name or
 placeholder is an error that names it, not a failure in the middle of a run.
@@ -42,7 +43,7 @@ from strategic_arena.prompt_files import (
 
 #: Placeholders of the message templates (``system.txt``, ``user.txt``).
 MESSAGE_FIELDS = frozenset(
-    {"title", "role", "rules", "format", "history", "observation", "actions", "instruction"}
+    {"title", "role", "rules", "format", "history", "observation", "view", "actions", "instruction"}
 )
 #: Placeholders of a style's response-format template.
 FORMAT_FIELDS = frozenset({"written_as", "example", "example_id"})

@@ -75,6 +75,13 @@ def render_messages(
     answer_style = get_style(style)
     prompts = prompts or default_prompts()
     spec = env_id if isinstance(env_id, GameSpec) else get_spec(env_id)
+    # A free-text game has no menu: its moves are written as its own instructions say.
+    if spec.move_kind != "menu" and answer_style.menu_only:
+        raise ValueError(
+            f"the {answer_style.name} style answers with action ids, which only menu games "
+            f"have; {spec.env_id} takes free-text moves: use another style"
+        )
+    list_legal_actions = list_legal_actions and spec.move_kind == "menu"
     written_as = (
         ", written exactly as in the list of legal actions"
         if list_legal_actions
@@ -93,8 +100,11 @@ def render_messages(
         "role": view.role,
         "rules": rules.strip() if rules is not None else spec.rules,
         "format": format_text,
-        "history": _history_section(view) if include_history else "",
+        # A free-text game's moves may be private (a sealed allocation): what a seat saw of
+        # them is in its view, as the game's own observation keeps it.
+        "history": _history_section(view) if include_history and spec.move_kind == "menu" else "",
         "observation": f"# Your view\n{view.text}",
+        "view": view.text,
         "actions": (
             _actions_section(view, answer_style, action_order) if list_legal_actions else ""
         ),

@@ -76,7 +76,7 @@ from strategic_arena.players import GAME_HEADER
 from strategic_arena.seat_checks import ImpossibleSeat, check_seat
 from strategic_arena.styles import AnswerStyle, get_style, style_names
 from strategic_arena.tools import PLAY_TOOL
-from strategic_arena.turn import GameState, Player, SeatInformation, judge
+from strategic_arena.turn import GameState, Player, SeatInformation, judge, judge_text
 
 #: Name of the extra body field that carries the game.
 GAME_FIELD = "strategic_arena"
@@ -169,7 +169,7 @@ class GameRequest:
             raise RequestError(f"{GAME_FIELD}: {error}") from None
         if perfect:
             return GameState(information.env_id, _replay(spec, information), spec)
-        if not information.legal_actions:
+        if not information.legal_actions and spec.move_kind == "menu":
             raise RequestError(f"seat {information.seat} has no legal action")
         return GameState.from_information(information, spec)
 
@@ -281,14 +281,15 @@ class PlayerService:
         with game.lock:  # this game's player: one decision at a time
             player = self._player(game, request.information.env_id)
             decision = asyncio.run(player.act(state, seat))
-        menu = state.menu(seat)
-        verdict = judge(decision, menu)
+        # A free-text game's move is the player's text; a menu game's, a legal action.
+        text_game = state.spec.move_kind == "text"
+        verdict = judge_text(decision) if text_game else judge(decision, state.menu(seat))
         if verdict.action is None:
             raise RequestError(
                 f"the player returned no legal move ({verdict.error})",
                 HTTPStatus.INTERNAL_SERVER_ERROR,
             )
-        action_text = menu[verdict.action]
+        action_text = verdict.text
         reasoning = f"{player.name} plays {action_text} from this position."
         # A request that offers the play tool gets a call, whatever style it names.
         style = get_style("tools") if _offers_play(body.get("tools")) else request.style

@@ -15,7 +15,8 @@ checks, for a registered id or a spec:
    embedded solver suite, over real HTTP) against the game's default opponents, both seats,
    into a throwaway results store; every game must be scored. Only for a registered id
    (:func:`strategic_arena.list_envs`: ``openspiel/<name>`` games and specs not yet registered
-   have no solver-suite entrant), skipped with ``eval_games=0``.
+   have no solver-suite entrant) whose spec names an entrant (a spec may name none and say why
+   in ``listing.no_solver``: Hanabi with 3-5 players), skipped with ``eval_games=0``.
 
 Any failure raises :class:`GameCheckError` naming the check and the case. The tests run it over
 every registered id; a new game's author runs it on the spec before registering it.
@@ -33,8 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from strategic_arena.actions import Action
-from strategic_arena.env import TextGameEnv
+from strategic_arena.actions import TEXT_MOVE, Action
+from strategic_arena.env import TextGameEnv, env_for
+from strategic_arena.free_text_env import FreeTextEnv
 from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.styles import get_style, style_names
 from strategic_arena.validation import validate
@@ -74,8 +76,9 @@ def check_game(
     """Check that a game conforms: PettingZoo API and seeding, move texts, the default eval.
 
     Args:
-        spec_or_id: an env id (curated or ``openspiel/<name>``) or a :class:`GameSpec`; the
-            eval check runs for registered ids only.
+        spec_or_id: an env id (curated, ``openspiel/<name>`` or ``textarena/<EnvId>``) or a
+            :class:`GameSpec`; the eval check runs for registered menu games only (a free-text
+            game has no solver-suite entrant); a free-text game round-trips its sample moves.
         num_cycles: steps of PettingZoo's ``api_test`` and ``seed_test``.
         round_trip_games: seeded random games whose decisions are round-tripped.
         max_decisions: decisions round-tripped per game at most (long games stay cheap).
@@ -102,8 +105,12 @@ def check_game(
 
 
 def _registered(spec: GameSpec) -> bool:
-    """Whether ``spec`` is a registered game (``openspiel/<name>`` games have no solver suite)."""
-    return spec.env_id in list_envs()
+    """Whether ``spec`` is a registered game with a solver-suite entrant.
+
+    ``openspiel/<name>`` games have no solver suite, and a registered game may name none when
+    its listing says why (``no_solver``): the default eval then refuses it, so it is not run.
+    """
+    return spec.env_id in list_envs() and spec.listing.solver is not None
 
 
 def _check_pettingzoo(spec: GameSpec, num_cycles: int) -> None:
@@ -114,8 +121,8 @@ def _check_pettingzoo(spec: GameSpec, num_cycles: int) -> None:
         # api_test prints its progress; a check says nothing unless it fails.
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")  # PettingZoo's style advice about Dict spaces
-            api_test(TextGameEnv(spec), num_cycles=num_cycles)
-            seed_test(lambda: TextGameEnv(spec), num_cycles=num_cycles)
+            api_test(env_for(spec), num_cycles=num_cycles)
+            seed_test(lambda: env_for(spec), num_cycles=num_cycles)
     except AssertionError as error:
         raise GameCheckError(f"{spec.env_id}: PettingZoo's api/seed test failed: {error}") from None
 
@@ -124,6 +131,8 @@ def _check_round_trips(
     spec: GameSpec, names: Sequence[str], games: int, max_decisions: int, seed: int
 ) -> tuple[int, int]:
     """Every legal move's text, in every style of ``names``, validates back to the move."""
+    if spec.move_kind == "text":
+        return _check_text_round_trips(spec, names, games, max_decisions, seed)
     rng = np.random.default_rng(seed)
     styles = [get_style(name) for name in names]
     decisions = texts = 0
@@ -149,6 +158,41 @@ def _check_round_trips(
                             )
                         texts += 1
             env.step(int(rng.choice(list(menu))))
+    return decisions, texts
+
+
+def _check_text_round_trips(
+    spec: GameSpec, names: Sequence[str], games: int, max_decisions: int, seed: int
+) -> tuple[int, int]:
+    """A free-text game: each sample move, in every style that writes text moves, reads back.
+
+    The move read back is the style's move text (SPIRAL's ``spiral`` style brackets a short
+    bare move, as SPIRAL did); the games are played with the sample moves, the game judging them.
+    """
+    rng = np.random.default_rng(seed)
+    styles = [get_style(name) for name in names if not get_style(name).menu_only]
+    decisions = texts = 0
+    for game in range(games):
+        env = FreeTextEnv(spec)
+        env.reset(seed=seed + game)
+        for step, agent in enumerate(env.agent_iter()):
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+                continue
+            if step < max_decisions:
+                decisions += 1
+                for move in spec.sample_moves:
+                    for style in styles:
+                        response = style.format_answer("Thinking it over.", move)
+                        outcome = validate(spec, response, {}, style)
+                        if outcome != Action(TEXT_MOVE, style.move_text(move)):
+                            raise GameCheckError(
+                                f"{spec.env_id}: move {move!r} written in the {style.name} "
+                                f"style reads back as {outcome!r} (seed {seed + game}, "
+                                f"decision {step})"
+                            )
+                        texts += 1
+            env.step(spec.sample_moves[int(rng.integers(len(spec.sample_moves)))])
     return decisions, texts
 
 

@@ -39,7 +39,19 @@ _CALL_OPEN = re.compile(r"<tool_call>", re.IGNORECASE)
 
 
 def play_tool(legal_texts: Iterable[str]) -> dict[str, Any]:
-    """The OpenAI function tool ``play(move)``, ``move`` an enum of ``legal_texts``."""
+    """The OpenAI function tool ``play(move)``, ``move`` an enum of ``legal_texts``.
+
+    With no legal texts (a free-text game: no menu) ``move`` is any string, written as the
+    game's own instructions say.
+    """
+    texts = list(legal_texts)
+    move: dict[str, Any] = {
+        "type": "string",
+        "enum": texts,
+        "description": "the move, written exactly as in the list of legal actions",
+    }
+    if not texts:
+        move = {"type": "string", "description": "the move, written as the game's rules say"}
     return {
         "type": "function",
         "function": {
@@ -47,13 +59,7 @@ def play_tool(legal_texts: Iterable[str]) -> dict[str, Any]:
             "description": "Make your move in the game. Call it exactly once.",
             "parameters": {
                 "type": "object",
-                "properties": {
-                    MOVE_ARGUMENT: {
-                        "type": "string",
-                        "enum": list(legal_texts),
-                        "description": "the move, written exactly as in the list of legal actions",
-                    }
-                },
+                "properties": {MOVE_ARGUMENT: move},
                 "required": [MOVE_ARGUMENT],
                 "additionalProperties": False,
             },

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import pyspiel
 
-from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, ActionError, Attempt
+from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, TEXT_MOVE, ActionError, Attempt
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.games.seats import acting_seats
 from strategic_arena.traces import TokenTrace
@@ -290,6 +290,8 @@ class Decision:
         tries: every answer in order with what was said about it (the last is the final one).
         trace: token ids and log-probs of the final answer, from backends that return them
             (the trainer's); ``None`` otherwise.
+        move_text: the move as read from the answer; a free-text game plays this text
+            (``action`` is then :data:`~strategic_arena.actions.TEXT_MOVE`).
     """
 
     action: int | None
@@ -305,6 +307,7 @@ class Decision:
     finish_reason: str | None = None
     tries: tuple[Attempt, ...] = ()
     trace: TokenTrace | None = None
+    move_text: str | None = None
 
 
 @runtime_checkable
@@ -406,17 +409,36 @@ class Verdict:
             game as ``incomplete`` (an infrastructure failure: not the player's fault).
         action: the legal action to play (``play`` only).
         error: why the decision is not played, or the player's last error of a played move.
+        text: the text of the move played: the menu's canonical text, or a free-text move
+            (``play`` only; what the store keeps as the move's ``action_text``).
     """
 
     outcome: Outcome
     action: int | None
     error: ActionError | None
+    text: str = ""
 
 
 def judge(decision: Decision, legal: Collection[int]) -> Verdict:
-    """Play a legal action; else stop (infrastructure error) or forfeit (anything else)."""
+    """Play a legal action; else stop (infrastructure error) or forfeit (anything else).
+
+    ``legal`` may be the menu (a mapping): the verdict then carries the action's text.
+    """
     if decision.action is not None and decision.action in legal:
-        return Verdict("play", decision.action, decision.error)
+        text = legal[decision.action] if isinstance(legal, Mapping) else ""
+        return Verdict("play", decision.action, decision.error, text)
+    return _not_played(decision)
+
+
+def judge_text(decision: Decision) -> Verdict:
+    """Free text: play the decision's move text (the game judges it); else as :func:`judge`."""
+    if decision.action == TEXT_MOVE and decision.move_text:
+        return Verdict("play", TEXT_MOVE, decision.error, decision.move_text)
+    return _not_played(decision)
+
+
+def _not_played(decision: Decision) -> Verdict:
+    """Stop (infrastructure error) or forfeit (anything else) a decision without a move."""
     error = decision.error
     if error is None:
         error = ActionError("illegal_action", f"player returned action {decision.action}")

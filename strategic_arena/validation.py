@@ -23,11 +23,12 @@ response string.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypeAlias, get_args
 
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.games import GameSpec, get_spec
+from strategic_arena.games.base import MoveKind
 from strategic_arena.styles import STYLES, AnswerStyle, get_style, style_names
 from strategic_arena.styles.base import THINK_CLOSE
 
@@ -51,7 +52,8 @@ ThinkingInHistory: TypeAlias = Literal["keep", "strip", "answer"]
 #: What earlier answers of a conversation keep of their reasoning (:func:`history_text`).
 THINKING_IN_HISTORY: tuple[ThinkingInHistory, ...] = get_args(ThinkingInHistory)
 
-#: Longest answer block read as an action; longer ones cannot be a move.
+#: Longest answer block read as a menu action; longer ones cannot be a move (a game sets its own
+#: limit in ``GameSpec.max_move_chars``: free-text moves may be whole messages).
 MAX_ANSWER_CHARS = 200
 
 
@@ -120,12 +122,35 @@ def validate(
     answer = raw_answer.strip()
     if not answer:
         return ActionError("no_action", "the answer block is empty")
-    if len(answer) > MAX_ANSWER_CHARS:
+    if len(answer) > spec.max_move_chars:
         return ActionError(
             "unknown_action",
             f"the answer is {len(answer)} characters long; give only the action",
         )
-    return answer_style.read_answer(raw_answer, menu, spec.grammar)
+    return _READERS[spec.move_kind](answer_style, raw_answer, menu, spec)
+
+
+def _read_menu_move(
+    style: AnswerStyle, answer: str, menu: Mapping[int, str], spec: GameSpec
+) -> Action | ActionError:
+    """A menu game: the style reads the answer against the menu, by the game's grammar."""
+    return style.read_answer(answer, menu, spec.grammar)
+
+
+def _read_text_move(
+    style: AnswerStyle, answer: str, menu: Mapping[int, str], spec: GameSpec
+) -> Action | ActionError:
+    """A free-text game: the style's move text, checked by the game's free-text grammar."""
+    return spec.grammar.parse(style.move_text(answer), menu)
+
+
+#: How an answer's move text is read, by the game's move kind (:data:`MoveKind`).
+_READERS: dict[
+    MoveKind, Callable[[AnswerStyle, str, Mapping[int, str], GameSpec], Action | ActionError]
+] = {
+    "menu": _read_menu_move,
+    "text": _read_text_move,
+}
 
 
 def answer_block(style: Style | AnswerStyle, action_text: str) -> str:

@@ -18,11 +18,18 @@ import gymnasium
 import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from strategic_arena.actions import Action, ActionError
+from strategic_arena.actions import TEXT_MOVE, Action, ActionError
 from strategic_arena.env import Observation, TextGameEnv, make
 from strategic_arena.players import RandomPlayer
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import GameState, Player, feedback, judge, random_legal_action
+from strategic_arena.turn import (
+    Decision,
+    GameState,
+    Player,
+    Verdict,
+    feedback,
+    random_legal_action,
+)
 from strategic_arena.turn import IllegalMovePolicy as IllegalMovePolicy  # re-exported
 from strategic_arena.validation import Style, validate
 
@@ -95,7 +102,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
         )
         if isinstance(outcome, Action):
             errors, self._errors = self._errors, []
-            env.step(outcome.id)
+            env.play(Verdict("play", outcome.id, None, outcome.text))  # an id, or a free text
             env.infos[agent] = _info(outcome, None, errors)
             return
         self._errors.append(outcome)
@@ -108,7 +115,7 @@ class TextActionWrapper(BaseWrapper[str, Observation, Any]):
             env.infos[agent] = {**_info(None, outcome, errors), "feedback": feedback(outcome)}
             return
         self._errors = []
-        if ruling == "random":
+        if ruling == "random" and menu:  # a free-text game has no menu to draw from: forfeit
             choice = random_legal_action(menu, self._rng)
             env.step(choice)
             env.infos[agent] = _info(Action(choice, menu[choice]), outcome, errors)
@@ -194,18 +201,26 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
         self._opponent_moves()
         return self._observe(), {}
 
-    def step(self, action: np.int64 | int) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
-        """Play ``action``, then the opponent's replies."""
+    def step(
+        self, action: np.int64 | int | str
+    ) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        """Play ``action`` (an action id, or a free-text game's move text), then the replies."""
         env = self.env
         if env.terminations[self.agent]:
             raise RuntimeError("the episode is over; call reset()")
         info: dict[str, Any] = {}
-        action = int(action)
-        if action in env.legal_action_texts(self.agent):
-            env.step(action)
+        decision = (
+            Decision(TEXT_MOVE, action, move_text=action)
+            if isinstance(action, str)
+            else Decision(int(action))
+        )
+        verdict = env.judge(self.agent, decision)
+        if verdict.outcome == "play":
+            env.play(verdict)
             self._opponent_moves()
         else:
-            info["error"] = ActionError("illegal_action", f"action {action} is not legal")
+            shown = action if isinstance(action, str) else int(action)
+            info["error"] = ActionError("illegal_action", f"action {shown!r} is not legal")
             env.forfeit(self.agent)
         total = env.returns()[self.seat]
         reward, self._paid = total - self._paid, total
@@ -239,9 +254,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, np.int64]):
             decision = self._loop.run_until_complete(
                 self.opponent.act(GameState(self.env_id, env.spiel_state.clone(), env.spec), seat)
             )
-            verdict = judge(decision, env.legal_action_texts(opponent_agent))
+            verdict = env.judge(opponent_agent, decision)
             if verdict.outcome == "play":
-                env.step(verdict.action)
+                env.play(verdict)
             elif verdict.outcome == "forfeit":
                 env.forfeit(opponent_agent)
             else:
@@ -287,7 +302,7 @@ GYMNASIUM_NAMESPACE = "strategic_arena"
 
 
 def register_envs() -> list[str]:
-    """Register every curated game's single-agent view with gymnasium (all are two-player).
+    """Register every curated game's single-agent view with gymnasium.
 
     ``gymnasium.make("strategic_arena/kuhn_poker-v0", opponent="nash", seat=1, text=False)``
     builds :class:`SingleAgentEnv` with those arguments (defaults: a random opponent, seat 0,

@@ -83,7 +83,8 @@ def _random_game_in_lockstep(env: TextGameEnv, rng: np.random.Generator, seed: i
 def test_random_games_agree_with_pyspiel(env_id: str) -> None:
     env = sa.make(env_id)
     rng = np.random.default_rng(12345)
-    games = 2000
+    # Full Hanabi with 3-5 players: longer games with more seats, so fewer of them.
+    games = 2000 if env.spec.num_players == 2 else 60
     total_steps = sum(_random_game_in_lockstep(env, rng, seed) for seed in range(games))
     assert total_steps >= games  # every game had moves
 

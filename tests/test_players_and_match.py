@@ -40,8 +40,9 @@ def test_players_satisfy_the_protocol() -> None:
 
 @pytest.mark.parametrize("env_id", CURATED)
 def test_play_match_is_seeded_and_replays_exactly(env_id: str) -> None:
-    first = play_match_sync(env_id, [RandomPlayer(1), RandomPlayer(2)], seed=11)
-    again = play_match_sync(env_id, [RandomPlayer(1), RandomPlayer(2)], seed=11)
+    seats = sa.get_spec(env_id).num_players  # Hanabi with 3-5 players: a player per seat
+    first = play_match_sync(env_id, [RandomPlayer(1 + i) for i in range(seats)], seed=11)
+    again = play_match_sync(env_id, [RandomPlayer(1 + i) for i in range(seats)], seed=11)
     assert first.history == again.history and first.returns == again.returns
     assert first.status == "complete" and first.moves
     # Replay from the seed and the recorded moves through a fresh env.

@@ -43,7 +43,7 @@ def test_a_games_version_covers_exactly_the_files_it_reads() -> None:
     # The two Hanabi variants read the same folder; other games differ.
     mini, simple = (sa.get_spec(e).prompt_version for e in ("mini_hanabi-v0", "simple_hanabi-v0"))
     assert mini == simple
-    assert len({str(sa.get_spec(e).prompt_version) for e in sa.list_envs()}) == 5
+    assert len({str(sa.get_spec(e).prompt_version) for e in sa.list_envs()}) == 6
 
 
 def test_editing_one_games_rules_is_a_new_version_of_that_game_only(tmp_path: Path) -> None:

@@ -130,16 +130,21 @@ def test_publish_lists_the_teams_and_validates(team_game: str, tmp_path: Path) -
     assert "Per seat (every opponent together):" in markdown
 
 
+def _eval_served_against_random(db: Path, env_id: str, num_games: int) -> None:
+    """``eval`` of a served random player (``served``) against random, over HTTP, seed 1."""
+    with PlayerServer("random", model="served") as server:
+        args = ["eval", "--db", str(db), "--quiet", "--no-report", "--base-url", server.base_url]
+        args += ["--envs", env_id, "--opponents", "random", "--num-games", str(num_games)]
+        assert main([*args, "--seed", "1"]) == 0
+
+
 def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A served model against two seats of random, over HTTP: each game is one rated match."""
     db = tmp_path / "three.sqlite"
     env_id = "openspiel/kuhn_poker(players=3)"
-    with PlayerServer("random", model="served") as server:
-        args = ["eval", "--db", str(db), "--quiet", "--no-report", "--base-url", server.base_url]
-        args += ["--envs", env_id, "--opponents", "random", "--num-games", "6", "--seed", "1"]
-        assert main(args) == 0
+    _eval_served_against_random(db, env_id, 6)
     with ResultsStore(db) as store:
         games = store.games()
     publish(db, tmp_path / "site")
@@ -166,3 +171,21 @@ def test_eval_of_a_three_player_game_is_rated_and_published_per_seat(
     text = capsys.readouterr().out
     assert f"== TrueSkill: {env_id} (6 rated matches; ranked by mu - 3 sigma)" in text
     assert f"mu {table['served'].mu:6.2f} ± {table['served'].sigma:5.2f}" in text
+
+
+def test_a_textarena_three_player_game_is_rated_and_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TextArena's games (no OpenSpiel game type) rate and publish like OpenSpiel's."""
+    pytest.importorskip("textarena", reason="the [textarena] extra is not installed")
+    db = tmp_path / "ipd.sqlite"
+    env_id = "mindgames_three_player_ipd-v0"
+    _eval_served_against_random(db, env_id, 3)
+    assert main(["report", "--db", str(db), "--ratings", "--json"]) == 0
+    pool = json.loads(capsys.readouterr().out)["ratings"][env_id]
+    assert pool["matches"] == 3  # served against random's two seats, one match per game
+    assert {rating["player"] for rating in pool["ratings"]} == {"served", "random"}
+    publish(db, tmp_path / "site")
+    (env,) = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["envs"]
+    assert env["rated_matches"] == 3
+    assert sorted(row["seat"] for row in env["seats"] if row["player"] == "served") == [0, 1, 2]

@@ -53,7 +53,8 @@ def random_states(env_id: str, count: int, seed: int) -> list[sa.SeatView]:
 
 @pytest.mark.parametrize("env_id", CURATED)
 def test_every_legal_action_round_trips_in_every_style(env_id: str) -> None:
-    views = random_states(env_id, count=150, seed=1)
+    # Full Hanabi with 3-5 players: a game has several times the decisions, so fewer games.
+    views = random_states(env_id, count=150 if sa.get_spec(env_id).num_players == 2 else 12, seed=1)
     assert len(views) > 150
     spec = sa.get_spec(env_id)
     for view in views:

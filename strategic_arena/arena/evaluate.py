@@ -125,7 +125,8 @@ def evaluate(
         model: the endpoint and how to ask it; ``base_url`` ``None`` serves the solver suite.
         protocol: a named protocol (:data:`~strategic_arena.arena.defaults.PROTOCOLS`) that
             sets games, opponents and games per setting.
-        envs: games to play (default: the protocol's, else every curated game).
+        envs: games to play (default: the protocol's, else every curated game; with no
+            ``base_url``, every game of the solver suite).
         opponents: opponent specs, each playing the games it can (default per game); a
             ``model:NAME@BASE_URL`` spec is a model behind another endpoint, asked like
             ``model`` (:mod:`~strategic_arena.arena.model_opponents`).
@@ -152,7 +153,7 @@ def evaluate(
     if protocol is not None and protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     chosen = PROTOCOLS[protocol] if protocol else None
-    env_ids = list(envs or (chosen.env_ids if chosen else CURATED))
+    env_ids = list(envs or (chosen.env_ids if chosen else default_envs(model.base_url)))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
     if model.base_url is None:
@@ -224,12 +225,35 @@ def check_suite_covers(env_ids: Sequence[str]) -> None:
         ValueError: a game has no solver-suite entrant; the message names the fix.
     """
     missing = [env_id for env_id in env_ids if env_id not in SOLVER_SUITE]
+    reasons = sorted({_no_solver(env_id) for env_id in missing} - {""})
+    if reasons:  # the spec says why no solver plays it: that is the one line to show
+        raise ValueError(
+            f"the embedded solver suite plays no {', '.join(missing)}: {'; '.join(reasons)}"
+        )
     if missing:
         raise ValueError(
             f"the embedded solver suite plays no {', '.join(missing)} (its spec names no "
             "solver-suite entrant): give --base-url to evaluate a model there, or choose "
             f"--envs among {', '.join(SOLVER_SUITE)}"
         )
+
+
+def default_envs(base_url: str | None) -> list[str]:
+    """``eval``'s games when neither ``--envs`` nor ``--protocol`` names them.
+
+    A model (a ``base_url``) plays every curated game; the embedded solver suite (no
+    ``base_url``) plays the games it has an entrant for, since a curated game may have none
+    (Hanabi with 3-5 players: its spec says why).
+    """
+    return list(CURATED) if base_url is not None else list(SOLVER_SUITE)
+
+
+def _no_solver(env_id: str) -> str:
+    """Why the spec of ``env_id`` names no solver-suite entrant (empty when it does not say)."""
+    try:
+        return get_spec(env_id).listing.no_solver
+    except ValueError:  # an unknown id is refused with its own error elsewhere
+        return ""
 
 
 def default_run_name(

@@ -28,7 +28,7 @@ from typing import Literal
 from strategic_arena.actions import ActionError
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.prompt_sets import PromptSet
-from strategic_arena.turn import Decision, GameState, Player, judge
+from strategic_arena.turn import Decision, GameState, Player
 
 MatchStatus = Literal["complete", "forfeit", "incomplete"]
 
@@ -40,8 +40,10 @@ class MoveRecord:
     Attributes:
         index: 0-based number of the decision in the game.
         seat: who moved.
-        action: the action id played (``None`` for a forfeiting decision).
-        action_text: canonical text of the action (empty when forfeited).
+        action: the action id played (``None`` for a forfeiting decision;
+            :data:`~strategic_arena.actions.TEXT_MOVE` for a free-text move).
+        action_text: canonical text of the action, or the free-text move exactly as played
+            (empty when forfeited).
         response: the player's raw text.
         error: why the response was not a legal move (the last error if retried).
         decision: the full :class:`Decision` as the player returned it.
@@ -135,8 +137,11 @@ async def play_match(
             decisions = [await players[seats[0]].act(state, seats[0])]
         else:
             decisions = await _ask_together(env_id, env, players, seats)
-        menus = [env.legal_action_texts(env.possible_agents[seat]) for seat in seats]
-        verdicts = [judge(d, menu) for d, menu in zip(decisions, menus, strict=True)]
+        # The env judges: a menu game's legal action, or a free-text game's move text.
+        verdicts = [
+            env.judge(env.possible_agents[seat], decision)
+            for seat, decision in zip(seats, decisions, strict=True)
+        ]
         order = list(range(len(seats)))
         failed = [i for i in order if verdicts[i].outcome == "incomplete"]
         if failed:  # the failed decision is the game's last move (MatchRecord says so)
@@ -147,7 +152,7 @@ async def play_match(
                 index=len(moves),
                 seat=seats[i],
                 action=verdict.action,
-                action_text="" if verdict.action is None else menus[i][verdict.action],
+                action_text=verdict.text,
                 response=decisions[i].text,
                 error=verdict.error,
                 decision=decisions[i],
@@ -166,7 +171,7 @@ async def play_match(
             continue
         for seat, verdict in zip(seats, verdicts, strict=True):
             assert env.agent_selection == env.possible_agents[seat]  # seat order
-            env.step(verdict.action)
+            env.play(verdict)
     incomplete = infrastructure_error is not None
     return MatchRecord(
         env_id=env_id,

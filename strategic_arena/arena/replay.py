@@ -18,7 +18,8 @@ from pathlib import Path
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.env import TextGameEnv, make
-from strategic_arena.printable import printable_line
+from strategic_arena.printable import printable, printable_line
+from strategic_arena.turn import Decision
 
 
 class ReplayError(RuntimeError):
@@ -75,13 +76,14 @@ def replay_game(store: ResultsStore, game_id: int, on_move: MoveHook | None = No
             env.forfeit(env.possible_agents[missing[0].seat])
             continue
         for move in turn:
-            legal = env.legal_action_texts(env.possible_agents[move.seat])
-            if move.action not in legal or legal[move.action] != move.action_text:
+            agent = env.possible_agents[move.seat]
+            verdict = env.judge(agent, Decision(move.action, move_text=move.action_text))
+            if verdict.outcome != "play" or verdict.text != move.action_text:
                 raise ReplayError(
                     f"move {move.ply}: action {move.action} ({move.action_text!r}) is not legal "
                     "here"
                 )
-            env.step(move.action)
+            env.play(verdict)
     history = tuple(int(a) for a in env.spiel_state.history())
     if history != game.history:
         raise ReplayError(f"history {list(history)} differs from the stored {list(game.history)}")
@@ -94,13 +96,18 @@ def final_state_text(replay: Replay) -> str:
     """The replayed game's final state, labelled, for a person reading a replay.
 
     Each seat's view in the prompts' words (one block when the seats see the same, as on a
-    board), then OpenSpiel's raw state string -- compact and game-specific (Kuhn Poker's
-    ``"1 2 pp"``: the cards dealt, then the bets), so it is named as such rather than shown
-    bare.
+    board), then the rules engine's raw state string -- OpenSpiel's is compact and
+    game-specific (Kuhn Poker's ``"1 2 pp"``: the cards dealt, then the bets), so it is named
+    as such rather than shown bare. Every text is escaped for the terminal: a free-text game's
+    views and state quote what the players wrote.
     """
     env, game = replay.env, replay.game
     state = env.spiel_state
-    views = [env.spec.observation_text(state, seat) for seat in range(len(game.players))]
+    # A free-text game's view quotes the players' own moves: escaped like every stored text.
+    views = [
+        printable(env.spec.observation_text(state, seat), keep_newlines=True)
+        for seat in range(len(game.players))
+    ]
     lines = ["=== final state"]
     if len(set(views)) == 1:
         lines += ["--- what every seat sees ---", views[0]]
@@ -108,7 +115,8 @@ def final_state_text(replay: Replay) -> str:
         for seat, (name, view) in enumerate(zip(game.players, views, strict=True)):
             # The name may come from an endpoint: escaped before it reaches a terminal.
             lines += [f"--- what seat {seat} ({printable_line(name)}) sees ---", view]
-    lines += ["--- OpenSpiel state (raw, with every hidden card) ---", str(state)]
+    raw = printable(str(state), keep_newlines=True)
+    lines += [f"--- {env.spec.rules_engine} state (raw, with every hidden card) ---", raw]
     return "\n".join(lines)
 
 

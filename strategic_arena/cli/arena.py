@@ -222,7 +222,7 @@ def add_parsers(sub: Any) -> None:
         default=None,
         metavar="ENV",
         help="games to play, separated by spaces or commas (default: all curated: "
-        f"{' '.join(CURATED)})",
+        f"{' '.join(CURATED)}; with no --base-url, those the solver suite plays)",
     )
     games.add_argument(
         "--opponents",

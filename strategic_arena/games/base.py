@@ -18,16 +18,22 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from typing import Literal, TypeAlias
 
 import pyspiel
 
-from strategic_arena.actions import Action, ActionError
+from strategic_arena.actions import TEXT_MOVE, Action, ActionError
 from strategic_arena.games.listing import Listing
 from strategic_arena.games.seats import turns
 from strategic_arena.prompt_files import default_version
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
+
+MoveKind: TypeAlias = Literal["menu", "text"]
+"""How a game takes a move: ``menu`` -- one of the legal action ids, read from its text by the
+game's :class:`ActionGrammar`; ``text`` -- a free text that the game itself validates when it is
+played (TextArena's games: ``[Offer: 3 Sheep -> 5 Brick]``), read by :class:`FreeTextGrammar`."""
 
 _WRAPPERS = "\"'`*_<>[]{}()"
 _SPACES = re.compile(r"\s+")
@@ -133,6 +139,45 @@ class ActionGrammar(abc.ABC):
         )
 
 
+class FreeTextGrammar(ActionGrammar):
+    """The grammar of a free-text game: a move is any non-empty text the game will judge.
+
+    There is no menu: :meth:`parse` returns ``Action(TEXT_MOVE, text)`` with the answer's text
+    exactly as written (outer whitespace stripped), and the game decides its legality when it is
+    played (TextArena's own invalid-move rules). ``pattern``, when given, is a syntactic check the
+    text must pass first (a regular expression searched in it; ``hint`` says what it wants), so a
+    game can refuse a malformed move as a typed ``unknown_action`` before it reaches the rules.
+    """
+
+    def __init__(self, pattern: str | None = None, hint: str = "") -> None:
+        super().__init__(num_actions=0)
+        self.pattern = re.compile(pattern, re.IGNORECASE | re.DOTALL) if pattern else None
+        self.hint = hint
+
+    def text(self, action: int) -> str:
+        """Free-text moves have no canonical text by id."""
+        raise ValueError(f"a free-text game has no action {action}: its moves are texts")
+
+    def menu_for(self, legal_actions: Menu | Sequence[int]) -> dict[int, str]:
+        """No menu: every move is a text."""
+        return {}
+
+    def interpret(self, key: str, menu: Menu) -> int | ActionError | None:
+        """Never called: :meth:`parse` reads every text itself."""
+        return None
+
+    def parse(self, answer: str, menu: Menu) -> Action | ActionError:
+        """The answer as a text move, or ``no_action`` / ``unknown_action`` (``pattern``)."""
+        move = answer.strip()
+        if not move:
+            return ActionError("no_action", "the answer is empty")
+        if self.pattern is not None and self.pattern.search(move) is None:
+            return ActionError(
+                "unknown_action", f"{_quote(move)} is not a move of this game; {self.hint}"
+            )
+        return Action(TEXT_MOVE, move)
+
+
 def _quote(answer: str, limit: int = 60) -> str:
     """``answer`` quoted and cut to ``limit`` characters, safe to echo back as feedback."""
     flat = _SPACES.sub(" ", answer).strip()
@@ -198,6 +243,15 @@ class GameSpec(abc.ABC):
     seat_teams: tuple[int, ...] | None = None
     #: How the arena uses the game; the tables of defaults, ladder and opponents derive from it.
     listing: Listing = Listing()
+    #: The peer library whose rules the game runs on (named where its raw state is shown).
+    rules_engine: str = "OpenSpiel"
+    #: ``menu`` (action ids) or ``text`` (free text the game validates): see :data:`MoveKind`.
+    move_kind: MoveKind = "menu"
+    #: Longest answer read as a move (a menu move is short; a free-text move may be a message).
+    max_move_chars: int = 200
+    #: Well-formed moves of a free-text game, which the ``random`` player draws from (a menu
+    #: game's random player draws from the menu instead).
+    sample_moves: tuple[str, ...] = ()
     grammar: ActionGrammar
 
     @property

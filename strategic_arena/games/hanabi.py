@@ -361,8 +361,9 @@ class HanabiSpec(GameSpec):
     Args:
         env_id: the versioned env id.
         title: the game's name in prompts.
-        colors / ranks / hand_size / max_information_tokens / max_life_tokens: OpenSpiel's
-            parameters of the variant.
+        colors / ranks / hand_size / max_information_tokens / max_life_tokens / players:
+            OpenSpiel's parameters of the variant (two players unless a subclass seats more:
+            :mod:`strategic_arena.games.hanabi_players`).
     """
 
     cooperative = True
@@ -379,8 +380,10 @@ class HanabiSpec(GameSpec):
         hand_size: int,
         max_information_tokens: int,
         max_life_tokens: int,
+        players: int = NUM_PLAYERS,
     ) -> None:
         self.env_id = env_id
+        self.players = players
         self.title = title
         self.openspiel_name = "hanabi"
         self.openspiel_params = {
@@ -389,7 +392,7 @@ class HanabiSpec(GameSpec):
             "hand_size": hand_size,
             "max_information_tokens": max_information_tokens,
             "max_life_tokens": max_life_tokens,
-            "players": NUM_PLAYERS,
+            "players": players,
         }
         self.prompt_dir = "hanabi"
         self.colors = colors
@@ -435,13 +438,13 @@ class HanabiSpec(GameSpec):
         Every play or discard draws while the deck lasts and each player has one turn after the
         deck runs out, so at most (cards left after the deal + players) cards get played.
         """
-        after_deal = self.deck_size - NUM_PLAYERS * self.hand_size
-        return min(self.colors * self.ranks, after_deal + NUM_PLAYERS)
+        after_deal = self.deck_size - self.players * self.hand_size
+        return min(self.colors * self.ranks, after_deal + self.players)
 
     def _best_score(self) -> str:
         """The best score, and why it is below complete fireworks when it is."""
         full = self.colors * self.ranks
-        after_deal = self.deck_size - NUM_PLAYERS * self.hand_size
+        after_deal = self.deck_size - self.players * self.hand_size
         if self.reachable_score == full:
             return f"best possible score {full} (every firework complete)"
         return (

@@ -45,17 +45,22 @@ class Listing:
             game; the registry's list of games per opponent derives from these.
         solver: the opponent spec that plays the game in the embedded solver suite (the model
             ``strategic-arena eval`` evaluates when no ``--base-url`` is given); ``None`` leaves
-            the game out of the suite, which a registered game must not do (tests check it).
+            the game out of the suite, which a registered game may do only when
+            ``no_solver`` says why (tests check it).
+        no_solver: why no solver-suite entrant plays the game (``solver`` is ``None``); ``eval``
+            without ``--base-url`` refuses the game with this reason.
         default_opponents: the opponents of ``eval`` when ``--opponents`` is not given.
         protocols: opponents per named evaluation protocol (``marshal``); a game absent from a
             protocol is not part of it, an empty tuple means self-play only.
-        ladder_games: games per pair of entrants in the baseline ladder (both seatings).
+        ladder_games: games per pair of entrants in the baseline ladder (both seatings);
+            ``None`` keeps the game out of the ladder.
         marshal_paper: MARSHAL's Table 3 references, when the paper scores the game.
     """
 
     opponents: tuple[str, ...] = ("random",)
     solver: str | None = None
+    no_solver: str = ""
     default_opponents: tuple[str, ...] = ("random",)
     protocols: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    ladder_games: int = 100
+    ladder_games: int | None = 100
     marshal_paper: PaperReference | None = None

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
-from strategic_arena.games import get_spec, list_envs
+from strategic_arena.games import get_spec, list_envs, list_text_envs
 from strategic_arena.games.base import GameSpec
 
 V = TypeVar("V")
@@ -60,7 +60,7 @@ def opponent_envs(opponent: str) -> tuple[str, ...]:
 def _opponent_table() -> dict[str, tuple[str, ...]]:
     """Opponent kind -> the games whose listing names it (read once)."""
     table: dict[str, tuple[str, ...]] = {}
-    for env_id in list_envs():
+    for env_id in [*list_envs(), *list_text_envs()]:  # the curated free-text games too
         for name in get_spec(env_id).listing.opponents:
             table[name] = (*table.get(name, ()), env_id)
     return table
@@ -90,8 +90,10 @@ def facts(spec: GameSpec) -> dict[str, str]:
         "normalized score": f"worst {spec.worst:g}, optimum {spec.optimum:g}",
         "prompt version": f"{version['name']}@{version['digest'][:12]}",
         "opponents": ", ".join(listing.opponents),
-        "solver-suite entrant": listing.solver or "none",
+        "solver-suite entrant": listing.solver or f"none ({listing.no_solver or 'not stated'})",
         "default opponents": ", ".join(listing.default_opponents),
         "protocols": protocols or "none",
-        "ladder games per pair": str(listing.ladder_games),
+        "ladder games per pair": (
+            "not in the ladder" if listing.ladder_games is None else str(listing.ladder_games)
+        ),
     }

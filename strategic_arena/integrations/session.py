@@ -38,7 +38,7 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.styles import get_style
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.rewards import RewardConfig, game_reward
-from strategic_arena.turn import GameState, Player, SeatInformation, judge
+from strategic_arena.turn import GameState, Player, SeatInformation
 from strategic_arena.validation import Style
 from strategic_arena.views import SeatView
 from strategic_arena.wrappers import TextActionWrapper
@@ -309,10 +309,10 @@ class GameSession:
             decision = await self._players[seat].act(
                 GameState(self.env_id, env.spiel_state.clone(), env.spec), seat
             )
-            verdict = judge(decision, env.legal_action_texts(agent))
+            verdict = env.judge(agent, decision)  # a menu action, or a free-text move
             if verdict.outcome == "incomplete":  # an opponent's server failed: no game to score
                 raise RuntimeError(f"the opponent of seat {seat} failed: {verdict.error}")
             if verdict.action is None:
                 env.forfeit(agent)
             else:
-                env.step(verdict.action)
+                env.play(verdict)

@@ -20,7 +20,6 @@ from typing import Any
 
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, round_robin, run
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.games import list_envs
 from strategic_arena.games.tables import DerivedTable
 
 #: The run name of the ladder in its results store.
@@ -44,7 +43,8 @@ BASELINE: tuple[str, ...] = (
 #: Games per pair of entrants in each env (both seatings together): each spec's
 #: ``listing.ladder_games``. Poker needs many hands: one hand's chips vary far more than a board
 #: game's result. Connect Four is fewer because the solver spends up to its budget on each
-#: early move.
+#: early move. A game whose listing says ``None`` is not in the ladder (nothing on it but
+#: ``random`` would play: the Hanabi games with more than two players).
 NUM_GAMES: Mapping[str, int] = DerivedTable(lambda spec: spec.listing.ladder_games)
 
 
@@ -64,14 +64,14 @@ def tasks(
 
     Args:
         seed: the run seed (env and player seeds derive from it).
-        env_ids: envs to play (default: every curated env).
+        env_ids: envs to play (default: every curated env with a ladder count).
         num_games: games per pair, one count for every env or a count per env (default
             :data:`NUM_GAMES`).
         specs: the entrants (default :data:`BASELINE`).
     """
     players = entrants(specs)
     all_tasks: list[GameTask] = []
-    for env_id in env_ids or list_envs():
+    for env_id in env_ids or list(NUM_GAMES):
         if isinstance(num_games, int):
             count = num_games
         else:
@@ -115,7 +115,7 @@ def play(
         ValueError: the store already holds run ``run_name`` with other settings or seed (a
             different ladder must go to another database or run name).
     """
-    envs = list(env_ids or list_envs())
+    envs = list(env_ids or NUM_GAMES)
     counts = {
         env_id: num_games
         if isinstance(num_games, int)

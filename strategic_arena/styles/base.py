@@ -60,6 +60,9 @@ class AnswerStyle(abc.ABC):
     name: ClassVar[str]
     #: Whether a missing or empty reasoning part is an error unless the caller says otherwise.
     requires_reasoning: ClassVar[bool] = True
+    #: Whether answers may name actions by id, which only a menu game has (``spin_bench``):
+    #: such a style cannot play a free-text game.
+    menu_only: ClassVar[bool] = False
     #: Error detail when no answer is found.
     answer_hint: ClassVar[str]
     #: Error detail when the reasoning is missing.
@@ -95,6 +98,10 @@ class AnswerStyle(abc.ABC):
     ) -> Action | ActionError:
         """Read one answer's move text (as written) against the menu, by the game's grammar."""
         return grammar.parse(answer.strip(), menu)
+
+    def move_text(self, answer: str) -> str:
+        """The move a free-text game is sent for one answer's text (as written; stripped here)."""
+        return answer.strip()
 
     def action_line(self, action: int, text: str) -> str:
         """How one legal action is listed in the prompt."""

@@ -26,6 +26,7 @@ class SpinBenchStyle(JsonStyle):
     """``{"reason": ..., "action": ID or MOVE}``."""
 
     name: ClassVar[str] = "spin_bench"
+    menu_only: ClassVar[bool] = True
     reasoning_field: ClassVar[str] = "reason"
     answer_hint: ClassVar[str] = 'no "action" field found'
     reasoning_hint: ClassVar[str] = 'give your reasoning in the "reason" field'

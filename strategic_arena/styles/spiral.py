@@ -103,6 +103,10 @@ class SpiralStyle(AnswerStyle):
             "format", f"write the move exactly as listed, as in \\boxed{{{parsed.text}}}"
         )
 
+    def move_text(self, answer: str) -> str:
+        """SPIRAL sends a free-text game the formatted candidate (``Accept`` -> ``[Accept]``)."""
+        return bracketed(answer)
+
     def history_answer(self, response: str) -> str | None:
         """The last box alone (a response without one keeps its text)."""
         found = last_box(response)

@@ -37,10 +37,13 @@ def rewards_by_move(
     Returns:
         One list of per-seat rewards per decision, or ``None`` when the history cannot be
         replayed decision by decision (a simultaneous-move game, or a history whose player
-        actions do not match the decisions): the caller then pays everything at the end.
+        actions do not match the decisions, or a free-text game, whose moves have no ids):
+        the caller then pays everything at the end.
     """
     if not seats:
         return []  # nobody decided: nothing to attribute
+    if spec.move_kind == "text":
+        return None  # free-text games keep no action history; TextArena pays at the end
     num_seats = spec.num_players
     paid = [[0.0] * num_seats for _ in seats]
     state = spec.game.new_initial_state()

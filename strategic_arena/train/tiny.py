@@ -30,6 +30,8 @@ import numpy as np
 
 from strategic_arena._extras import require
 from strategic_arena.env import make
+from strategic_arena.free_text_env import FreeTextEnv
+from strategic_arena.games import GameSpec
 from strategic_arena.prompting import render_messages
 from strategic_arena.styles import get_style, style_names
 from strategic_arena.validation import Style
@@ -83,17 +85,29 @@ def game_texts(
             while not env.terminations[env.agent_selection]:
                 agent = env.agent_selection
                 view = env.seat_view(agent)
-                actions.update(view.legal_actions.values())
+                # A free-text game has no menu: its sample moves are the answers to learn.
+                moves = list(view.legal_actions.values()) or list(env.spec.sample_moves)
+                actions.update(moves)
                 if game < 3:  # the prompts repeat; a few games cover their words
-                    for style in style_names():
+                    for style in _styles_of(env.spec):
                         for history in (False, True):
                             messages = render_messages(
                                 env.spec, view, style, include_history=history
                             )
                             texts += [message["content"] for message in messages]
-                legal = list(view.legal_actions)
-                env.step(legal[int(rng.integers(len(legal)))])
+                if isinstance(env, FreeTextEnv):
+                    env.step(moves[int(rng.integers(len(moves)))])
+                else:
+                    legal = list(view.legal_actions)
+                    env.step(legal[int(rng.integers(len(legal)))])
     return texts, actions
+
+
+def _styles_of(spec: GameSpec) -> list[str]:
+    """The answer styles that can play ``spec`` (id-answering styles need a menu)."""
+    return [
+        name for name in style_names() if spec.move_kind == "menu" or not get_style(name).menu_only
+    ]
 
 
 def build_tokenizer(

@@ -1,0 +1,83 @@
+"""The TextArena adapter's cost: seeded games through ``strategic_arena.make`` vs TextArena itself.
+
+Plays the same seeded games with the same scripted moves twice in one process -- through the
+PettingZoo AEC loop of ``strategic_arena.make("textarena/<EnvId>")`` (text observation read at
+every ``last()``) and through TextArena directly (``ta.make``, ``get_observation``, ``step``,
+``close``) -- and prints games/s of each and the ratio ours/textarena (median of repeats).
+
+    .venv/bin/python benchmarks/bench_textarena.py --games 100 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import textarena as ta
+
+import strategic_arena as sa
+from strategic_arena.free_text_env import FreeTextEnv
+
+MOVES = {
+    "SimpleNegotiation-v0": ("[Offer: 2 Wheat -> 1 Ore]", "Let us talk. [Deny]", "[Accept]"),
+    "KuhnPoker-v0": ("[check]", "[bet]", "[call]", "[fold]"),
+    "PigDice-v0": ("[roll]", "[roll]", "[hold]"),
+}
+
+
+def direct(env_id: str, seed: int) -> None:
+    """One game with TextArena itself."""
+    moves = MOVES[env_id]
+    env = ta.make(env_id)
+    env.reset(num_players=2, seed=seed)
+    done, ply = False, 0
+    while not done:
+        env.get_observation()
+        done, _ = env.step(action=moves[ply % len(moves)])
+        ply += 1
+    env.close()
+
+
+def ours(env_id: str, seed: int) -> None:
+    """The same game through the PettingZoo AEC loop of the adapter."""
+    moves = MOVES[env_id]
+    env = sa.make(f"textarena/{env_id}")
+    assert isinstance(env, FreeTextEnv)  # steps with text
+    env.reset(seed=seed)
+    ply = 0
+    for _ in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        assert observation["text"] is not None
+        env.step(moves[ply % len(moves)])
+        ply += 1
+
+
+def rate(play: Callable[[str, int], None], env_id: str, games: int) -> float:
+    """Games per second over ``games`` seeded games."""
+    started = time.perf_counter()
+    for seed in range(games):
+        play(env_id, seed)
+    return games / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100, help="games per repeat")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats (median reported)")
+    args = parser.parse_args()
+    print(f"{'game':24} {'ours games/s':>13} {'textarena games/s':>18} {'ratio':>7}")
+    for env_id in MOVES:
+        rate(ours, env_id, 2)  # warm-up: imports, word lists
+        rate(direct, env_id, 2)
+        mine = statistics.median(rate(ours, env_id, args.games) for _ in range(args.repeats))
+        peer = statistics.median(rate(direct, env_id, args.games) for _ in range(args.repeats))
+        print(f"{env_id:24} {mine:13.1f} {peer:18.1f} {mine / peer:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

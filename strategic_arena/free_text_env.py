@@ -1,0 +1,140 @@
+"""FreeTextEnv: the PettingZoo ``AECEnv`` of a game whose moves are texts (``move_kind = "text"``).
+
+Menu games step with an action id (:class:`~strategic_arena.env.TextGameEnv`); a free-text game
+-- any ``textarena/<EnvId>`` and the curated TextArena entries -- steps with the move's text,
+``env.step("[Offer: 3 Wheat -> 1 Ore]")``, and the game itself judges it. Everything else is
+:class:`TextGameEnv`'s contract (dead steps, cumulative rewards, forfeits, seeds), with these
+differences:
+
+* **Spaces.** ``action_space(agent)`` is ``gymnasium.spaces.Text`` (printable characters, up to
+  ``spec.max_move_chars``). An observation is ``{"observation": [1.0 if the seat is to move
+  else 0.0], "text": the seat's view}``: no ``action_mask`` (there is no menu to mask), and the
+  seat's view is its ``text``.
+* **Moves.** ``step(text)`` sends the text to the game unchanged. An invalid move is the game's
+  business, not an exception: TextArena's rules re-ask the offender (the same agent stays
+  selected, its observation now carries the game's reason) or end the game. ``step`` raises
+  only for a move that is not a string (:class:`~strategic_arena.env.IllegalActionError`).
+* **Seeds.** ``reset(seed=s)`` starts the game from seed ``s`` itself (so a TextArena game
+  played directly with ``env.reset(num_players, seed=s)`` is the same game); ``reset()`` without
+  a seed draws the next game's seed from a generator seeded by the last given seed.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from strategic_arena.env import TEXT_CHARSET, IllegalActionError, Observation, TextGameEnv
+from strategic_arena.games import GameSpec
+from strategic_arena.turn import Decision, Verdict, judge_text
+
+#: Longest view a free-text game's observation space admits (a whole conversation).
+MAX_FREE_TEXT_LENGTH = 1_000_000
+#: Characters a free-text view may hold: TextArena draws boards and rules with box-drawing
+#: characters, bullets and arrows beyond ASCII, so the whole Basic Multilingual Plane but its
+#: surrogates (a player's move is escaped where it is shown, never filtered here).
+FREE_TEXT_CHARSET = frozenset(chr(code) for code in range(0x10000) if not 0xD800 <= code <= 0xDFFF)
+
+#: Largest seed drawn for a game started by ``reset()`` without a seed.
+_SEED_BOUND = 2**31 - 1
+
+
+@functools.cache
+def _view_space() -> spaces.Text:
+    """The space of a free-text view, built once (its 63k-character charset costs ~20 ms)."""
+    return spaces.Text(MAX_FREE_TEXT_LENGTH, min_length=0, charset=FREE_TEXT_CHARSET)
+
+
+class FreeTextEnv(TextGameEnv):
+    """A free-text game with the PettingZoo AEC API: ``step(text)`` (see the module doc)."""
+
+    def __init__(self, spec: GameSpec, render_mode: str | None = None) -> None:
+        if spec.move_kind != "text":
+            raise ValueError(f"{spec.env_id} takes menu moves; make it with TextGameEnv")
+        super().__init__(spec, render_mode=render_mode)
+        # No menu, so no mask (PettingZoo samples an action through a mask when there is one),
+        # and a one-entry tensor: whether the seat is to move (PettingZoo refuses empty arrays).
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (1,), np.float32),
+                    "text": _view_space(),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.state_space = spaces.Box(0.0, 1.0, (spec.num_players,), np.float32)
+
+    def observe(self, agent: str) -> Observation:
+        """``{"observation": [1.0 if the seat is to move else 0.0], "text": its view}``."""
+        player = self.agent_name_mapping[agent]
+        text = (
+            self.spec.observation_text(self.spiel_state, player)
+            if self.forfeited_by is None
+            else self._forfeit_text(player)
+        )
+        return {"observation": self._to_move_flag(player), "text": text}
+
+    def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """The global view: each seat's to-move flag (the texts are the seats' own)."""
+        return np.concatenate(
+            [self._to_move_flag(player) for player in range(len(self.possible_agents))]
+        )
+
+    def _to_move_flag(self, player: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """``[1.0]`` when ``player`` is to move, else ``[0.0]``."""
+        moving = self.forfeited_by is None and self.spiel_state.current_player() == player
+        return np.array([1.0 if moving else 0.0], dtype=np.float32)
+
+    def _action_space(self) -> gymnasium.Space[Any]:
+        """``Text``: a move is a printable text of at most ``spec.max_move_chars`` characters."""
+        return spaces.Text(self.spec.max_move_chars, min_length=1, charset=TEXT_CHARSET)
+
+    def step(self, action: Any) -> None:
+        """Play the move text ``action`` for ``agent_selection`` (``None`` on a dead step)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if not isinstance(action, str):
+            raise IllegalActionError(
+                f"{self.spec.env_id} takes a move text, not {type(action).__name__} {action!r}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        state = self.spiel_state
+        state.apply_action(action)
+        returns = [float(r) for r in state.returns()]
+        for i, name in enumerate(self.possible_agents):
+            self.rewards[name] = returns[i] - self._returns[i]
+        self._returns = returns
+        if state.is_terminal():
+            self._finish()
+        else:
+            self.agent_selection = self.possible_agents[int(state.current_player())]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def judge(self, agent: str, decision: Decision) -> Verdict:
+        """Play the decision's move text (the game judges it), else forfeit or stop."""
+        return judge_text(decision)
+
+    def play(self, verdict: Verdict) -> None:
+        """Step with the verdict's move text."""
+        self.step(verdict.text)
+
+    def _resolve_chance(self) -> None:
+        """Start a new game from its seed: the game resolves its own chance events."""
+        state = self.spiel_state
+        if state.started:
+            return
+        if self.seed is not None:
+            state.start(self.seed)
+            return
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._rng_seed)
+        state.start(int(self._rng.integers(_SEED_BOUND)))

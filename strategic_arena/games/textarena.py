@@ -1,0 +1,395 @@
+"""The TextArena adapter: any TextArena environment as a free-text game, ``textarena/<EnvId>``.
+
+TextArena (``pip install 'strategic-arena[textarena]'``, imported only when such a game is made)
+defines the rules of its free-text, negotiation and social games; this module adapts one of its
+environments to the package's game contract without rewriting it:
+
+* **Observations.** A seat sees exactly what TextArena's ``get_observation()`` gave that player
+  at its latest turn (the observation of ``ta.make(EnvId)`` with its default wrappers: a string;
+  a ``-raw`` id's message list is joined, one message per line). Nothing else of the game is
+  exposed to a seat: :class:`TextArenaState` hands a player a copy that holds the seats' texts
+  and no TextArena object.
+* **Moves.** A move is a text (``move_kind = "text"``, :class:`FreeTextGrammar`) sent to
+  TextArena's ``env.step(text)`` unchanged. TextArena's own invalid-move rules judge it (most
+  games give the offender one more try with the reason in its observation, then end the game
+  with the offender losing), and TextArena's rewards (``env.close()``) are the returns.
+* **Seeds.** ``reset(seed)`` passes the seed to TextArena's ``env.reset(num_players, seed)``.
+  TextArena draws from Python's global ``random`` module, so every call into it runs on the
+  game's own saved generator state, swapped in and out around the call: the global RNG of the
+  process is left as it was, and games played side by side stay independent and replayable.
+
+The classes below give a TextArena game the small part of OpenSpiel's ``Game``/``State``
+interface that the env, the match loop and the store use (turns, terminal test, returns,
+observation strings, ``clone``); action ids, chance nodes and tensors are empty.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.metadata
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pyspiel
+
+from strategic_arena._extras import require
+from strategic_arena.games.base import FreeTextGrammar, GameSpec
+
+PREFIX = "textarena/"
+
+#: OpenSpiel's ``current_player()`` at a terminal state.
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+
+@dataclass(frozen=True)
+class TextArenaGameType:
+    """The fields of OpenSpiel's ``GameType`` the package reads, for a TextArena game."""
+
+    short_name: str
+    long_name: str
+    information: Any = pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    dynamics: Any = pyspiel.GameType.Dynamics.SEQUENTIAL
+    reward_model: Any = pyspiel.GameType.RewardModel.TERMINAL
+    #: TextArena games draw from their seed (deals, roles, words): the ratings pair a deal
+    #: played in both seatings into one duplicate match, as for OpenSpiel's games with chance.
+    chance_mode: Any = pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+    provides_information_state_string: bool = False
+    provides_observation_string: bool = True
+
+
+class TextArenaGame:
+    """A TextArena environment id with its player count and parameters (OpenSpiel's ``Game``)."""
+
+    def __init__(self, spec: TextArenaSpec) -> None:
+        self.spec = spec
+
+    def num_players(self) -> int:
+        """Number of seats."""
+        return self.spec.players
+
+    def num_distinct_actions(self) -> int:
+        """No action ids: moves are texts."""
+        return 0
+
+    def max_game_length(self) -> int:
+        """No public action ids are ever listed: a bound for the seat checks of ``serve``."""
+        return 0
+
+    def observation_tensor_shape(self) -> list[int]:
+        """No tensor: a seat's observation is TextArena's text."""
+        return [0]
+
+    def get_type(self) -> TextArenaGameType:
+        """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential)."""
+        return TextArenaGameType(self.spec.textarena_id, self.spec.title)
+
+    def new_initial_state(self) -> TextArenaState:
+        """A game not started yet: :meth:`TextArenaState.start` deals it from a seed."""
+        return TextArenaState(self.spec)
+
+
+class TextArenaState:
+    """One TextArena game in progress, seen through OpenSpiel's ``State`` interface.
+
+    ``start(seed)`` makes and resets the TextArena env; ``apply_action(text)`` plays a move.
+    :meth:`clone` returns a *copy for a player*: the seats' observation texts, turn and returns,
+    without the TextArena env (a player cannot step it or read hidden state through it).
+    """
+
+    def __init__(self, spec: TextArenaSpec) -> None:
+        self.spec = spec
+        self._env: Any = None
+        self._random_state: Any = None
+        self._observations = [""] * spec.players
+        self._current = 0
+        self._done = False
+        self._returns = [0.0] * spec.players
+        self._moves: list[tuple[int, str]] = []
+        self.game_info: Mapping[int, Mapping[str, Any]] = {}
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has dealt the game (a player's copy counts as started)."""
+        return self._env is not None or bool(self._moves) or any(self._observations)
+
+    def start(self, seed: int | None) -> None:
+        """Make the TextArena env and reset it with ``seed`` (``None``: TextArena's own default)."""
+        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        self._random_state = random.Random(seed).getstate()
+        with self._own_random():
+            try:
+                env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
+                for name in self.spec.wrappers:
+                    env = _wrapper(name)(env=env)
+                env.reset(num_players=self.spec.players, seed=seed)
+            except (AssertionError, LookupError, TypeError, ValueError) as error:
+                # TextArena refuses a player count or a keyword with an assert or a TypeError,
+                # and a game whose data (NLTK's word lists) is missing with a LookupError.
+                lines = [line.strip() for line in str(error).splitlines()]
+                reason = next((line for line in lines if any(c.isalpha() for c in line)), "")
+                raise ValueError(
+                    f"TextArena cannot start {self.spec.env_id} with {self.spec.players} "
+                    f"players: {reason or type(error).__name__}"
+                ) from error
+            self._env = env
+            self._observe()
+
+    def apply_action(self, move: str) -> None:
+        """Send ``move`` to TextArena's ``step``; its rules decide what happens."""
+        if self._env is None:
+            raise ValueError("a player's copy of a TextArena game cannot be played")
+        if self._done:
+            raise ValueError("the game is over")
+        self._moves.append((self._current, move))
+        with self._own_random():
+            done, _ = self._env.step(action=move)
+            if done:
+                self._finish()
+            else:
+                self._observe()
+
+    # -- OpenSpiel's State interface ----------------------------------------------------------
+
+    def current_player(self) -> int:
+        """The seat to move, or OpenSpiel's terminal id once the game is over."""
+        return _TERMINAL if self._done else self._current
+
+    def is_terminal(self) -> bool:
+        """Whether TextArena ended the game."""
+        return self._done
+
+    def is_chance_node(self) -> bool:
+        """TextArena resolves chance inside its own steps."""
+        return False
+
+    def is_simultaneous_node(self) -> bool:
+        """Turns are TextArena's: one seat at a time."""
+        return False
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """No action ids: a move is a text that TextArena judges."""
+        return []
+
+    def history(self) -> list[int]:
+        """No action ids (the move texts are the history: :meth:`moves`)."""
+        return []
+
+    def full_history(self) -> list[Any]:
+        """No action ids (see :meth:`history`)."""
+        return []
+
+    def moves(self) -> tuple[tuple[int, str], ...]:
+        """Every move sent to TextArena, as ``(seat, text)``, in order."""
+        return tuple(self._moves)
+
+    def returns(self) -> list[float]:
+        """TextArena's rewards at the end of the game (0 before it ends)."""
+        return list(self._returns)
+
+    def rewards(self) -> list[float]:
+        """TextArena pays at the end only: the returns once the game is over."""
+        return self.returns() if self._done else [0.0] * self.spec.players
+
+    def observation_string(self, player: int) -> str:
+        """What TextArena showed ``player`` at its latest turn (empty before its first)."""
+        return self._observations[player]
+
+    def information_state_string(self, player: int) -> str:
+        """A seat knows what TextArena showed it: its observation."""
+        return self._observations[player]
+
+    def observation_tensor(self, player: int) -> list[float]:
+        """No tensor."""
+        return []
+
+    def clone(self) -> TextArenaState:
+        """A copy for a player: texts, turn and returns; no TextArena env."""
+        copy_ = TextArenaState(self.spec)
+        copy_._observations = list(self._observations)
+        copy_._current, copy_._done = self._current, self._done
+        copy_._returns = list(self._returns)
+        copy_._moves = list(self._moves)
+        copy_.game_info = copy.deepcopy(self.game_info)
+        return copy_
+
+    def __str__(self) -> str:
+        lines = [f"{self.spec.textarena_id} ({self.spec.players} players)"]
+        lines += [f"move {seat}: {text}" for seat, text in self._moves]
+        if self._done:
+            lines.append(f"returns: {self._returns}")
+        return "\n".join(lines)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _observe(self) -> None:
+        """Ask TextArena whose turn it is and keep what it shows that seat."""
+        player, observation = self._env.get_observation()
+        self._current = int(player)
+        self._observations[self._current] = _as_text(observation)
+
+    def _finish(self) -> None:
+        """Read TextArena's rewards (``close()``) and end the game."""
+        closed = self._env.close()
+        rewards, info = closed if isinstance(closed, tuple) else (closed, {})
+        rewards = rewards or {}
+        self._returns = [float(rewards.get(seat, 0.0)) for seat in range(self.spec.players)]
+        self.game_info = info or {}
+        self._done = True
+
+    @contextmanager
+    def _own_random(self) -> Iterator[None]:
+        """Run TextArena on this game's generator state; the process's global RNG is kept."""
+        outer = random.getstate()
+        random.setstate(self._random_state)
+        try:
+            yield
+        finally:
+            self._random_state = random.getstate()
+            random.setstate(outer)
+
+
+#: Where TextArena keeps its wrappers (``FirstLastObservationWrapper``, which SPIRAL used, is
+#: not exported from ``textarena.wrappers`` in 0.7).
+_WRAPPER_MODULES = (
+    "textarena.wrappers",
+    "textarena.wrappers.ObservationWrappers.llm_observation_wrapper",
+)
+
+
+def _wrapper(name: str) -> Any:
+    """TextArena's wrapper class ``name`` (``LLMObservationWrapper``...)."""
+    for module in _WRAPPER_MODULES:
+        found = getattr(require(module), name, None)
+        if found is not None:
+            return found
+    raise ValueError(f"TextArena has no wrapper {name!r}")
+
+
+def _as_text(observation: object) -> str:
+    """A TextArena observation as text: a string as is, a message list one message per line."""
+    if isinstance(observation, str):
+        return observation
+    if isinstance(observation, Sequence):
+        return "\n".join(
+            str(item[1]) if isinstance(item, Sequence) and len(item) >= 2 else str(item)
+            for item in observation
+        )
+    return str(observation)
+
+
+class TextArenaSpec(GameSpec):
+    """A TextArena environment as a free-text game (``textarena/<EnvId>`` or a curated entry).
+
+    Attributes (beyond :class:`GameSpec`'s):
+        textarena_id: TextArena's environment id (``SimpleNegotiation-v0``).
+        players: number of seats (one of the counts the TextArena game supports).
+        params: keyword arguments given to ``ta.make`` (override the registered ones).
+        example: the example move of the answer-format section of prompts.
+        wrappers: TextArena wrappers applied in order after ``ta.make`` (by class name: a
+            curated entry reproduces the observation a paper's model saw, e.g. SPIRAL's
+            ``LLMObservationWrapper`` over a ``-raw`` id).
+        sample_moves: well-formed moves of the game, from which the ``random`` player draws.
+        seat_teams: the team of each seat where TextArena's game has teams (Codenames).
+    """
+
+    rules_engine = "TextArena"
+    move_kind = "text"
+    max_move_chars = 2_000
+    public_moves = False
+    tensor_bounds = (0.0, 1.0)
+    openspiel_name = ""
+    openspiel_params: Mapping[str, int | float | bool | str] = {}
+
+    def __init__(
+        self,
+        textarena_id: str,
+        *,
+        players: int = 2,
+        params: Mapping[str, int | float | bool | str] | None = None,
+        env_id: str | None = None,
+        title: str | None = None,
+        prompt_dir: str = "textarena",
+        example: str = "[your move]",
+        move_pattern: str | None = None,
+        move_hint: str = "",
+        wrappers: Sequence[str] = (),
+        sample_moves: Sequence[str] = (),
+        seat_teams: Sequence[int] | None = None,
+    ) -> None:
+        if players < 1:
+            raise ValueError(f"players must be at least 1, got {players}")
+        self.textarena_id = textarena_id
+        self.players = players
+        self.params = dict(params or {})
+        self.env_id = env_id or f"{PREFIX}{textarena_id}"
+        self.title = title or textarena_id
+        self.prompt_dir = prompt_dir
+        self.example = example
+        self.grammar = FreeTextGrammar(move_pattern, move_hint)
+        self.wrappers = tuple(wrappers)
+        self.sample_moves = tuple(sample_moves) or (example,)
+        self.seat_teams = None if seat_teams is None else tuple(seat_teams)
+
+    @functools.cached_property
+    def game(self) -> Any:  # noqa: D102 - documented on GameSpec
+        return TextArenaGame(self)
+
+    @property
+    def num_players(self) -> int:
+        """Number of seats."""
+        return self.players
+
+    @property
+    def rules_source(self) -> str:
+        """TextArena's release and environment id, with the keyword arguments of ``ta.make``.
+
+        The release is part of it: a TextArena release may change a game's prompts and rules.
+        """
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        try:
+            release = importlib.metadata.version("textarena")
+        except importlib.metadata.PackageNotFoundError:
+            release = "(not installed)"
+        game = self.textarena_id + (f"({params})" if params else "")
+        return f"TextArena {release} {game}"
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """TextArena's rewards: -1 (a loss) to +1 (a win), 0 for a draw."""
+        return -1.0, 1.0
+
+    @property
+    def tensor_size(self) -> int:
+        """No tensor: the observation is text."""
+        return 0
+
+    def role(self, player: int) -> str:
+        """``Player N``: who moves when is TextArena's (its view says so), not seat order."""
+        return f"Player {player}"
+
+    def observation_text(self, state: pyspiel.State, player: int) -> str:
+        """Exactly what TextArena showed ``player`` at its latest turn."""
+        return str(state.observation_string(player))
+
+    def menu(self, state: pyspiel.State, player: int) -> dict[int, str]:
+        """No menu: moves are texts."""
+        return {}
+
+    def example_action(self, seat: int) -> str:
+        """The example move of the prompts' answer-format section."""
+        return self.example
+
+
+def check_textarena_id(textarena_id: str) -> None:
+    """Raise ``ValueError`` unless TextArena registers ``textarena_id`` (imports TextArena)."""
+    textarena = require("textarena", f"the TextArena game {textarena_id}")
+    registry = textarena.envs.registration.ENV_REGISTRY
+    if textarena_id not in registry:
+        raise ValueError(
+            f"TextArena has no environment {textarena_id!r}; see "
+            "textarena.envs.registration.ENV_REGISTRY for the list"
+        )

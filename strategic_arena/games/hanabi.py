@@ -466,13 +466,12 @@ class HanabiSpec(GameSpec):
         return "play 0"
 
     def observation_text(self, state: pyspiel.State, player: int) -> str:
-        """Tokens, fireworks, score, deck, discards, both hands (yours as hints), last moves.
+        """Tokens, fireworks, score, deck, discards, the hands it sees, yours as hints, last moves.
 
         Built only from ``state.observation_string(player)``, which shows the seat's own cards
         as ``XX``: the seat's own cards never show, only what hints have told about them.
         """
         obs = parse_observation(state.observation_string(player))
-        partner = 1 - player
         fireworks = ", ".join(
             f"{color_name(letter)} {rank}" for letter, rank in obs.fireworks.items()
         )
@@ -486,14 +485,7 @@ class HanabiSpec(GameSpec):
             f"Deck: {obs.deck} {'card' if obs.deck == 1 else 'cards'} left",
             "Discard pile: " + (", ".join(obs.discards) if obs.discards else "empty"),
         ]
-        theirs = obs.hands[1] if len(obs.hands) > 1 else []
-        lines.append(f"Your partner's hand (Player {partner}; you see it, they do not):")
-        lines += [
-            f"  card {i}: {card.card}; your partner knows: {card.knowledge()}"
-            for i, card in enumerate(theirs)
-        ]
-        if not theirs:
-            lines.append("  (no cards)")
+        lines += self._other_hands(obs, player)
         lines.append(f"Your hand (Player {player}; you cannot see it; what hints have told you):")
         lines += [f"  card {i}: {card.knowledge()}" for i, card in enumerate(obs.hands[0])]
         if not obs.hands[0]:
@@ -504,6 +496,19 @@ class HanabiSpec(GameSpec):
             lines += [f"  {line}" for line in last]
         lines.append(self._status(state, obs, player))
         return "\n".join(lines)
+
+    def _other_hands(self, obs: Observation, player: int) -> list[str]:
+        """The lines showing the hands this seat sees (its partner's, in two-player Hanabi)."""
+        partner = 1 - player
+        theirs = obs.hands[1] if len(obs.hands) > 1 else []
+        lines = [f"Your partner's hand (Player {partner}; you see it, they do not):"]
+        lines += [
+            f"  card {i}: {card.card}; your partner knows: {card.knowledge()}"
+            for i, card in enumerate(theirs)
+        ]
+        if not theirs:
+            lines.append("  (no cards)")
+        return lines
 
     def _last_moves(self, state: pyspiel.State) -> tuple[str, ...]:
         """The public history lines of the last round (one move per player)."""

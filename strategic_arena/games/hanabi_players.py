@@ -34,7 +34,6 @@ from strategic_arena.games.hanabi import (
     HanabiSpec,
     Observation,
     _both,
-    color_name,
     parse_observation,
 )
 from strategic_arena.games.listing import Listing
@@ -196,23 +195,9 @@ class HanabiPlayers(HanabiSpec):
             f"all {self.players} players cooperate and share the score"
         )
 
-    def observation_text(self, state: pyspiel.State, player: int) -> str:
-        """Tokens, fireworks, score, deck, discards, every hand (yours as hints), last moves.
-
-        Built only from ``state.observation_string(player)``, which shows the seat's own cards
-        as ``XX``: the seat's own cards never show, only what hints have told about them.
-        """
-        obs = parse_observation(state.observation_string(player))
-        fireworks = ", ".join(f"{color_name(letter)} {r}" for letter, r in obs.fireworks.items())
-        lines = [
-            self.variant(),
-            f"Life tokens: {obs.lives} of {self.max_life_tokens}",
-            f"Information tokens: {obs.info} of {self.max_information_tokens}",
-            f"Fireworks (highest rank played in each colour): {fireworks}",
-            f"Score so far: {obs.score} of {self.colors * self.ranks}",
-            f"Deck: {obs.deck} {'card' if obs.deck == 1 else 'cards'} left",
-            "Discard pile: " + (", ".join(obs.discards) if obs.discards else "empty"),
-        ]
+    def _other_hands(self, obs: Observation, player: int) -> list[str]:
+        """Every other hand, by relative seat (``player +k``) with its seat number."""
+        lines = []
         for offset in range(1, self.players):
             hand = obs.hands[offset] if offset < len(obs.hands) else []
             lines.append(
@@ -225,16 +210,10 @@ class HanabiPlayers(HanabiSpec):
             ]
             if not hand:
                 lines.append("  (no cards)")
-        lines.append(f"Your hand (Player {player}; you cannot see it; what hints have told you):")
-        lines += [f"  card {i}: {card.knowledge()}" for i, card in enumerate(obs.hands[0])]
-        if not obs.hands[0]:
-            lines.append("  (no cards)")
-        last = self.last_moves(state)
-        if last:
-            lines.append("Last moves (oldest first):")
-            lines += [f"  {line}" for line in last]
-        lines.append(self._turn(state, obs, player))
-        return "\n".join(lines)
+        return lines
+
+    def _last_moves(self, state: pyspiel.State) -> tuple[str, ...]:
+        return tuple(self.last_moves(state))
 
     def last_moves(self, state: pyspiel.State) -> list[str]:
         """The public lines of the last round (one move per player), oldest first.
@@ -255,10 +234,10 @@ class HanabiPlayers(HanabiSpec):
                     lines.append(line)
         return lines
 
-    def _turn(self, state: pyspiel.State, obs: Observation, player: int) -> str:
-        """Whose turn it is, or how the game ended."""
+    def _status(self, state: pyspiel.State, obs: Observation, player: int) -> str:
+        """Whose turn it is, by relative seat, or how the game ended."""
         if state.is_terminal() or obs.current is None:
-            return self._status(state, obs, player)
+            return super()._status(state, obs, player)
         if obs.current == 0:
             return f"It is your turn (Player {player})."
         return f"It is the turn of player +{obs.current} (Player {self.seat(player, obs.current)})."

@@ -115,7 +115,7 @@ def _turns(vocab: int, batch: int, prompt: int, response: int, seed: int) -> lis
     """``batch`` turns of random tokens with alternating-sign advantages."""
     import numpy as np
 
-    from strategic_arena.train.episode import Turn
+    from strategic_arena.rl.episode import Turn
 
     rng = np.random.default_rng(seed)
     turns = []

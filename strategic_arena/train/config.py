@@ -45,10 +45,10 @@ from typing import Any, Literal, Union, get_args, get_origin
 from opponents.registry import parse_spec
 from strategic_arena._extras import require
 from strategic_arena.games import get_spec
+from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
-from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
 LossAggregation = Literal["seq-mean-token-mean", "seq-mean-token-sum-norm", "token-mean"]

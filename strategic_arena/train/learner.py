@@ -50,10 +50,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.rl.episode import Turn
 from strategic_arena.train.batching import plan_micro_batches
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
-from strategic_arena.train.episode import Turn
 from strategic_arena.train.importance import correct
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.games import get_spec
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 
 log = logging.getLogger("strategic_arena.train")
 

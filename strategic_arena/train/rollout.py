@@ -16,7 +16,7 @@ the system prompt) and validates the answer (:func:`strategic_arena.validate`) a
 the :class:`EngineBackend` applies the tokenizer's chat template, generates, and returns the
 prompt tokens, response tokens and the engine's log-probs with the answer
 (:class:`~strategic_arena.backends.TokenTrace`, kept in the decision). Each learner decision of
-a finished game becomes a :class:`~strategic_arena.train.episode.Turn`. An invalid answer
+a finished game becomes a :class:`~strategic_arena.rl.episode.Turn`. An invalid answer
 forfeits the game (MARSHAL's protocol); a game stopped by an endpoint opponent's failure
 (incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`); a game
 that keeps failing is dropped from the step, with a warning and ``train/dropped_games``.
@@ -44,10 +44,10 @@ from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.prompt_sets import cached_prompts
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 
 SELF_PLAY = "self"

@@ -5,7 +5,7 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 1. :meth:`Trainer.generate` -- plan the step's games and play them through the arena's match
    loop with the policy in every learner seat (:mod:`strategic_arena.train.rollout`);
 2. :meth:`Trainer.score` -- per-turn rewards and gating
-   (:func:`strategic_arena.train.rewards.score`);
+   (:func:`strategic_arena.rl.rewards.score`);
 3. :meth:`Trainer.advantage` -- the configured estimator
    (:mod:`strategic_arena.train.estimators`; a stateful one, RAE, keeps its state across steps
    and in checkpoints);
@@ -55,6 +55,8 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.rl.rewards import score
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
@@ -72,7 +74,6 @@ from strategic_arena.train.dist import (
     shutdown,
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
@@ -99,7 +100,6 @@ from strategic_arena.train.placement import (
     server_groups,
     visible_devices,
 )
-from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     GamePlan,
     OpponentPool,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 from strategic_arena.train.estimators.base import (
     _REGISTRY,
     Estimator,

@@ -12,7 +12,7 @@ Conventions every estimator follows:
 * A group whose values are all equal (a singleton group in particular) gets advantage 0
   everywhere: nothing in it is better or worse than its own baseline. Equality is checked
   exactly (max == min), so there is no ``0 / eps`` round-off and never a NaN.
-* Only **eligible** turns (:mod:`strategic_arena.train.rewards`) form trajectories: a gated turn
+* Only **eligible** turns (:mod:`strategic_arena.rl.rewards`) form trajectories: a gated turn
   contributes nothing to any return and gets advantage 0.0.
 """
 
@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.rl.episode import Episode, Turn
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 

@@ -4,7 +4,7 @@ Rollouts fill everything up to ``error_kind``; the later stages of a training st
 in place, each stage a function you can test alone:
 
 1. generate -- the match loop plays the game and records the policy's turns;
-2. score -- :func:`strategic_arena.train.rewards.score` sets ``Turn.reward`` and
+2. score -- :func:`strategic_arena.rl.rewards.score` sets ``Turn.reward`` and
    ``Turn.eligible``;
 3. advantage -- an estimator of :mod:`strategic_arena.train.estimators` sets
    ``Turn.advantage``;
@@ -39,7 +39,7 @@ class Turn:
         error_kind: ``None`` for a valid, legal, well-formatted move; otherwise why it was not
             one, an :data:`strategic_arena.actions.ErrorKind` (``"format"``,
             ``"illegal_action"``, ``"truncated"``, ...).
-        reward: this turn's reward r_t, set by :func:`strategic_arena.train.rewards.score`.
+        reward: this turn's reward r_t, set by :func:`strategic_arena.rl.rewards.score`.
         eligible: whether the turn is training data, set by the same function (eligibility
             gating: a turn whose outcome was never observed is left out).
         advantage: set by the advantage estimator; 0.0 when ineligible.

@@ -60,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,9 @@ from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
 from strategic_arena.games import get_spec, list_envs, list_text_envs
-from strategic_arena.players import (
-    Decision,
-    GameState,
-    HumanPlayer,
-    LLMPlayer,
-    Player,
-    RandomPlayer,
-)
+from strategic_arena.players import HumanPlayer, LLMPlayer, RandomPlayer
 from strategic_arena.prompting import render_messages
-from strategic_arena.turn import IllegalMovePolicy, SeatInformation
+from strategic_arena.turn import Decision, GameState, IllegalMovePolicy, Player, SeatInformation
 from strategic_arena.validation import STYLES, validate
 from strategic_arena.views import SeatView
 from strategic_arena.wrappers import TextActionWrapper, register_envs, single_agent

@@ -27,8 +27,9 @@ from strategic_arena.grading.grade import (
 from strategic_arena.grading.strategy import info_sets
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
-from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Decision, GameState, Player
 
 
 class Scripted:

@@ -24,9 +24,9 @@ from strategic_arena.arena.runner import Entrant, round_robin, run
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.leaderboard import FILES, publish, reproduce, schema
-from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.printable import printable
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Decision, GameState, Player
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"

@@ -11,7 +11,8 @@ from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import infrastructure, render_text, report, summarize
 from strategic_arena.arena.runner import Entrant, round_robin, run, versus
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.players import Decision, GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Decision, GameState
 
 
 def bot(name: str, envs: tuple[str, ...] | None = None) -> Entrant:

@@ -66,11 +66,11 @@ from strategic_arena.backends import OpenAIBackend
 from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
-from strategic_arena.players import Decision, GameState, LLMPlayer, Player
+from strategic_arena.players import LLMPlayer
 from strategic_arena.printable import printable_line
 from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import IllegalMovePolicy
+from strategic_arena.turn import Decision, GameState, IllegalMovePolicy, Player
 from strategic_arena.validation import Style, ThinkingInHistory
 
 PlayerBuilder = Callable[[str, int], Player]

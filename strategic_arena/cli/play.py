@@ -18,11 +18,12 @@ from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs
 from strategic_arena.games.seats import acting_seats
 from strategic_arena.games.tables import facts
-from strategic_arena.players import GameState, HumanPlayer, Player
+from strategic_arena.players import HumanPlayer
 from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.prompting import render_messages
 from strategic_arena.seeding import derive_seed
 from strategic_arena.styles import style_names
+from strategic_arena.turn import GameState, Player
 from strategic_arena.validation import Style
 
 

@@ -1,6 +1,6 @@
 """Measure a player's poker strategy at every information set and its exploitability.
 
-The player (any :class:`~strategic_arena.players.Player`: a model through ``LLMPlayer`` with
+The player (any :class:`~strategic_arena.turn.Player`: a model through ``LLMPlayer`` with
 the arena's prompts, or a built-in opponent) is asked ``K`` times at one state of each
 information set of Kuhn poker (12) or Leduc Hold'em (936, as OpenSpiel counts them). The
 answers' frequencies are its behavioural policy, an OpenSpiel ``TabularPolicy``; OpenSpiel's
@@ -29,9 +29,8 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.games import get_spec
 from strategic_arena.grading import POKER_ENVS
-from strategic_arena.players import GameState, Player
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import IllegalMovePolicy, final_answer_invalid
+from strategic_arena.turn import GameState, IllegalMovePolicy, Player, final_answer_invalid
 
 FloatArray = npt.NDArray[np.float64]
 #: Bootstrap resamples of the exploitability interval.

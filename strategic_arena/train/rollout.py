@@ -42,13 +42,14 @@ from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
-from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.players import LLMPlayer
 from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
+from strategic_arena.turn import Player
 
 SELF_PLAY = "self"
 

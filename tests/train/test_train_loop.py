@@ -223,7 +223,8 @@ def test_the_cli_trains_the_shipped_tiny_config(tmp_path: Path) -> None:
 
 def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: Overrides) -> None:
     from strategic_arena.actions import ActionError
-    from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+    from strategic_arena.players import RandomPlayer
+    from strategic_arena.turn import Decision, GameState, Player
 
     class DownOnce:
         """An endpoint opponent whose server fails for its first decision, then recovers."""

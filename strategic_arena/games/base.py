@@ -355,6 +355,17 @@ class GameSpec(abc.ABC):
         """A plausible canonical action text of ``seat`` for the format example in prompts."""
         return self.grammar.text(0)
 
+    def observation_problem(self, observation: str) -> str | None:
+        """Why no position of the game shows a seat ``observation``; ``None`` when one may.
+
+        A served player rebuilds its seat from a request that anyone can write
+        (:mod:`strategic_arena.seat_checks` turns a problem into the server's 400 before any
+        search). A game whose solver would work on an impossible observation says here what no
+        position shows (Hanabi: hands, tokens, deck and cards beyond its variant). The default
+        knows no limit beyond the bounds every game has.
+        """
+        return None
+
     def forfeit_returns(self, offender: int) -> list[float]:
         """Returns when ``offender`` forfeits (an invalid move under the ``forfeit`` policy).
 

@@ -28,7 +28,7 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.games import get_spec
-from strategic_arena.grading import POKER_ENVS
+from strategic_arena.grading import strategy_envs
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import GameState, IllegalMovePolicy, Player, final_answer_invalid
 
@@ -53,8 +53,9 @@ def info_sets(env_id: str) -> tuple[InfoSet, ...]:
     A depth-first walk of OpenSpiel's game tree (chance outcomes included); the first state
     met of each information state string represents it (the player sees only that string).
     """
-    if env_id not in POKER_ENVS:
-        raise ValueError(f"no strategy grading for {env_id}; games: {', '.join(POKER_ENVS)}")
+    graded = strategy_envs()
+    if env_id not in graded:
+        raise ValueError(f"no strategy grading for {env_id}; games: {', '.join(graded)}")
     found: dict[str, InfoSet] = {}
 
     def visit(state: pyspiel.State) -> None:

@@ -368,7 +368,7 @@ def test_terminal_escapes_from_an_endpoint_are_printed_as_escapes(
     assert "evil\\x1b]0;pwned\\x07\\nmodel\\x00" in printed  # the name, on one line
     assert "\\nmodel\\x00-" in err and "1/2 games" in err  # the progress line, escaped too
     assert "\\x1b[2J\\x1b]0;title\\x07\\x00\\u202eevil" in out  # the replayed reasoning
-    assert "500 - \\x1b[2J\\x1b[Hgone" in out  # the failure, in the report
+    assert "500: \\x1b[2J\\x1b[Hgone" in out  # the failure, in the report
 
 
 def test_a_reply_that_echoes_the_key_is_stored_with_the_key_masked(

@@ -34,8 +34,8 @@ from strategic_arena.cli.common import HelpFormatter, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
-from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.grading.summary import render_text
+from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.printable import printable, printable_line
 from strategic_arena.prompt_sets import load_prompts
 from strategic_arena.styles import style_names

@@ -5,8 +5,8 @@ bytes those become: 3 MB of gzip are 3 GB of zeros. So a body is read here, neve
 
 1. the raw bytes arrive in the transport's chunks (64 KiB at most);
 2. each chunk is decoded -- ``gzip``, ``deflate`` or none, the only encodings asked for in
-   ``Accept-Encoding`` -- by :mod:`zlib` with ``max_length`` set to what is left of the cap,
-   so a chunk never inflates past it;
+   ``Accept-Encoding`` -- by :mod:`zlib` with ``max_length`` set, 64 KiB at a time and never
+   past what is left of the cap;
 3. the decoded bytes are counted against ``limit``; the first byte over it stops the read with
    :class:`ReplyTooLarge` (the connection is closed, the rest is never read).
 
@@ -35,6 +35,9 @@ DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 #: What ``Accept-Encoding`` asks for: the encodings :class:`Decoder` can bound.
 ACCEPT_ENCODING = "gzip, deflate"
+
+#: The largest piece :class:`Decoder` inflates at once.
+_PIECE = 64 * 1024
 
 #: A JSON string (escapes included); what :func:`parse_json` does not count values in.
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
@@ -74,8 +77,11 @@ class Decoder:
             return zlib.decompressobj(zlib.MAX_WBITS)
         return None
 
-    def feed(self, data: bytes, room: int) -> bytes:
-        """The decoded bytes of ``data``.
+    def feed(self, data: bytes, room: int) -> list[bytes]:
+        """The decoded bytes of ``data``, in pieces of at most 64 KiB.
+
+        Small pieces, joined once at the end: growing one buffer to the cap would hold two
+        copies at each reallocation, and leave the allocator's heap fragmented.
 
         Raises:
             ReplyTooLarge: they would be more than ``room``.
@@ -84,25 +90,32 @@ class Decoder:
         if self._zlib is None:
             if len(data) > room:
                 raise ReplyTooLarge
-            return data
-        out = b""
+            return [data]
+        pieces: list[bytes] = []
+        produced = 0
         while data:
             try:
-                # max_length: zlib stops there, so even a bomb inflates at most room + 1 bytes.
-                piece = self._zlib.decompress(data, room - len(out) + 1)
+                # max_length: zlib stops there, so even a bomb inflates at most a piece at a
+                # time; what it has not read yet waits in unconsumed_tail.
+                piece = self._zlib.decompress(data, min(room - produced + 1, _PIECE))
             except zlib.error as error:
                 if self._kind == "deflate" and not self._started:  # raw deflate, no header
                     self._zlib, self._started = zlib.decompressobj(-zlib.MAX_WBITS), True
                     continue
                 raise BadEncoding(f"{self._kind} data does not decode ({error})") from None
             self._started = True
-            out += piece
-            if len(out) > room:
+            produced += len(piece)
+            if produced > room:
+                pieces.clear()  # not kept alive by the traceback (see read_body)
                 raise ReplyTooLarge
-            data = self._zlib.unused_data if self._zlib.eof else b""
-            if data:  # a second gzip member follows the first
-                self._zlib = self._new()
-        return out
+            pieces.append(piece)
+            if self._zlib.eof:
+                data = self._zlib.unused_data
+                if data:  # a second gzip member follows the first
+                    self._zlib = self._new()
+            else:
+                data = self._zlib.unconsumed_tail
+        return pieces
 
 
 async def read_body(raw: AsyncIterable[bytes], encoding: str, limit: int) -> bytes:
@@ -118,10 +131,20 @@ async def read_body(raw: AsyncIterable[bytes], encoding: str, limit: int) -> byt
         BadEncoding: see :class:`Decoder`.
     """
     decoder = Decoder(encoding)
-    body = bytearray()
-    async for chunk in raw:
-        body += decoder.feed(chunk, limit - len(body))
-    return bytes(body)
+    pieces: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in raw:
+            for piece in decoder.feed(chunk, limit - size):
+                pieces.append(piece)
+                size += len(piece)
+    except ReplyTooLarge:
+        # The exception's traceback holds this frame, and asyncio's tasks put tracebacks in
+        # reference cycles that live until the next garbage collection: what was read must
+        # not live with them (eight bombs in flight kept ~100 MB until a collection).
+        pieces.clear()
+        raise
+    return b"".join(pieces)
 
 
 def max_json_values(limit: int) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 #: The name of the package's own prompt set.
 DEFAULT_NAME = "default"
 #: Files of a user folder that are not prompts (notes for people).
-_IGNORED = ("README", "LICENSE", ".")
+NOT_PROMPTS = ("README", "LICENSE", ".")
 
 
 @functools.cache
@@ -51,7 +51,7 @@ def prompt_files(root: Path) -> list[str]:
     found = []
     for path in root.rglob("*"):
         relative = path.relative_to(root)
-        if not path.is_file() or any(part.startswith(_IGNORED) for part in relative.parts):
+        if not path.is_file() or any(part.startswith(NOT_PROMPTS) for part in relative.parts):
             continue
         if path.suffix == ".py" or "__pycache__" in relative.parts:
             continue

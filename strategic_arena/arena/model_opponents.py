@@ -8,9 +8,11 @@ rows and ratings).
 
 A model opponent is asked exactly as the evaluated model is (the same answer style, prompts,
 sampling and illegal-move policy: the run compares models, not settings), through its own
-endpoint, whose API key comes from an environment variable only (``--opponent-api-key-env``;
-by default the evaluated model's ``--api-key-env``). The key is never stored, printed or part
-of the spec: a base URL that carries credentials (``user:key@host``, ``?key=...``) is refused.
+endpoint, whose API key comes from an environment variable only (``--opponent-api-key-env``).
+None is named by default, and then no key is sent: the evaluated model's key goes to its own
+endpoint only, never to a rival's origin (another provider, another owner). The key is never
+stored, printed or part of the spec: a base URL that carries credentials (``user:key@host``,
+``?key=...``) is refused.
 Each model opponent passes the same preflight as the evaluated model before anything is stored.
 """
 
@@ -69,9 +71,11 @@ class ModelOpponent:
         return f"{MODEL_PREFIX}{self.model}@{self.base_url}"
 
     def entrant(
-        self, options: ModelOptions, api_key_env: str, seed: int | None, env_id: str
+        self, options: ModelOptions, api_key_env: str | None, seed: int | None, env_id: str
     ) -> Entrant:
         """The opponent as an entrant asked like ``options``' model, after its preflight.
+
+        ``api_key_env``: the variable holding the key sent to this endpoint (``None``: none).
 
         Raises:
             PreflightError: the endpoint cannot serve the run; the message names the cause.

@@ -38,10 +38,14 @@ call plays it again from the start (same seeds), as long as the key has fewer th
 ``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
 that is down fails fast, and the user reruns when it is back.
 
-A game whose request the server *refused* (an HTTP 4xx other than 408/429, error kind
-``refused``: a wrong URL, key, model name or parameter) is not a server failure and no rerun of
-the same command can fix it: it is not stored at all, no further game starts, and the summary
-carries the server's message (:attr:`RunSummary.refused`).
+A game whose request the server *refused* (an HTTP 3xx or a 4xx other than 408/429, error
+kind ``refused``: a wrong URL, key, model name or parameter -- or an endpoint that refuses
+whenever it is losing) is stored as ``incomplete`` like a server failure, and counts as one of
+its key's tries: the run goes on with the other games, the summary carries the server's
+message (:attr:`RunSummary.refused`), and a refused game is replayed by later calls at most
+``max_replays`` times, then given up for good. So a run against a selective refuser finishes
+after ``1 + max_replays`` calls, its refused games final and left out of every score (the
+leaderboard leaves the player unranked), instead of stopping every call at its first refusal.
 """
 
 from __future__ import annotations
@@ -425,7 +429,8 @@ class RunSummary:
             could not be built, the env failed); they are stored as incomplete too.
         refused: ``(key, server's message)`` of games whose request the server refused; they
             are stored as incomplete (an endpoint cannot make a game vanish by refusing in a
-            lost position) and the run stops starting games at the first.
+            lost position), replayed by later calls up to ``max_replays`` times like any
+            incomplete game, then given up.
         elapsed_s: wall-clock seconds of this call.
     """
 
@@ -594,9 +599,8 @@ async def run_async(
                 envs.pop(task.env_id, None)  # its state is unknown now
                 record = _broken(task, seat, error)
             refusal = _refusal(record)
-            if refusal is not None:  # the request is wrong: start nothing more
+            if refusal is not None:  # stored as one more try of its key, like a failure
                 summary.refused.append((task.key, refusal))
-                pending.clear()
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
             # Off the event loop: a store that waits for a lock must not stall the requests

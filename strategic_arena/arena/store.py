@@ -172,6 +172,10 @@ class StoreError(OSError):
     """The results store cannot be opened, read or written; the message says why."""
 
 
+class RunDeleted(ValueError):
+    """The run a process writes to was deleted by another process (``runs --delete``)."""
+
+
 class _OlderSchema(StoreError):
     """A store that must be upgraded before it can be read (so not read-only)."""
 
@@ -620,26 +624,35 @@ class ResultsStore:
         ).fetchone()
         if record.status == "incomplete" and scored:
             return False
-        cursor = db.execute(
-            "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
-            "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
-            "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                game_key,
-                record.env_id,
-                record.seed,
-                json.dumps(list(record.players)),
-                json.dumps(list(record.returns)),
-                record.status,
-                record.forfeited_by,
-                json.dumps(list(record.history)),
-                record.duration_s,
-                time.time(),
-                record.infrastructure_error,
-                json.dumps(list(record.prompts)) if any(record.prompts) else None,
-            ),
-        )
+        try:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO games (run_id, game_key, env_id, seed, players, returns, "
+                "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
+                "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    game_key,
+                    record.env_id,
+                    record.seed,
+                    json.dumps(list(record.players)),
+                    json.dumps(list(record.returns)),
+                    record.status,
+                    record.forfeited_by,
+                    json.dumps(list(record.history)),
+                    record.duration_s,
+                    time.time(),
+                    record.infrastructure_error,
+                    json.dumps(list(record.prompts)) if any(record.prompts) else None,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise RunDeleted(
+                    f"the run this eval writes to (id {run_id}) was deleted from the store "
+                    "while it ran ('strategic-arena runs --delete'); its games of this call "
+                    "are not stored: rerun the same command to play the run again"
+                ) from None
+            raise
         if cursor.rowcount == 0:
             return False
         game_id = cursor.lastrowid

@@ -39,7 +39,7 @@ import numpy as np
 
 from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import MatchRecord, play_match
-from strategic_arena.backends import ChatResult, Messages, TokenTrace
+from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
@@ -300,7 +300,7 @@ class OpponentPool:
         """The configured pool (no snapshots yet)."""
         entries = [
             PoolEntry(
-                name=o.spec if o.base_url is None else f"{o.spec}@{o.base_url}",
+                name=o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}",
                 weight=o.weight,
                 games=tuple(o.games) if o.games is not None else None,
                 from_step=o.from_step,

@@ -25,7 +25,7 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
-from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore, location
 from strategic_arena.backends import public_url
 from strategic_arena.games import CURATED, get_spec
 
@@ -36,7 +36,7 @@ class EvalResult:
 
     Attributes:
         run_name: the run's name in the store.
-        db: the results store.
+        db: the results store (a path, or a URL without its credentials).
         summary: the runner's account of this call.
         max_replays: the replay limit the run used (the report cites it).
         seed: the run's root seed (secret until the run is over; shown after it).
@@ -212,7 +212,7 @@ def evaluate(
             except KeyboardInterrupt:
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
-    return EvalResult(name, str(db), summary, max_replays, root_seed)
+    return EvalResult(name, location(db), summary, max_replays, root_seed)
 
 
 def check_suite_covers(env_ids: Sequence[str]) -> None:

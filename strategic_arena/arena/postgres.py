@@ -77,6 +77,11 @@ def explain(error: BaseException) -> str:
     return detail
 
 
+def is_driver_error(error: BaseException) -> bool:
+    """Whether ``error`` is psycopg's (without importing psycopg)."""
+    return type(error).__module__.split(".", 1)[0] == "psycopg"
+
+
 def errors() -> tuple[type[BaseException], ...]:
     """The driver's error types (the store turns them into ``StoreError``)."""
     psycopg = require("psycopg", "a PostgreSQL results store")
@@ -163,16 +168,18 @@ class PostgresConnection:
 
     def table_names(self) -> set[str]:
         """The tables of the store's schema (the session's ``search_path``)."""
+        # The catalog, not information_schema: that one hides tables the user may not read,
+        # and a store the user may not read must say so, not "no results store".
         rows = self._conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
         )
         return {str(row[0]) for row in rows}
 
     def columns(self, table: str) -> set[str]:
         """The column names of ``table``."""
         rows = self._conn.execute(
-            "SELECT column_name FROM information_schema.columns "
-            "WHERE table_schema = current_schema() AND table_name = %s",
+            "SELECT attname FROM pg_catalog.pg_attribute "
+            "WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped",
             (table,),
         )
         return {str(row[0]) for row in rows}

@@ -333,7 +333,21 @@ def location(target: str | Path) -> str:
 
     Its path, or its URL without credentials (user, password and query values masked).
     """
-    return public_url(str(target)) if is_postgres(target) else str(target)
+    if not is_postgres(target):
+        return str(target)
+    scheme, rest = public_url(str(target)).split(":", 1)
+    return f"{scheme}:{rest if rest.startswith('//') else '//' + rest}"  # a socket: no host
+
+
+def existing(db: str | Path) -> str | Path:
+    """``db`` for a command that never creates a store: a URL as it is, a path to a file.
+
+    Raises:
+        ValueError: there is no file at the path (a wrong path is bad input).
+    """
+    if not is_postgres(db) and not Path(db).is_file():
+        raise ValueError(f"no results store at {db}")
+    return db
 
 
 class ResultsStore:

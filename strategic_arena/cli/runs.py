@@ -9,7 +9,8 @@ from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.runs import list_runs, rename_run, run_games
-from strategic_arena.cli.common import HelpFormatter
+from strategic_arena.arena.store import location
+from strategic_arena.cli.common import DB_HELP, HelpFormatter
 from strategic_arena.grading.runs import delete_run
 from strategic_arena.printable import printable_line
 
@@ -24,7 +25,7 @@ def add_parser(sub: Any) -> None:
         "(complete, forfeit) and incomplete (stopped by server failures, not yet replayed "
         "successfully). --games lists a run's games with the ids that 'replay' takes.",
     )
-    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
     action = command.add_mutually_exclusive_group()
     action.add_argument("--games", metavar="RUN", help="list the games of RUN (ids for replay)")
     action.add_argument("--rename", nargs=2, metavar=("RUN", "NEW"), help="give RUN the name NEW")
@@ -39,14 +40,15 @@ def add_parser(sub: Any) -> None:
 
 def runs_main(args: argparse.Namespace) -> int:
     """``runs``: one action on the store, or the list of its runs."""
+    where = location(args.db)  # its URL without credentials
     if args.rename:
         old, new = args.rename
         rename_run(args.db, old, new)
-        print(f"renamed run {printable_line(old)!r} to {printable_line(new)!r} in {args.db}")
+        print(f"renamed run {printable_line(old)!r} to {printable_line(new)!r} in {where}")
         return 0
     if args.delete:
         count = delete_run(args.db, args.delete)
-        print(f"deleted run {printable_line(args.delete)!r} and its {count} games from {args.db}")
+        print(f"deleted run {printable_line(args.delete)!r} and its {count} games from {where}")
         return 0
     if args.games:
         games = run_games(args.db, args.games)
@@ -60,7 +62,7 @@ def runs_main(args: argparse.Namespace) -> int:
                 returns = "-"
             players = printable_line(", ".join(game.players), 80)
             print(f"{game.id:>6}  {game.env_id:18s} {game.status:10s} {returns:14s} {players}")
-        print(f"{len(games)} games; replay one with: strategic-arena replay ID --db {args.db}")
+        print(f"{len(games)} games; replay one with: strategic-arena replay ID --db {where}")
         return 0
     runs = list_runs(args.db)
     if args.json:
@@ -73,5 +75,5 @@ def runs_main(args: argparse.Namespace) -> int:
         )
         print(f"  settings: {printable_line(json.dumps(run.settings, sort_keys=True), 300)}")
     if not runs:
-        print(f"no runs in {args.db}")
+        print(f"no runs in {where}")
     return 0

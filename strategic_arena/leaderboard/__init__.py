@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, is_postgres, location
 from strategic_arena.leaderboard import html, markdown
 from strategic_arena.leaderboard.atomic import write_all
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
@@ -92,15 +92,14 @@ def publish(
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
     """
-    path = Path(db)
-    if not path.is_file():
-        raise FileNotFoundError(f"no results database at {path}")
-    with ResultsStore.for_reading(path) as store:
+    if not is_postgres(db) and not Path(db).is_file():
+        raise FileNotFoundError(f"no results database at {db}")
+    with ResultsStore.for_reading(db) as store:
         data = build(
             store,
             run_names,
             settings=settings,
-            source=path.name,
+            source=location(db) if is_postgres(db) else Path(db).name,
             max_left_out=max_left_out,
             title=title,
             description=description,

@@ -27,6 +27,7 @@ from strategic_arena.arena.defaults import (
 )
 from strategic_arena.arena.endpoint import ModelOptions
 from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
+from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, location
@@ -272,6 +273,14 @@ def add_parsers(sub: Any) -> None:
     )
     run.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
     run.add_argument(
+        "--lease-s",
+        type=float,
+        default=DEFAULT_LEASE_S,
+        metavar="S",
+        help="with a postgresql:// --db, every eval of the same run is a worker that shares its "
+        "games; a worker that dies leaves its games to the others after S seconds",
+    )
+    run.add_argument(
         "--max-response-chars",
         type=int,
         default=DEFAULT_MAX_RESPONSE_CHARS,
@@ -386,6 +395,7 @@ def eval_main(args: argparse.Namespace) -> int:
             seed=args.seed,
             concurrency=args.concurrency,
             max_replays=args.max_replays,
+            lease_s=args.lease_s,
             run_name=args.run_name,
             progress=not args.quiet,
             announce=_announce,

@@ -9,8 +9,8 @@ Local connections (the socket) are trusted; TCP connections need the password
 :data:`PASSWORD`, so the credential tests have a real authentication to pass or fail. Tests
 skip, saying why, where psycopg or the server binaries are missing.
 
-Use: ``from tests.pg import pg_server, pg_url  # noqa: F401`` in a test module, then take
-``pg_url`` (a URL of a new, empty database) or ``pg_server``.
+``tests/conftest.py`` offers its fixtures to every test: ``pg_url`` (the URL of a new, empty
+database) and ``pg_server``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore, StoreError, location
 from strategic_arena.cli import main
 from strategic_arena.players import RandomPlayer
-from tests.pg import PASSWORD, Server, pg_server, pg_url  # noqa: F401
+from tests.pg import PASSWORD, Server
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -107,9 +107,8 @@ def test_reading_opens_a_read_only_session(pg_url: str, pg_server: Server) -> No
         run(store, "r", tasks(2), seed=3, progress=False)
     with ResultsStore.for_reading(pg_url) as store:
         assert len(store.games()) == 2
-        with pytest.raises(StoreError, match="read-only"):
-            with store.transaction():
-                store.run("other", 1, {})
+        with pytest.raises(StoreError, match="read-only"), store.transaction():
+            store.run("other", 1, {})
     empty = pg_server.url(pg_server.create_database())
     with pytest.raises(StoreError, match="not a results store"):
         ResultsStore.for_reading(empty)

@@ -26,7 +26,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.serve import PlayerServer
-from tests.pg import Server, pg_server, pg_url  # noqa: F401
+from tests.pg import Server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -147,7 +147,7 @@ def test_three_workers_one_killed_store_every_game_once(
     victim.kill()  # SIGKILL: no cleanup, its leases stay until they expire
     victim.communicate()
     for survivor in workers[1:]:
-        out, err = survivor.communicate(timeout=600)
+        _, err = survivor.communicate(timeout=600)
         assert survivor.returncode == 0, err
     stored = games(pg_url)
     assert stored == expected  # every game once, the same keys, seeds and moves
@@ -175,6 +175,6 @@ def test_a_connection_dropped_mid_run_loses_nothing(
             "AND application_name = 'strategic-arena'",
         )
         assert dropped, "the worker's session was not found"
-    out, err = process.communicate(timeout=600)
+    _, err = process.communicate(timeout=600)
     assert process.returncode == 0, err
     assert games(pg_url) == expected

@@ -783,6 +783,20 @@ class ResultsStore:
                 ) from None
         return None if row is None else tuple(row)
 
+    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row of one query, as stored. For the store's own modules (copying runs).
+
+        Raises:
+            StoreError: the database failed (the message says why).
+        """
+        with self._lock:
+            try:
+                return [tuple(row) for row in self._db.execute(sql, tuple(parameters))]
+            except self._errors as error:
+                raise StoreError(
+                    f"cannot read results store {self.location}: {self._explain(error)}"
+                ) from None
+
     def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement per row of parameters (inside :meth:`transaction`)."""
         self._db.executemany(sql, [tuple(row) for row in rows])

@@ -1,4 +1,4 @@
-"""``strategic-arena runs``: list, inspect, rename and delete the runs of a results store."""
+"""``strategic-arena runs``: list, inspect, rename, delete and export the runs of a store."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.runs import list_runs, rename_run, run_games
-from strategic_arena.arena.store import location
-from strategic_arena.cli.common import DB_HELP, HelpFormatter
+from strategic_arena.arena.store import existing, location
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail
+from strategic_arena.grading.export import export_runs
 from strategic_arena.grading.runs import delete_run
 from strategic_arena.printable import printable_line
 
@@ -34,6 +35,19 @@ def add_parser(sub: Any) -> None:
         metavar="RUN",
         help="delete RUN with its games, moves and move grades (players stay)",
     )
+    action.add_argument(
+        "--export",
+        metavar="TARGET",
+        help="copy every run (or each --run) with its games, moves, grades and settings into "
+        "the store TARGET (a SQLite file or a postgresql:// URL), row for row",
+    )
+    command.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="with --export: copy this run only (repeatable)",
+    )
     command.add_argument("--json", action="store_true", help="print the list as JSON")
     command.set_defaults(handler=runs_main)
 
@@ -50,6 +64,16 @@ def runs_main(args: argparse.Namespace) -> int:
         count = delete_run(args.db, args.delete)
         print(f"deleted run {printable_line(args.delete)!r} and its {count} games from {where}")
         return 0
+    if args.export:
+        copied = export_runs(existing(args.db), args.export, args.run)
+        print(
+            f"copied {len(copied.runs)} runs ({copied.games} games, {copied.moves} moves, "
+            f"{copied.grades} move grades; {copied.skipped} games already there) from {where} "
+            f"to {location(args.export)}"
+        )
+        return 0
+    if args.run:
+        return fail("--run goes with --export")
     if args.games:
         games = run_games(args.db, args.games)
         if args.json:

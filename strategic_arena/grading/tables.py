@@ -80,6 +80,12 @@ CREATE TABLE IF NOT EXISTS strategy_grades (
 """
 
 
+def schema_statements(postgres: bool) -> list[str]:
+    """The statements that create the grading tables (each alone: for inside a transaction)."""
+    script = _SCHEMA.format(**(POSTGRES_TYPES if postgres else SQLITE_TYPES))
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
+
+
 def _upsert(table: str, columns: str, key: str) -> str:
     """``INSERT`` that replaces the row of the same ``key`` (SQLite and PostgreSQL alike)."""
     names = [name.strip() for name in columns.split(",")]

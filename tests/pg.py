@@ -71,6 +71,12 @@ class Server:
             cursor = admin.execute(statement)
             return list(cursor.fetchall()) if cursor.description is not None else []
 
+    def stop(self) -> None:
+        """Stop the server at once and delete its folder."""
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.pg_ctl("-m", "immediate", "stop")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
     def pg_ctl(self, *args: str) -> None:
         """Run ``pg_ctl`` on this server's data folder (as the server's user)."""
         data = str(self.folder / "data")
@@ -99,57 +105,76 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def unavailable() -> str | None:
+    """Why no test server can start here (``None``: one can)."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed (the [postgres] extra)"
+    if _binaries() is None:
+        return "no PostgreSQL server binaries (initdb); install Debian's postgresql"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root and there is no postgres user to run the server as"
+    return None
+
+
+def start_server() -> Server:
+    """Create and start a server in a new temporary folder (see :func:`unavailable`)."""
+    binaries = _binaries()
+    assert binaries is not None, unavailable()
+    run_as: list[str] = []
+    folder = Path(tempfile.mkdtemp(prefix="arena-pg-"))  # short: a socket path has a limit
+    (folder / "password").write_text(PASSWORD + "\n")
+    if os.geteuid() == 0:  # the server refuses to run as root
+        owner = pwd.getpwnam("postgres")
+        run_as = ["runuser", "-u", "postgres", "--"]
+        for path in (folder, folder / "password"):
+            os.chown(path, owner.pw_uid, owner.pw_gid)
+    server = Server(folder, _free_port(), run_as, binaries, itertools.count())
+    try:
+        subprocess.run(
+            [
+                *run_as,
+                str(binaries / "initdb"),
+                "-D",
+                str(folder / "data"),
+                "-U",
+                USER,
+                f"--pwfile={folder / 'password'}",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-locale",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        options = (
+            f"-k {folder} -p {server.port} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off"
+        )
+        server.pg_ctl("-o", options, "-w", "-l", str(folder / "log"), "start")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return server
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Server]:
     """A PostgreSQL server for the whole session (skips, saying why, where none can run)."""
-    pytest.importorskip("psycopg", reason="psycopg is not installed (the [postgres] extra)")
-    binaries = _binaries()
-    if binaries is None:
-        pytest.skip("no PostgreSQL server binaries (initdb); install Debian's postgresql")
-    run_as: list[str] = []
-    owner = None
-    if os.geteuid() == 0:  # the server refuses to run as root
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no postgres user to run the server as")
-        run_as = ["runuser", "-u", "postgres", "--"]
-    folder = Path(tempfile.mkdtemp(prefix="arena-pg-"))  # short: a socket path has a limit
-    if owner is not None:
-        os.chown(folder, owner.pw_uid, owner.pw_gid)
-    (folder / "password").write_text(PASSWORD + "\n")
-    if owner is not None:
-        os.chown(folder / "password", owner.pw_uid, owner.pw_gid)
-    server = Server(folder, _free_port(), run_as, binaries, itertools.count())
-    subprocess.run(
-        [
-            *run_as,
-            str(binaries / "initdb"),
-            "-D",
-            str(folder / "data"),
-            "-U",
-            USER,
-            f"--pwfile={folder / 'password'}",
-            "--auth-local=trust",
-            "--auth-host=scram-sha-256",
-            "-E",
-            "UTF8",
-            "--no-locale",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    options = (
-        f"-k {folder} -p {server.port} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off"
-    )
-    server.pg_ctl("-o", options, "-w", "-l", str(folder / "log"), "start")
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start_server()
     try:
         yield server
     finally:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            server.pg_ctl("-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
+        server.stop()
 
 
 @pytest.fixture

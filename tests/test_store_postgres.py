@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from strategic_arena.arena import play_match_sync
+from strategic_arena.arena import play_match_sync, postgres
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore, StoreError, location
@@ -159,3 +159,19 @@ def test_a_user_without_permission_gets_one_clear_line(pg_server: Server, pg_url
         ResultsStore.for_reading(reader).games()
     with pytest.raises(StoreError, match="permission denied"):
         ResultsStore(reader)
+
+
+def test_server_errors_are_named_in_words() -> None:
+    # A full disk or a read-only server cannot be made on demand here; their errors can: the
+    # driver's own exception classes, with the SQLSTATE the server sends.
+    psycopg = pytest.importorskip("psycopg")
+    full = psycopg.errors.DiskFull("could not extend file: No space left on device")
+    assert postgres.explain(full).startswith("the database server's disk is full (")
+    readonly = psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT")
+    assert postgres.explain(readonly).startswith("it is read-only")
+    lost = psycopg.OperationalError("server closed the connection unexpectedly\nmore")
+    assert postgres.explain(lost) == (
+        "the connection to the database server was lost (server closed the connection unexpectedly)"
+    )
+    leaked = psycopg.OperationalError("invalid dsn: postgresql://u:hunter2@h/db password=hunter2")
+    assert "hunter2" not in postgres.explain(leaked)

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,25 +20,13 @@ import pytest
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
-import opponents
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.serve import PlayerServer
 from tests.pg import Server
+from tests.servers import PositionSeededMinimax
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class PositionSeededMinimax:
-    """Perfect Tic-Tac-Toe whose choice among optimal moves is seeded by the position."""
-
-    name = "minimax"
-
-    async def act(self, state: GameState, seat: int) -> Decision:
-        seed = zlib.crc32(bytes(state.history()))
-        player: Player = opponents.make("minimax", state.env_id, seed=seed)
-        return await player.act(state, seat)
 
 
 @pytest.fixture(scope="module")

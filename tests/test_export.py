@@ -57,10 +57,13 @@ def dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
         con.close()
 
 
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    """A SQLite store with two runs, an incomplete try, a gap in its ids and every grade."""
-    db = tmp_path / "source.db"
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store with two runs, an incomplete try, a gap in its ids and every grade.
+
+    Shared by the tests, which only read it.
+    """
+    db = tmp_path_factory.mktemp("export") / "source.db"
     minimax, rand = Entrant.opponent("minimax"), Entrant.opponent("random")
     with ResultsStore(db) as store:
         run(

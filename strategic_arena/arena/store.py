@@ -1,5 +1,13 @@
 """The results store: every run, player, game and move in one SQLite file (WAL mode).
 
+Or in a PostgreSQL database (``postgresql://`` URL, :mod:`strategic_arena.arena.postgres`),
+which workers on many machines share (:mod:`strategic_arena.arena.leases`). Both back ends are
+written from the one schema below (:data:`_SCHEMA`, column types filled per back end from
+:data:`SQLITE_TYPES` / :data:`POSTGRES_TYPES`), in the SQL both speak (``ON CONFLICT``,
+``RETURNING``), with the same rules; only opening, locking and explaining errors differ. The
+SQLite file is exactly what it was before PostgreSQL came (same schema text, same statements'
+effects).
+
 Tables:
 
 * ``runs`` -- one row per named run: its seed, settings (JSON) and creation time;
@@ -69,6 +77,7 @@ from strategic_arena.seeding import secret_seed
 
 SCHEMA_VERSION = 4
 
+#: The schema of both back ends; ``{id}``, ``{int}`` and ``{real}`` are each back end's types.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (

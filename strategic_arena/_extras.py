@@ -29,6 +29,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "uvicorn": "openenv",
     "pydantic": "openenv",
     "textarena": "textarena",
+    "psycopg": "postgres",
 }
 
 

@@ -7,6 +7,8 @@ import itertools
 
 import pytest
 
+from tests.pg import pg_server, pg_url  # noqa: F401  (a PostgreSQL server for the store tests)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

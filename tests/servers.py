@@ -8,13 +8,15 @@ import socket
 import sys
 import threading
 import time
+import zlib
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
-from strategic_arena.players import GAME_HEADER, RandomPlayer
+import opponents
+from strategic_arena.players import GAME_HEADER, Decision, GameState, Player, RandomPlayer
 from strategic_arena.serve import PlayerService
 
 #: Faults drawn in random mode; each retryable by the backend except ``truncated``, which the
@@ -169,3 +171,14 @@ class FaultServer(LoopbackServer):
                 fault = "ok"
             self.served[fault] += 1
             return fault
+
+
+class PositionSeededMinimax:
+    """Perfect Tic-Tac-Toe whose choice among optimal moves is seeded by the position."""
+
+    name = "minimax"
+
+    async def act(self, state: GameState, seat: int) -> Decision:
+        seed = zlib.crc32(bytes(state.history()))
+        player: Player = opponents.make("minimax", state.env_id, seed=seed)
+        return await player.act(state, seat)

@@ -23,10 +23,11 @@ from strategic_arena.arena.defaults import (
     SOLVER_SUITE,
 )
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
+from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.preflight import key_source
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
-from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore, location
 from strategic_arena.backends import public_url
 from strategic_arena.games import CURATED, get_spec
 
@@ -37,7 +38,7 @@ class EvalResult:
 
     Attributes:
         run_name: the run's name in the store.
-        db: the results store.
+        db: the results store (a path, or a URL without its credentials).
         summary: the runner's account of this call.
         max_replays: the replay limit the run used (the report cites it).
         seed: the run's root seed (secret until the run is over; shown after it).
@@ -113,6 +114,7 @@ def evaluate(
     seed: int | None = None,
     concurrency: int = 8,
     max_replays: int = 3,
+    lease_s: float = DEFAULT_LEASE_S,
     run_name: str | None = None,
     progress: bool = False,
     announce: Callable[[str], None] | None = None,
@@ -122,7 +124,8 @@ def evaluate(
     """Play ``model`` against solvers on each game, both seats, and store every game and move.
 
     Args:
-        db: the SQLite results store (created if missing).
+        db: the results store (created if missing): a SQLite file, or a ``postgresql://`` URL
+            that workers on many machines may share.
         model: the endpoint and how to ask it; ``base_url`` ``None`` serves the solver suite.
         protocol: a named protocol (:data:`~strategic_arena.arena.defaults.PROTOCOLS`) that
             sets games, opponents and games per setting.
@@ -137,6 +140,9 @@ def evaluate(
             deals), the stored one for a run that resumes.
         concurrency: games in flight at once.
         max_replays: how often a later call replays a game a server failure stopped.
+        lease_s: with a PostgreSQL store, how long a worker's lease on a game lasts unrenewed:
+            every ``evaluate`` of the same run on that store is one worker sharing its games
+            (:mod:`~strategic_arena.arena.leases`).
         run_name: the run's name (default: derived from the settings, so a rerun resumes).
         progress: print the progress line.
         announce: told about the locally served suite, when one is served, and which key
@@ -215,11 +221,12 @@ def evaluate(
                     settings=settings,
                     progress=progress,
                     max_replays=max_replays,
+                    lease_s=lease_s,
                 )
             except KeyboardInterrupt:
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
-    return EvalResult(name, str(db), summary, max_replays, root_seed)
+    return EvalResult(name, location(db), summary, max_replays, root_seed)
 
 
 def _announce_key(

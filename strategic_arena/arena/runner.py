@@ -51,6 +51,7 @@ leaderboard leaves the player unranked), instead of stopping every call at its f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import sys
 import time
@@ -64,8 +65,9 @@ import numpy as np
 import opponents
 from opponents.registry import KINDS, parse_spec
 from strategic_arena.actions import ActionError
+from strategic_arena.arena.leases import DEFAULT_LEASE_S, Leases
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
@@ -541,8 +543,13 @@ async def run_async(
     settings: Mapping[str, Any] | None = None,
     progress: Progress | bool = True,
     max_replays: int = 3,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> RunSummary:
     """Play the tasks of run ``run_name`` that are not stored yet; see the module docstring.
+
+    In a store that workers share (PostgreSQL), this call is one worker: it plays the games
+    it leases (:mod:`strategic_arena.arena.leases`), however many other calls on any machine
+    play the same run, and its summary and progress count the whole run.
 
     Args:
         store: where games go.
@@ -554,6 +561,8 @@ async def run_async(
         progress: a :class:`Progress`, ``True`` for one on stderr, ``False`` for none.
         max_replays: how many times a game left incomplete by a server failure is played
             again by later calls before it is given up.
+        lease_s: in a shared store, how long a worker's lease on a game lasts unrenewed
+            (a dead worker's games wait this long before another worker takes them).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -579,11 +588,12 @@ async def run_async(
     bar = progress if isinstance(progress, Progress) else None
     if progress is True:
         bar = Progress(summary.total, summary.resumed, label=run_name)
+    source = _Leased(store, run_id, tasks, pending, lease_s) if store.shared else _Local(pending)
+    await source.start()
 
     async def worker() -> None:
         envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game
-        while pending:
-            task = pending.popleft()
+        while (task := await source.next()) is not None:
             seat = 0
             try:
                 players: list[Player] = []
@@ -618,13 +628,97 @@ async def run_async(
             summary.played += 1
             summary.games_with_errors += int(had_error)
             if bar is not None:
+                # Shared: the whole run's count, every worker's games (this one's are `done`).
+                bar.resumed = await source.scored(bar.resumed + bar.done) - bar.done
                 bar.update(error=had_error)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+    finally:
+        await source.close()
+    # Shared: games other workers stored count as resumed, so the summary covers the run.
+    summary.resumed = await source.scored(summary.resumed + summary.played) - summary.played
     summary.elapsed_s = time.perf_counter() - started
     if bar is not None:
         bar.update(final=True)
     return summary
+
+
+class _Local:
+    """The games of one process alone: its pending list, in order (a SQLite store)."""
+
+    def __init__(self, pending: deque[GameTask]) -> None:
+        self.pending = pending
+
+    async def start(self) -> None:
+        """Nothing to set up."""
+
+    async def next(self) -> GameTask | None:
+        """The next game to play, ``None`` when there is none."""
+        return self.pending.popleft() if self.pending else None
+
+    async def scored(self, counted: int) -> int:
+        """Scored games of the run: what this process counted (nobody else writes)."""
+        return counted
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
+class _Leased:
+    """The games this worker leases from a store that workers share (PostgreSQL).
+
+    Offers its pending games, claims them one at a time, renews its leases while it plays, and
+    when nothing is free waits while other workers hold leases (one may die and leave its games).
+    """
+
+    def __init__(
+        self,
+        store: ResultsStore,
+        run_id: int,
+        tasks: Sequence[GameTask],
+        pending: Sequence[GameTask],
+        lease_s: float,
+    ) -> None:
+        self.tasks = {task.key: task for task in tasks}  # any game of the run may be leased
+        self.order = [task.key for task in pending]
+        self.leases = Leases(store, run_id, lease_s=lease_s)
+        self.poll_s = min(1.0, lease_s / 4)
+        self._renewing: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Offer this worker's games and start renewing its leases."""
+        await asyncio.to_thread(self.leases.offer, self.order)
+        self._renewing = asyncio.create_task(self._renew())
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.leases.lease_s / 3)
+            # A failed renewal is tried again at the next beat (on a new session if the old
+            # one was dropped); a lease that lapses meanwhile costs a second play, never a
+            # second stored game.
+            with contextlib.suppress(StoreError):
+                await asyncio.to_thread(self.leases.renew)
+
+    async def next(self) -> GameTask | None:
+        """The next game leased to this worker; ``None`` when every game is stored."""
+        while True:
+            key = await asyncio.to_thread(self.leases.claim)
+            if key is not None:
+                return self.tasks[key]
+            if not await asyncio.to_thread(self.leases.others_playing):
+                return None
+            await asyncio.sleep(self.poll_s)  # until a lease expires or its game is stored
+
+    async def scored(self, counted: int) -> int:
+        """Scored games of the whole run, every worker's."""
+        return await asyncio.to_thread(self.leases.scored)
+
+    async def close(self) -> None:
+        """Stop renewing and give back the games still held (an error or Ctrl-C stopped us)."""
+        if self._renewing is not None:
+            self._renewing.cancel()
+        await asyncio.to_thread(self.leases.release)
 
 
 def _refusal(record: MatchRecord) -> str | None:

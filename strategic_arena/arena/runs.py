@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from strategic_arena.arena.records import StoredGame
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, existing
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,13 @@ class RunInfo:
     incomplete: int
 
 
-def _existing(db: str | Path) -> Path:
-    path = Path(db)
-    if not path.is_file():
-        raise ValueError(f"no results store at {db}")
-    return path
-
-
 def list_runs(db: str | Path) -> list[RunInfo]:
     """Every run of the store at ``db``, oldest first, with its game counts.
 
     Raises:
         ValueError: no results store at ``db`` (listing never creates one).
     """
-    with ResultsStore(_existing(db)) as store:
+    with ResultsStore(existing(db)) as store:
         infos = []
         for run in store.runs():
             games = store.games(run.id, include_incomplete=True)
@@ -82,7 +75,7 @@ def run_games(db: str | Path, name: str) -> list[StoredGame]:
         ValueError: no results store at ``db``.
         KeyError: no such run (the message lists the runs).
     """
-    with ResultsStore(_existing(db)) as store:
+    with ResultsStore(existing(db)) as store:
         return store.games(store.run_id(name), include_incomplete=True)
 
 
@@ -93,5 +86,5 @@ def rename_run(db: str | Path, name: str, new_name: str) -> None:
         ValueError: no results store at ``db``, or ``new_name`` is taken.
         KeyError: no such run.
     """
-    with ResultsStore(_existing(db)) as store:
+    with ResultsStore(existing(db)) as store:
         store.rename_run(name, new_name)

@@ -27,10 +27,11 @@ from strategic_arena.arena.defaults import (
 )
 from strategic_arena.arena.endpoint import ModelOptions
 from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
+from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
-from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
-from strategic_arena.cli.common import HelpFormatter, turn_label
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, location
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
@@ -281,7 +282,15 @@ def add_parsers(sub: Any) -> None:
         "incomplete, scored nowhere, and replayed by the next run of the same command, at most "
         "K times",
     )
-    run.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    run.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    run.add_argument(
+        "--lease-s",
+        type=float,
+        default=DEFAULT_LEASE_S,
+        metavar="S",
+        help="with a postgresql:// --db, every eval of the same run is a worker that shares its "
+        "games; a worker that dies leaves its games to the others after S seconds",
+    )
     run.add_argument(
         "--max-response-chars",
         type=int,
@@ -307,7 +316,7 @@ def add_parsers(sub: Any) -> None:
         "with 95%% CI (both seats and each seat), W/D/L, normalized score, invalid answers by "
         "kind, tokens and latency. Recomputed from the stored games every time.",
     )
-    rep.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    rep.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
     rep.add_argument(
         "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
     )
@@ -335,7 +344,7 @@ def add_parsers(sub: Any) -> None:
     rp.add_argument(
         "game", type=int, help="the game's id (listed by 'strategic-arena runs --games RUN')"
     )
-    rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
     rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
     rp.set_defaults(handler=replay_main)
 
@@ -398,6 +407,7 @@ def eval_main(args: argparse.Namespace) -> int:
             seed=args.seed,
             concurrency=args.concurrency,
             max_replays=args.max_replays,
+            lease_s=args.lease_s,
             run_name=args.run_name,
             progress=not args.quiet,
             announce=_announce,
@@ -407,8 +417,8 @@ def eval_main(args: argparse.Namespace) -> int:
     except EvalInterrupted as stop:
         print(
             f"\nstrategic-arena: interrupted; {stop.stored} of {stop.total} games of run "
-            f"{printable_line(stop.run_name)!r} are stored in {args.db}; rerun the same command "
-            "to resume",
+            f"{printable_line(stop.run_name)!r} are stored in {location(args.db)}; rerun the "
+            "same command to resume",
             file=sys.stderr,
         )
         return 130

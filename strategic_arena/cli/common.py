@@ -12,9 +12,16 @@ import sys
 from collections.abc import Callable, Sequence
 
 from strategic_arena._extras import MissingExtraError
+from strategic_arena.arena import postgres
 from strategic_arena.arena.replay import ReplayError
-from strategic_arena.arena.store import explain
+from strategic_arena.arena.store import explain, location
 from strategic_arena.printable import printable_line
+
+#: The help of every ``--db``.
+DB_HELP = (
+    "results store: a SQLite file, or a postgresql:// URL (credentials from PGPASSWORD or "
+    "~/.pgpass, never stored)"
+)
 
 Handler = Callable[[argparse.Namespace], int]
 """A command: parsed arguments in, exit status out."""
@@ -54,7 +61,13 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
         return 1
     except sqlite3.Error as error:  # a store that fails while it is read (not SQLite, ...)
         db = getattr(args, "db", None)
-        where = f" {db}" if db else ""
+        where = f" {location(db)}" if db else ""
         return fail(f"cannot read the results store{where}: {explain(error)}")
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)
+    except Exception as error:  # PostgreSQL's driver, failing while a store is read
+        if not postgres.is_driver_error(error):
+            raise
+        db = getattr(args, "db", None)
+        where = f" {location(db)}" if db else ""
+        return fail(f"cannot read the results store{where}: {postgres.explain(error)}")

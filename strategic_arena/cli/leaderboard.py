@@ -69,7 +69,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "mean score) and write LEADERBOARD.md, leaderboard.json (+ its JSON schema) and a "
         "static, offline index.html into --out.",
     )
-    publish.add_argument("--db", required=True, metavar="PATH", help="the results database")
+    publish.add_argument(
+        "--db",
+        required=True,
+        action="append",
+        metavar="PATH|URL",
+        help="the results database: a SQLite file or a postgresql:// URL; repeat it to publish "
+        "the runs of several stores as one leaderboard",
+    )
     publish.add_argument(
         "--out", default="leaderboards", metavar="DIR", help="output folder (default leaderboards)"
     )
@@ -117,7 +124,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     ladder.set_defaults(handler=ladder_main)
 
 
-def _publish(args: argparse.Namespace, db: str, run_names: Sequence[str] | None) -> int:
+def _publish(
+    args: argparse.Namespace, db: str | Sequence[str], run_names: Sequence[str] | None
+) -> int:
     if args.passes < 1:
         return fail("--passes must be at least 1")
     if not 0.0 <= args.max_left_out <= 1.0:

@@ -1,4 +1,4 @@
-"""``strategic-arena runs``: list, inspect, rename and delete the runs of a results store."""
+"""``strategic-arena runs``: list, inspect, rename, delete and export the runs of a store."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.runs import list_runs, rename_run, run_games
-from strategic_arena.cli.common import HelpFormatter
+from strategic_arena.arena.store import existing, location
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail
+from strategic_arena.grading.export import export_runs
 from strategic_arena.grading.runs import delete_run
 from strategic_arena.printable import printable_line
 
@@ -24,7 +26,7 @@ def add_parser(sub: Any) -> None:
         "(complete, forfeit) and incomplete (stopped by server failures, not yet replayed "
         "successfully). --games lists a run's games with the ids that 'replay' takes.",
     )
-    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help="SQLite results store")
+    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
     action = command.add_mutually_exclusive_group()
     action.add_argument("--games", metavar="RUN", help="list the games of RUN (ids for replay)")
     action.add_argument("--rename", nargs=2, metavar=("RUN", "NEW"), help="give RUN the name NEW")
@@ -33,21 +35,45 @@ def add_parser(sub: Any) -> None:
         metavar="RUN",
         help="delete RUN with its games, moves and move grades (players stay)",
     )
+    action.add_argument(
+        "--export",
+        metavar="TARGET",
+        help="copy every run (or each --run) with its games, moves, grades and settings into "
+        "the store TARGET (a SQLite file or a postgresql:// URL), row for row",
+    )
+    command.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="with --export: copy this run only (repeatable)",
+    )
     command.add_argument("--json", action="store_true", help="print the list as JSON")
     command.set_defaults(handler=runs_main)
 
 
 def runs_main(args: argparse.Namespace) -> int:
     """``runs``: one action on the store, or the list of its runs."""
+    where = location(args.db)  # its URL without credentials
     if args.rename:
         old, new = args.rename
         rename_run(args.db, old, new)
-        print(f"renamed run {printable_line(old)!r} to {printable_line(new)!r} in {args.db}")
+        print(f"renamed run {printable_line(old)!r} to {printable_line(new)!r} in {where}")
         return 0
     if args.delete:
         count = delete_run(args.db, args.delete)
-        print(f"deleted run {printable_line(args.delete)!r} and its {count} games from {args.db}")
+        print(f"deleted run {printable_line(args.delete)!r} and its {count} games from {where}")
         return 0
+    if args.export:
+        copied = export_runs(existing(args.db), args.export, args.run)
+        print(
+            f"copied {len(copied.runs)} runs ({copied.games} games, {copied.moves} moves, "
+            f"{copied.grades} move grades; {copied.skipped} games already there) from {where} "
+            f"to {location(args.export)}"
+        )
+        return 0
+    if args.run:
+        return fail("--run goes with --export")
     if args.games:
         games = run_games(args.db, args.games)
         if args.json:
@@ -60,7 +86,7 @@ def runs_main(args: argparse.Namespace) -> int:
                 returns = "-"
             players = printable_line(", ".join(game.players), 80)
             print(f"{game.id:>6}  {game.env_id:18s} {game.status:10s} {returns:14s} {players}")
-        print(f"{len(games)} games; replay one with: strategic-arena replay ID --db {args.db}")
+        print(f"{len(games)} games; replay one with: strategic-arena replay ID --db {where}")
         return 0
     runs = list_runs(args.db)
     if args.json:
@@ -73,5 +99,5 @@ def runs_main(args: argparse.Namespace) -> int:
         )
         print(f"  settings: {printable_line(json.dumps(run.settings, sort_keys=True), 300)}")
     if not runs:
-        print(f"no runs in {args.db}")
+        print(f"no runs in {where}")
     return 0

@@ -20,7 +20,7 @@ from strategic_arena._extras import require
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
-from strategic_arena.arena.store import ResultsStore, setting_differences
+from strategic_arena.arena.store import ResultsStore, existing, setting_differences
 from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
@@ -101,8 +101,7 @@ def grade(
     envs = strategy_envs() if envs is None else tuple(envs)
     if samples < 1 or concurrency < 1 or max_nodes < 1:
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
-    if not Path(db).exists():
-        raise ValueError(f"no results store at {db}")
+    existing(db)
     if strategies and model is not None and model.sampling_seed is not None:
         raise ValueError(
             "--sampling-seed would make every one of the K answers at an information "
@@ -237,7 +236,7 @@ def _check_same_model(store: ResultsStore, tables: GradeTables, model: Entrant) 
         )
         if differences:
             raise ValueError(
-                f"{store.path} already has a player named {model.name!r} with other "
+                f"{store.location} already has a player named {model.name!r} with other "
                 f"parameters: {'; '.join(differences)}. Give this model another --name"
             )
     tables.check_sampler(model.name, model.params)

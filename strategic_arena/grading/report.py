@@ -26,7 +26,7 @@ def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[
         return {"moves": [], "strategies": []}
     run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
     games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
-    with GradeTables(store.path, readonly=True) as grades:
+    with GradeTables(store.target, readonly=True) as grades:
         return report_data(grades, games, every_strategy=run_names is None)
 
 

@@ -7,10 +7,9 @@ be read as that game's.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, existing
 from strategic_arena.grading.tables import GradeTables
 
 
@@ -23,14 +22,10 @@ def delete_run(db: str | Path, name: str) -> int:
         ValueError: no results store at ``db``.
         KeyError: no such run (the message lists the runs).
     """
-    path = Path(db)
-    if not path.is_file():
-        raise ValueError(f"no results store at {db}")
-    with ResultsStore(path) as store:
+    with ResultsStore(existing(db)) as store:
         game_ids = store.delete_run(name)
-    with sqlite3.connect(path) as con:
-        graded = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'move_grades'").fetchone()
-    if graded is not None:
-        with GradeTables(path) as tables:
+        graded = "move_grades" in store.table_names()
+    if graded:
+        with GradeTables(db) as tables:
             tables.forget_games(game_ids)
     return len(game_ids)

@@ -1,4 +1,4 @@
-"""The grading tables, kept in the arena's SQLite file next to its games.
+"""The grading tables, kept in the arena's results store (SQLite or PostgreSQL) next to its games.
 
 Tables (created on first use; the arena's own tables are only read):
 
@@ -14,7 +14,7 @@ Tables (created on first use; the arena's own tables are only read):
   (not asked yet) or ``[action, error kind]`` (action ``null`` for an invalid answer);
 * ``strategy_grades`` -- the exploitability measured from those samples, per player and game.
 
-Every write is idempotent (``INSERT OR REPLACE`` on the keys), so an interrupted ``grade``
+Every write is idempotent (an upsert on the keys), so an interrupted ``grade``
 resumes where it stopped.
 """
 
@@ -27,30 +27,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import connect_readonly, setting_differences
+from strategic_arena.arena import postgres
+from strategic_arena.arena.store import (
+    POSTGRES_TYPES,
+    SQLITE_TYPES,
+    connect_readonly,
+    existing,
+    is_postgres,
+    setting_differences,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS move_grades (
-    game_id INTEGER NOT NULL,
-    ply INTEGER NOT NULL,
-    seat INTEGER NOT NULL,
+    game_id {int} NOT NULL,
+    ply {int} NOT NULL,
+    seat {int} NOT NULL,
     player TEXT NOT NULL,
     opponent TEXT NOT NULL,
     env_id TEXT NOT NULL,
     category TEXT NOT NULL,
-    value_before INTEGER,
-    value_after INTEGER,
+    value_before {int},
+    value_after {int},
     PRIMARY KEY (game_id, ply)
 );
 CREATE TABLE IF NOT EXISTS graded_games (
-    game_id INTEGER PRIMARY KEY,
-    max_nodes INTEGER NOT NULL,
-    unknown INTEGER NOT NULL
+    game_id {int} PRIMARY KEY,
+    max_nodes {int} NOT NULL,
+    unknown {int} NOT NULL
 );
 CREATE TABLE IF NOT EXISTS c4_scores (
     history TEXT PRIMARY KEY,
-    score INTEGER,
-    max_nodes INTEGER NOT NULL
+    score {int},
+    max_nodes {int} NOT NULL
 );
 CREATE TABLE IF NOT EXISTS strategy_samples (
     player TEXT NOT NULL,
@@ -70,6 +78,24 @@ CREATE TABLE IF NOT EXISTS strategy_grades (
     PRIMARY KEY (player, env_id)
 );
 """
+
+
+def schema_statements(postgres: bool) -> list[str]:
+    """The statements that create the grading tables (each alone: for inside a transaction)."""
+    script = _SCHEMA.format(**(POSTGRES_TYPES if postgres else SQLITE_TYPES))
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
+
+
+def _upsert(table: str, columns: str, key: str) -> str:
+    """``INSERT`` that replaces the row of the same ``key`` (SQLite and PostgreSQL alike)."""
+    names = [name.strip() for name in columns.split(",")]
+    keys = {name.strip() for name in key.split(",")}
+    updates = ", ".join(f"{name} = excluded.{name}" for name in names if name not in keys)
+    marks = ", ".join("?" * len(names))
+    return (
+        f"INSERT INTO {table} ({columns}) VALUES ({marks}) "
+        f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,14 +135,21 @@ class GradeTables:
     """The grading tables of the SQLite file at ``path`` (the arena's results store)."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
-        if not Path(path).exists():
-            raise ValueError(f"no results store at {path}")
+        existing(path)
+        self._begin = "BEGIN IMMEDIATE"
+        self._db: Any
+        if is_postgres(path):  # the same tables in the PostgreSQL store
+            self._begin = "BEGIN"
+            self._db = postgres.PostgresConnection(str(path), readonly=readonly)
+            if not readonly:
+                self._db.executescript(_SCHEMA.format(**POSTGRES_TYPES))
+            return
         if readonly:  # reading grades (report, publish) writes nothing
             self._db = connect_readonly(Path(path))
             return
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db.executescript(_SCHEMA.format(**SQLITE_TYPES))
 
     def close(self) -> None:
         """Close the connection."""
@@ -138,11 +171,15 @@ class GradeTables:
     def add_game_grades(self, game_id: int, max_nodes: int, grades: Sequence[MoveGrade]) -> None:
         """Store the grades of one game's moves in one transaction (replacing older ones)."""
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        db.execute(self._begin)
         try:
             db.executemany(
-                "INSERT OR REPLACE INTO move_grades (game_id, ply, seat, player, opponent, "
-                "env_id, category, value_before, value_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _upsert(
+                    "move_grades",
+                    "game_id, ply, seat, player, opponent, env_id, category, value_before, "
+                    "value_after",
+                    "game_id, ply",
+                ),
                 [
                     (
                         g.game_id,
@@ -160,8 +197,7 @@ class GradeTables:
             )
             unknown = sum(g.category == "unknown" for g in grades)
             db.execute(
-                "INSERT OR REPLACE INTO graded_games (game_id, max_nodes, unknown) "
-                "VALUES (?, ?, ?)",
+                _upsert("graded_games", "game_id, max_nodes, unknown", "game_id"),
                 (game_id, max_nodes, unknown),
             )
             db.execute("COMMIT")
@@ -199,7 +235,7 @@ class GradeTables:
     def add_c4_scores(self, scores: Mapping[str, tuple[int | None, int]]) -> None:
         """Store solved (or budget-exceeded) positions."""
         self._db.executemany(
-            "INSERT OR REPLACE INTO c4_scores (history, score, max_nodes) VALUES (?, ?, ?)",
+            _upsert("c4_scores", "history, score, max_nodes", "history"),
             [(key, score, nodes) for key, (score, nodes) in scores.items()],
         )
 
@@ -223,7 +259,7 @@ class GradeTables:
         """
         encoded = json.dumps(dict(params), sort_keys=True)
         self._db.execute(
-            "INSERT OR IGNORE INTO strategy_players (player, params) VALUES (?, ?)",
+            "INSERT INTO strategy_players (player, params) VALUES (?, ?) ON CONFLICT DO NOTHING",
             (player, encoded),
         )
         row = self._db.execute(
@@ -262,7 +298,7 @@ class GradeTables:
         if not samples:
             return
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        db.execute(self._begin)
         try:
             stored = self._answers(player, env_id)
             changed: dict[str, list[Any]] = {}
@@ -271,8 +307,11 @@ class GradeTables:
                 answers.extend([None] * (sample + 1 - len(answers)))
                 answers[sample] = [action, kind]
             db.executemany(
-                "INSERT OR REPLACE INTO strategy_samples (player, env_id, info_state, answers) "
-                "VALUES (?, ?, ?, ?)",
+                _upsert(
+                    "strategy_samples",
+                    "player, env_id, info_state, answers",
+                    "player, env_id, info_state",
+                ),
                 [(player, env_id, state, json.dumps(a)) for state, a in changed.items()],
             )
             db.execute("COMMIT")
@@ -283,7 +322,7 @@ class GradeTables:
     def set_strategy_grade(self, player: str, env_id: str, grade: Mapping[str, Any]) -> None:
         """Store (or replace) the measured grade of ``player``'s strategy in ``env_id``."""
         self._db.execute(
-            "INSERT OR REPLACE INTO strategy_grades (player, env_id, grade) VALUES (?, ?, ?)",
+            _upsert("strategy_grades", "player, env_id, grade", "player, env_id"),
             (player, env_id, json.dumps(dict(grade), sort_keys=True)),
         )
 

@@ -16,12 +16,15 @@ writes identical files. :mod:`.ladder` plays the baseline ladder that ships in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import ResultsStore
+from strategic_arena.arena.store import ResultsStore, is_postgres, location
+from strategic_arena.grading.export import export_runs
 from strategic_arena.leaderboard import html, markdown
 from strategic_arena.leaderboard.atomic import write_all
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
@@ -68,7 +71,7 @@ def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
 
 
 def publish(
-    db: str | Path,
+    db: str | Path | Sequence[str | Path],
     out: str | Path,
     run_names: Sequence[str] | None = None,
     settings: TrueSkillSettings | None = None,
@@ -80,7 +83,10 @@ def publish(
     """Build the leaderboard of the results database ``db`` and write it into ``out``.
 
     Args:
-        db: an existing results database.
+        db: an existing results database (a SQLite file or a ``postgresql://`` URL), or
+            several: their runs are published as one leaderboard (copied together first,
+            :func:`~strategic_arena.grading.export.export_runs`; a run name in two stores
+            must be the same run, whose games are then pooled).
         out: the folder to write (created if missing).
         run_names: runs to include (all when ``None``).
         settings: TrueSkill parameters (defaults when ``None``).
@@ -92,17 +98,26 @@ def publish(
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
     """
-    path = Path(db)
-    if not path.is_file():
-        raise FileNotFoundError(f"no results database at {path}")
-    with ResultsStore.for_reading(path) as store:
-        data = build(
-            store,
-            run_names,
-            settings=settings,
-            source=path.name,
-            max_left_out=max_left_out,
-            title=title,
-            description=description,
-        )
+    stores = [db] if isinstance(db, (str, Path)) else list(db)
+    for one in stores:
+        if not is_postgres(one) and not Path(one).is_file():
+            raise FileNotFoundError(f"no results database at {one}")
+    source = ", ".join(location(one) if is_postgres(one) else Path(one).name for one in stores)
+    with contextlib.ExitStack() as cleanup:
+        where = stores[0]
+        if len(stores) > 1:  # one store holding every store's runs, then published as one
+            folder = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="publish-"))
+            where = Path(folder) / "pooled.db"
+            for one in stores:
+                export_runs(one, where)
+        with ResultsStore.for_reading(where) as store:
+            data = build(
+                store,
+                run_names,
+                settings=settings,
+                source=source,
+                max_left_out=max_left_out,
+                title=title,
+                description=description,
+            )
     return write(data, out)

@@ -130,7 +130,7 @@ def play(
         theirs = {key: value for key, value in existing.settings.items() if key != "command"}
         if ours != theirs or existing.seed != seed:
             raise ValueError(
-                f"{store.path} already holds run {run_name!r} with other settings; "
+                f"{store.location} already holds run {run_name!r} with other settings; "
                 "use another --db (or delete it) to play a different ladder"
             )
     games = tasks(seed, env_ids=envs, num_games=counts, specs=specs)

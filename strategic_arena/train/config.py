@@ -42,9 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from opponents.registry import parse_spec
 from strategic_arena._extras import require
-from strategic_arena.games import get_spec
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
@@ -436,6 +434,10 @@ class TrainConfig:
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
+        # Imported here: the games and opponents need OpenSpiel, the learner (which imports
+        # this module) needs only torch and numpy.
+        from opponents.registry import parse_spec
+        from strategic_arena.games import get_spec
         from strategic_arena.prompt_sets import PromptSet
         from strategic_arena.styles import style_names
 

@@ -25,6 +25,7 @@ from strategic_arena.train import vllm_server  # noqa: E402
 from strategic_arena.train.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engine import GenerationRequest, Sampling  # noqa: E402
+from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.importance import correct  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
 from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
@@ -103,6 +104,17 @@ def stub(events: list[str]) -> Iterator[VLLMStub]:
 @pytest.fixture(autouse=True)
 def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vllm_server, "RESET_WAIT_S", 0.0)
+
+
+def _random_turns(vocab: int, *, rows: int, prompt: int, response: int) -> list[Turn]:
+    rng = np.random.default_rng(0)
+    turns = []
+    for row in range(rows):
+        ids = rng.integers(1, vocab, size=prompt + response).tolist()
+        turn = Turn("g", 0, "r", ids[:prompt], ids[prompt:], [-3.0] * response, "", None)
+        turn.advantage = 1.0 if row % 2 else -1.0
+        turns.append(turn)
+    return turns
 
 
 def _weights() -> list[tuple[str, Any]]:
@@ -231,3 +243,92 @@ def test_importance_weight_outliers_are_masked_by_default() -> None:
     )
     assert result.weights[0] == pytest.approx([0.0, 0.5, 1.0, 2.0, 0.0])
     assert result.metrics["train/is_masked_frac"] == pytest.approx(2 / 5)
+
+
+def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
+    """Before, only one process on a GPU got the fused kernel; FSDP2 ranks got the multi-tensor
+    one, whose temporaries are as large as the weights each rank steps."""
+    from strategic_arena.train.dist import DistInfo, shard
+    from strategic_arena.train.learner import Learner
+    from strategic_arena.train.memory import ModelShape
+    from strategic_arena.train.shaped_model import build_shaped_model
+
+    shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
+    cfg = load_config(None, ["lr=1e-3", "grad_clip=0", "micro_batch_size=2"])
+    turns = _random_turns(shape.vocab, rows=4, prompt=6, response=5)
+    plain = build_shaped_model(shape, device="cpu", dtype=torch.float32, seed=3)
+    dist = torch.distributed
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{vllm_server.free_port()}", rank=0, world_size=1
+    )
+    try:
+        sharded = shard(
+            build_shaped_model(shape, device="cpu", dtype=torch.float32, seed=3), DistInfo()
+        )
+        results = []
+        for model in (plain, sharded):
+            learner = Learner(cfg, model, pad_id=0)
+            assert learner.optimizer.defaults["fused"] is True
+            learner.update(turns, np.random.default_rng(0))
+            results.append(
+                {
+                    n: getattr(p, "full_tensor", lambda p=p: p)().detach()
+                    for n, p in model.named_parameters()
+                }
+            )
+    finally:
+        dist.destroy_process_group()
+    for name, value in results[0].items():
+        torch.testing.assert_close(results[1][name], value, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(results[0]["model.norm.weight"], torch.ones(shape.hidden))  # it moved
+
+
+def _per_row_reference(logits: Any, targets: Any, temperature: float) -> tuple[Any, Any]:
+    """The old computation: a full-vocabulary float32 softmax per row, kept for backward."""
+    rows, entropies = [], []
+    for row in range(logits.shape[0]):
+        scaled = logits[row].float() / temperature
+        normalizer = torch.logsumexp(scaled, dim=-1)
+        rows.append(scaled.gather(-1, targets[row][:, None])[:, 0] - normalizer)
+        entropies.append(normalizer - (torch.softmax(scaled, dim=-1) * scaled).sum(-1))
+    return torch.stack(rows), torch.stack(entropies)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("positions", [1, 3, 10, 1000])
+def test_chunked_logprobs_and_entropy_equal_the_per_row_softmax(dtype: Any, positions: int) -> None:
+    from strategic_arena.train.learner import token_logprobs_and_entropy
+
+    generator = torch.Generator().manual_seed(positions)
+    base = (3 * torch.randn(3, 7, 11, generator=generator)).to(dtype)
+    targets = torch.randint(0, 11, (3, 7), generator=generator)
+    mix = torch.randn(2, 3, 7, generator=generator)  # a loss using both outputs
+    outputs, grads = [], []
+    for chunked in (False, True):
+        logits = base.clone().requires_grad_(True)
+        saved: list[tuple[Any, tuple[int, ...]]] = []
+
+        def pack(tensor: Any, saved: list[tuple[Any, tuple[int, ...]]] = saved) -> Any:
+            saved.append((tensor.dtype, tuple(tensor.shape)))
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            if chunked:
+                logprob, entropy = token_logprobs_and_entropy(
+                    logits, targets, 0.7, entropy=True, chunk_bytes=4 * 11 * positions
+                )
+            else:
+                logprob, entropy = _per_row_reference(logits, targets, 0.7)
+        assert entropy is not None
+        ((logprob * mix[0]).sum() + (entropy * mix[1]).sum()).backward()
+        outputs.append((logprob.detach(), entropy.detach()))
+        grads.append(logits.grad)
+        kept_fp32 = [shape for kind, shape in saved if kind == torch.float32 and shape[-1] == 11]
+        if chunked:  # only the logits themselves wait for the backward pass
+            assert kept_fp32 == [] or dtype == torch.float32
+            assert all(shape[0] <= positions for _, shape in saved if shape[-1:] == (11,))
+        else:
+            assert kept_fp32  # the old way kept a float32 (positions, vocabulary) tensor per row
+    for before, after in zip(outputs[0], outputs[1], strict=True):
+        torch.testing.assert_close(after, before, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)

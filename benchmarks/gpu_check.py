@@ -36,9 +36,12 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
 ``fused_adamw``
     one AdamW step over float32 parameters (``--adamw-gib`` of them) fused against foreach:
     seconds and the extra memory each allocates.
-``vllm_tests``, ``bench_rollout``, ``colocated``
-    with vLLM installed (``.venv-vllm`` or ``$STRATEGIC_ARENA_VLLM_PYTHON``): the real-server
-    tests, the rollout benchmark at 256 games and a 3-step colocated run; else skipped.
+``vllm_tests``, ``bench_rollout``, ``colocated``, ``smoke_recipe``
+    with vLLM installed (``.venv-vllm`` or ``$STRATEGIC_ARENA_VLLM_PYTHON``) and the trainer's
+    own dependencies: the real-server tests, the rollout benchmark at 256 games, a 3-step
+    colocated run of the tiny model, and the GPU smoke recipe (``configs/gpu_smoke.yaml``:
+    Qwen3-0.6B, 20 steps, its reward curve; the model must be in the hub cache or reachable);
+    else skipped with the reason. These rows add several minutes.
 
 Without a CUDA device the check says so in one line and exits (status 0, or 1 with
 ``--require-gpu``): ``--smoke`` runs the same rows at tiny shapes on the CPU in seconds (part
@@ -640,6 +643,28 @@ def check_colocated(args: argparse.Namespace) -> list[Row]:
     return [row]
 
 
+def check_smoke_recipe(args: argparse.Namespace) -> list[Row]:
+    """``configs/gpu_smoke.yaml``: 20 steps of a sub-1B model, and its reward curve."""
+    row = Row("smoke_recipe")
+    with _timed(row), tempfile.TemporaryDirectory() as folder:
+        sets = [f"output_dir={folder}", "tensorboard=false", "resume=never"]
+        command = [sys.executable, "-m", "strategic_arena.cli", "train"]
+        command += ["--config", "configs/gpu_smoke.yaml"]
+        done = _run([*command, *(arg for item in sets for arg in ("--set", item))], 1500)
+        if done.returncode != 0:
+            row.status, row.note = "fail", (done.stderr or done.stdout)[-400:]
+            return [row]
+        lines = (Path(folder) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+        rewards = [json.loads(line)["train/reward"] for line in lines if "train/reward" in line]
+        row.figures = {
+            "steps": len(rewards),
+            "reward_first_5": round(sum(rewards[:5]) / max(1, len(rewards[:5])), 3),
+            "reward_last_5": round(sum(rewards[-5:]) / max(1, len(rewards[-5:])), 3),
+            "curve": " ".join(f"{value:.2f}" for value in rewards),
+        }
+    return [row]
+
+
 #: The checks in order: (the rows each produces, the check, why it cannot run or ``None``).
 CHECKS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], list[Row]]], ...] = (
     (("cuda",), check_cuda),
@@ -652,6 +677,7 @@ VLLM_CHECKS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], list[Ro
     (("vllm_tests",), check_vllm_tests),
     (("bench_rollout",), check_bench_rollout),
     (("colocated",), check_colocated),
+    (("smoke_recipe",), check_smoke_recipe),
 )
 
 

@@ -55,6 +55,7 @@ from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
 from strategic_arena.train.episode import Turn
 from strategic_arena.train.importance import correct
+from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
 
 if TYPE_CHECKING:
@@ -178,18 +179,13 @@ def sequence_logprobs_and_entropy(
     return token_logprobs_and_entropy(logits, batch.targets, temperature, entropy=entropy)
 
 
-#: Bytes of float32 values one chunk of :func:`token_logprobs_and_entropy` may hold (128 MiB:
-#: 220 positions of a 151,936-token vocabulary).
-CHUNK_BYTES = 128 * 2**20
-
-
 def token_logprobs_and_entropy(
     logits: torch.Tensor,
     targets: torch.Tensor,
     temperature: float = 1.0,
     *,
     entropy: bool | None = False,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int = LOGIT_CHUNK_BYTES,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``log_softmax(logits / T)`` at ``targets`` (B, R) and the entropies, a chunk at a time.
 

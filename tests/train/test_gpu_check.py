@@ -126,6 +126,7 @@ def test_smoke_mode_without_the_optional_dependencies(tmp_path: Path) -> None:
         "vllm_tests",
         "bench_rollout",
         "colocated",
+        "smoke_recipe",
     ]
     ran = {name for name, row in rows.items() if row["status"] == "ok"}
     assert ran == {"precision", "learner", "export", "fsdp", "fused_adamw"}
@@ -155,6 +156,6 @@ def test_smoke_mode_without_the_optional_dependencies(tmp_path: Path) -> None:
     assert export["bytes"] == 2 * (learner["parameters"] + 64 * 512)
     adamw = rows["fused_adamw"]["figures"]
     assert adamw["fused_step_s"] > 0 and adamw["foreach_step_s"] > 0
-    for name in ("vllm_tests", "bench_rollout", "colocated"):
+    for name in ("vllm_tests", "bench_rollout", "colocated", "smoke_recipe"):
         assert "smoke" in rows[name]["note"]
     assert "GPU check on cpu" in done.stdout and "passed" in done.stdout

@@ -383,7 +383,8 @@ def check_learner(args: argparse.Namespace) -> list[Row]:
             "micro_batch": args.micro_batch,
             "estimate_gib": _gib(predicted),
             "estimate_terms_gib": " ".join(
-                f"{name.split()[0]}={_gib(value)}" for name, value in plan.learner.items()
+                f"{name.replace(' (AdamW)', '').replace(' ', '_')}={_gib(value)}"
+                for name, value in plan.learner.items()
             ),
         }
         learner_row.figures |= _update_speed(state["learner"], turns, device)

@@ -420,8 +420,9 @@ def _handoff(learner: Any, plan: Any, device: Any) -> Row:
         return row
     with _timed(row):
         server = plan.server
-        wake = server["weights"] + server["KV cache"]
-        memory = ColocatedMemory(TorchCuda(device), wake_bytes=wake)
+        parts = {"weights_bytes": server["weights"], "kv_bytes": server["KV cache"]}
+        memory = ColocatedMemory(TorchCuda(device), **parts)
+        wake = memory.wake_bytes()
         after_update = torch.cuda.memory_reserved(device)
         free_before = torch.cuda.mem_get_info(device)[0]
         memory.release()
@@ -437,7 +438,7 @@ def _handoff(learner: Any, plan: Any, device: Any) -> Row:
             row.figures["free_gib"] = _gib(memory.check_wake())
         except WakeMemoryError as error:
             row.status, row.note = "fail", str(error)
-        offload = ColocatedMemory(TorchCuda(device), wake_bytes=wake, offload_optimizer=True)
+        offload = ColocatedMemory(TorchCuda(device), **parts, offload_optimizer=True)
         started = time.perf_counter()
         offload.release([learner.optimizer])
         row.figures["free_with_optimizer_offload_gib"] = _gib(torch.cuda.mem_get_info(device)[0])

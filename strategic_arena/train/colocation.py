@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,16 +73,23 @@ class ColocatedMemory:
 
     Attributes:
         cuda: the allocator calls.
-        wake_bytes: what the server takes back when it wakes (its weights and KV cache: its
-            share ``vllm_gpu_memory_utilization`` of the GPU, less what it keeps asleep).
-        margin_bytes: free memory required on top of ``wake_bytes``.
+        weights_bytes: what the server's weights take back when they wake.
+        kv_bytes: what its KV cache takes back (with the weights: its share
+            ``vllm_gpu_memory_utilization`` of the GPU, less what it keeps asleep).
+        margin_bytes: free memory required on top of what a wake takes.
         offload_optimizer: move the optimizer's state to host memory between updates.
     """
 
     cuda: CudaMemory
-    wake_bytes: int
+    weights_bytes: int
+    kv_bytes: int
     margin_bytes: int = DEFAULT_WAKE_MARGIN_BYTES
     offload_optimizer: bool = False
+
+    def wake_bytes(self, tags: Sequence[str] = ()) -> int:
+        """What waking ``tags`` (``weights``, ``kv_cache``; none: everything) takes back."""
+        parts = {"weights": self.weights_bytes, "kv_cache": self.kv_bytes}
+        return sum(parts[tag] for tag in tags or parts)
 
     def release(self, optimizers: Iterable[Any] = ()) -> None:
         """After an update: free what it left (and offload ``optimizers``' state)."""
@@ -92,20 +99,21 @@ class ColocatedMemory:
         gc.collect()  # cycles can hold activations of a failed pass
         self.cuda.empty_cache()
 
-    def check_wake(self) -> int:
-        """Before a wake: empty the cache and check the free memory; returns the free bytes.
+    def check_wake(self, tags: Sequence[str] = ()) -> int:
+        """Before waking ``tags``: empty the cache, check the free memory; returns it (bytes).
 
         Raises:
-            WakeMemoryError: less free memory than ``wake_bytes + margin_bytes``.
+            WakeMemoryError: less free memory than the wake takes plus ``margin_bytes``.
         """
         self.cuda.empty_cache()
         free, total = self.cuda.mem_get_info()
-        needed = self.wake_bytes + self.margin_bytes
-        if free < needed:
+        wake = self.wake_bytes(tags)
+        if free < wake + self.margin_bytes:
+            what = " and ".join(tags) if tags else "weights and KV cache"
             raise WakeMemoryError(
-                f"the vLLM server needs {gib(self.wake_bytes)} (+ {gib(self.margin_bytes)} "
-                f"margin) to wake, but only {gib(free)} of {gib(total)} is free after the "
-                "update: lower vllm_gpu_memory_utilization or micro_batch_size, or set "
+                f"the vLLM server needs {gib(wake)} (+ {gib(self.margin_bytes)} margin) to wake "
+                f"its {what}, but only {gib(free)} of {gib(total)} is free after the update: "
+                "lower vllm_gpu_memory_utilization or micro_batch_size, or set "
                 "colocated_offload_optimizer: true"
             )
         return free

@@ -202,7 +202,7 @@ class Trainer:
     def _colocated_memory(self) -> ColocatedMemory | None:
         """The learner's side of a GPU shared with a sleeping server (``None``: no sleep mode).
 
-        The wake's need is the estimate's server weights and KV cache (0 when the model's
+        A wake's need is the estimate's server weights and KV cache (0 when the model's
         shape is unknown: the cache is still emptied and the margin still checked).
         """
         cfg = self.cfg
@@ -211,7 +211,8 @@ class Trainer:
         server = self.memory_estimate.server if self.memory_estimate is not None else {}
         return ColocatedMemory(
             TorchCuda(self.device),
-            wake_bytes=server.get("weights", 0) + server.get("KV cache", 0),
+            weights_bytes=server.get("weights", 0),
+            kv_bytes=server.get("KV cache", 0),
             margin_bytes=int(cfg.colocated_wake_margin_gib * GIB),
             offload_optimizer=cfg.colocated_offload_optimizer,
         )

@@ -181,8 +181,9 @@ class VLLMServerEngine:
             running KV cache recomputed; where the server refuses ``keep``,
             ``/pause?mode=wait`` lets them finish first. Off: plain ``/pause`` (nothing is in
             flight between the synchronous loop's rollouts).
-        before_wake: called before every ``/wake_up`` of a sleeping server (a colocated
-            learner empties its allocator's cache there and checks that the wake fits:
+        before_wake: called with the tags about to wake (none: everything) before every
+            ``/wake_up`` of a sleeping server (a colocated learner empties its allocator's
+            cache there and checks that the wake fits:
             :meth:`strategic_arena.train.colocation.ColocatedMemory.check_wake`).
     """
 
@@ -201,7 +202,7 @@ class VLLMServerEngine:
         sleep_level: int = 0,
         weight_dtype: torch.dtype | None = None,
         keep_requests: bool = False,
-        before_wake: Callable[[], object] | None = None,
+        before_wake: Callable[[Sequence[str]], object] | None = None,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -251,13 +252,13 @@ class VLLMServerEngine:
         """``POST /wake_up`` on every sleeping server (nothing to do when awake)."""
         if not self.asleep:
             return
-        self._before_wake()
+        self._before_wake(())
         on_every_server(self.admins, lambda admin: admin.wake_up())
         self.asleep = False
 
-    def _before_wake(self) -> None:
+    def _before_wake(self, tags: Sequence[str]) -> None:
         if self.before_wake is not None:
-            self.before_wake()
+            self.before_wake(tags)
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
@@ -346,13 +347,13 @@ class VLLMServerEngine:
         Sleeping servers schedule nothing (sleep paused them) and dropped their prefix cache,
         so no ``/pause`` or ``/reset_prefix_cache``; the last ``/wake_up`` resumes scheduling.
         """
-        self._before_wake()
+        self._before_wake(["weights"])
         on_every_server(self.admins, lambda admin: admin.wake_up(["weights"]))
         try:
             self.transport.push(weights, self.admins)
             on_every_server(self.admins, lambda admin: admin.set_weight_version(version))
         finally:
-            self._before_wake()  # the push's buffers (NCCL, the bf16 casts) are freed by now
+            self._before_wake(["kv_cache"])  # the push's buffers (casts, NCCL) are freed by now
             on_every_server(self.admins, lambda admin: admin.wake_up(["kv_cache"]))
             self.asleep = False
         self.weight_version = version

@@ -129,7 +129,7 @@ def test_the_cache_is_emptied_before_every_wake(
     stub: VLLMStub, events: list[str], tmp_path: Path
 ) -> None:
     """The update's cached blocks go back to the driver before the server asks for memory."""
-    memory = ColocatedMemory(CudaRecorder(events, free=40 * GIB), wake_bytes=22 * GIB)
+    memory = ColocatedMemory(CudaRecorder(events, 40 * GIB), weights_bytes=8 * GIB, kv_bytes=GIB)
     engine = _engine(stub.url, tmp_path, sleep_level=1, before_wake=memory.check_wake)
     try:
         engine.sleep()
@@ -152,7 +152,10 @@ def test_a_wake_that_cannot_fit_stops_with_both_numbers(
     stub: VLLMStub, events: list[str], tmp_path: Path
 ) -> None:
     memory = ColocatedMemory(
-        CudaRecorder(events, free=8 * GIB), wake_bytes=int(22.7 * GIB), margin_bytes=GIB
+        CudaRecorder(events, free=8 * GIB),
+        weights_bytes=int(7.5 * GIB),
+        kv_bytes=int(15.2 * GIB),
+        margin_bytes=GIB,
     )
     engine = _engine(stub.url, tmp_path, sleep_level=1, before_wake=memory.check_wake)
     try:
@@ -162,9 +165,34 @@ def test_a_wake_that_cannot_fit_stops_with_both_numbers(
     finally:
         engine.close()
     message = str(raised.value)
-    assert "needs 22.70 GiB (+ 1.00 GiB margin)" in message
+    assert "needs 22.70 GiB (+ 1.00 GiB margin) to wake its weights and KV cache" in message
     assert "only 8.00 GiB of 79.00 GiB is free" in message
     assert not any(event.startswith("/wake_up") for event in events)  # the server was spared
+
+
+def test_a_sync_into_a_sleeping_server_checks_each_part_as_it_wakes(
+    stub: VLLMStub, events: list[str], tmp_path: Path
+) -> None:
+    """Once the weights are back, only the KV cache's share must still be free."""
+
+    class Shrinking(CudaRecorder):
+        def mem_get_info(self) -> tuple[int, int]:
+            woken = "/wake_up?tags=weights" in self.events
+            super().mem_get_info()
+            return (10 - 8 * woken) * GIB, self.total
+
+    memory = ColocatedMemory(
+        Shrinking(events, 0), weights_bytes=8 * GIB, kv_bytes=GIB, margin_bytes=GIB // 2
+    )
+    engine = _engine(stub.url, tmp_path, sleep_level=1, before_wake=memory.check_wake)
+    try:
+        engine.sleep()
+        engine.load_weights(_weights(), version=1)
+    finally:
+        engine.close()
+    assert events[-1] == "/wake_up?tags=kv_cache" and engine.weight_version == 1
+    with pytest.raises(WakeMemoryError, match=r"needs 9\.00 GiB"):
+        memory.check_wake()  # everything at once would not have fitted in the 2 GiB left
 
 
 def test_release_empties_the_cache_and_offloads_the_optimizer(events: list[str]) -> None:
@@ -172,9 +200,11 @@ def test_release_empties_the_cache_and_offloads_the_optimizer(events: list[str])
     optimizer = torch.optim.AdamW(layer.parameters(), lr=1e-3)
     layer(torch.ones(1, 3)).sum().backward()
     optimizer.step()
-    ColocatedMemory(CudaRecorder(events, free=GIB), wake_bytes=0).release([optimizer])
+    ColocatedMemory(CudaRecorder(events, GIB), weights_bytes=0, kv_bytes=0).release([optimizer])
     assert events == ["empty_cache"]  # no offload unless asked
-    offload = ColocatedMemory(CudaRecorder(events, GIB), wake_bytes=0, offload_optimizer=True)
+    offload = ColocatedMemory(
+        CudaRecorder(events, GIB), weights_bytes=0, kv_bytes=0, offload_optimizer=True
+    )
     offload.restore([optimizer], "meta")  # "the GPU" here: meta, a device without data
     for state in optimizer.state.values():  # every tensor of the state moved, step included
         assert {value.device.type for value in state.values()} == {"meta"}

@@ -33,6 +33,29 @@ def test_import_does_not_load_heavy_dependencies() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_the_learner_side_imports_without_the_games() -> None:
+    """A GPU machine with only torch and numpy imports the learner, its estimate and sharding.
+
+    Before, ``import strategic_arena`` loaded the env (gymnasium, PettingZoo, OpenSpiel) and the
+    config loaded the games and opponents. The package's names still come on first use, and the
+    gymnasium ids are still registered once gymnasium is imported.
+    """
+    code = (
+        "import sys; import strategic_arena.train.learner, strategic_arena.train.memory, "
+        "strategic_arena.train.dist, strategic_arena.train.colocation, "
+        "strategic_arena.train.shaped_model; "
+        "games = {'pyspiel', 'pettingzoo', 'gymnasium', 'textarena', 'httpx', 'yaml'}; "
+        "print(sorted(games & set(sys.modules))); "
+        "import strategic_arena as sa; env = sa.make('kuhn_poker-v0'); "
+        "import gymnasium; print('strategic_arena/kuhn_poker-v0' in gymnasium.registry, "
+        "type(env).__name__, sa.wrappers.SingleAgentEnv.__name__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert result.stdout.split("\n")[:2] == ["[]", "True TextGameEnv SingleAgentEnv"]
+
+
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "numba", None)  # makes "import numba" fail
     with pytest.raises(MissingExtraError, match=r"pip install 'strategic-arena\[solvers\]'"):

@@ -61,6 +61,7 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
+from strategic_arena.train.colocation import ColocatedMemory, TorchCuda
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
@@ -77,6 +78,7 @@ from strategic_arena.train.engine import Engine, EngineClient, Sampling, Transfo
 from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
+from strategic_arena.train.memory import GIB
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
     load_policy,
@@ -191,10 +193,29 @@ class Trainer:
         self.sampling = Sampling(
             cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
         )
+        self.colocated = self._colocated_memory()
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
         self._set_up(resume_from)  # on failure __init__ closes the engine (a started server)
+
+    def _colocated_memory(self) -> ColocatedMemory | None:
+        """The learner's side of a GPU shared with a sleeping server (``None``: no sleep mode).
+
+        A wake's need is the estimate's server weights and KV cache (0 when the model's
+        shape is unknown: the cache is still emptied and the margin still checked).
+        """
+        cfg = self.cfg
+        if not cfg.vllm_sleep_level or self.device.type != "cuda":
+            return None
+        server = self.memory_estimate.server if self.memory_estimate is not None else {}
+        return ColocatedMemory(
+            TorchCuda(self.device),
+            weights_bytes=server.get("weights", 0),
+            kv_bytes=server.get("KV cache", 0),
+            margin_bytes=int(cfg.colocated_wake_margin_gib * GIB),
+            offload_optimizer=cfg.colocated_offload_optimizer,
+        )
 
     def _set_up(self, resume_from: Path | None) -> None:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
@@ -342,6 +363,7 @@ class Trainer:
             sleep_level=cfg.vllm_sleep_level,
             weight_dtype=self.server_dtype,
             keep_requests=cfg.max_staleness > 0,
+            before_wake=self.colocated.check_wake if self.colocated is not None else None,
         )
 
     def _context_length(self) -> int:
@@ -476,10 +498,14 @@ class Trainer:
             cfg.old_logprobs == "auto"
             and (cfg.corrects_behaviour or not self.engine.logprobs_match_learner(self.sampling))
         )
+        if self.colocated is not None:  # the optimizer's state back from host memory
+            self.colocated.restore([self.learner.optimizer], self.device)
         old = self.learner.recompute_logprobs(turns) if use_learner else None
         metrics = self.learner.update(
             turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
         )
+        if self.colocated is not None:  # the update's cache back to the driver for the wake
+            self.colocated.release([self.learner.optimizer])
         # The sync check compares against the engine's numbers of this step's weights: a turn
         # an episode bank kept from an earlier step, or a stale turn of the asynchronous loop,
         # differs by the updates since (the importance correction's business).

@@ -177,7 +177,8 @@ def evaluate(
         key_env = opponent_api_key_env or model.api_key_env
         for spec, opponent in models.items():
             if opponent is not None:  # another endpoint: checked like the evaluated one
-                built[spec] = opponent.entrant(model, key_env, seed, env_ids[0])
+                named = opponent.named_like(candidate)  # the evaluated model itself: one name
+                built[spec] = named.entrant(model, key_env, seed, env_ids[0])
         rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
 
         def make_tasks(root_seed: int) -> list[GameTask]:

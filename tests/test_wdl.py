@@ -112,3 +112,26 @@ def test_the_text_report_prints_one_wdl_per_player_and_game(store_path: Path) ->
     draws = sum(s["draws"] for s in rows if s["seat"] is None and s["opponent"] != SELF)
     losses = sum(s["losses"] for s in rows if s["seat"] is None and s["opponent"] != SELF)
     assert nash.endswith(f"(games {wins + draws + losses})  W/D/L {wins}/{draws}/{losses}")
+
+
+def test_the_report_says_what_paper_percent_is_and_why_it_leaves_0_100(
+    store_path: Path,
+) -> None:
+    from strategic_arena.arena.metrics import OUT_OF_RANGE_NOTE, PAPER_NOTE, render_text
+
+    with ResultsStore(store_path) as store:
+        data = report(store)
+    # random against nash at Kuhn has MARSHAL's references: the legend explains the column.
+    papers = [s["marshal_paper"] for s in data["summaries"] if s["marshal_paper"] is not None]
+    assert papers
+    text = render_text(data, all_players=True)
+    assert PAPER_NOTE in text
+    # Every score in range: no note about the range; one out of range (the newcomer saw
+    # -350.4) comes with the reason.
+    for summary in data["summaries"]:
+        summary["normalized"] = 50.0
+        if summary["marshal_paper"] is not None:
+            summary["marshal_paper"] = 50.0
+    assert OUT_OF_RANGE_NOTE not in render_text(data, all_players=True)
+    next(s for s in data["summaries"] if s["marshal_paper"] is not None)["marshal_paper"] = -350.4
+    assert OUT_OF_RANGE_NOTE in render_text(data, all_players=True)

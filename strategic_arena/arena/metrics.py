@@ -502,6 +502,35 @@ def _fmt_mean(mean: float, half: float | None) -> str:
     return f"{mean:+.3f}" + (f" ± {half:.3f}" if half is not None else "")
 
 
+#: What the report's ``paper %`` is, and why it may leave 0-100 (printed under the tables).
+PAPER_NOTE = (
+    "paper %: MARSHAL's Table 3 score, normalised per seat against the paper's own references "
+    "(0 = the lowest mean return of that seat in MARSHAL's appendix J, 100 = the seat's best "
+    "mean return against the evaluation opponent, e.g. Kuhn's equilibrium value -1/18 or "
+    "+1/18), both seats averaged; '-' where the paper gives no reference"
+)
+
+#: Why a ``paper %`` or ``norm %`` outside 0-100 is no error.
+OUT_OF_RANGE_NOTE = (
+    "scores outside 0-100 are not errors: paper % can exceed either end (a seat below every "
+    "model the paper saw, or above its reference; at Kuhn and Leduc the references lie a "
+    "fraction of a chip apart, so a few games of card luck move it far: read it with the "
+    "mean's CI), and norm % is below 0 for a player that loses more than forfeiting at once "
+    "would (Leduc chips lost beyond the ante)"
+)
+
+
+def _score_notes(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The legend of ``paper %``, and why a score leaves 0-100 when one shown does."""
+    papers = [s.get("marshal_paper") for s in summaries]
+    if all(score is None for score in papers):
+        return []
+    scores = [score for score in papers if score is not None]
+    scores += [s["normalized"] for s in summaries]
+    outside = any(not 0.0 <= score <= 100.0 for score in scores)
+    return [PAPER_NOTE, *([OUT_OF_RANGE_NOTE] if outside else [])]
+
+
 def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     """A plain-text report of :func:`report`'s data: one table per env.
 
@@ -573,6 +602,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "invalid %: answers that were not a legal move, retries included; tok p50: median "
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
+            *_score_notes(shown),
         ]
     for scope, pool in data.get("ratings", {}).items():
         lines += [

@@ -189,7 +189,8 @@ def evaluate(
         for spec, opponent in models.items():
             if opponent is not None:  # another endpoint: checked like the evaluated one, and
                 # sent only the key named for it (none by default)
-                built[spec] = opponent.entrant(model, opponent_api_key_env, seed, env_ids[0])
+                named = opponent.named_like(candidate)  # the evaluated model itself: one name
+                built[spec] = named.entrant(model, opponent_api_key_env, seed, env_ids[0])
                 _announce_key(announce, opponent.base_url, opponent_api_key_env)
         rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
 

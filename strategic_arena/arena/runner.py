@@ -456,7 +456,10 @@ class RunSummary:
 class Progress:
     """A one-line progress bar: share done, items done, errors, items/s and ETA.
 
-    Items are ``unit`` (games by default; ``grade`` counts games and queries).
+    Items are ``unit`` (games by default; ``grade`` counts games and queries). The rate is
+    measured from the first finished item on (start-up, loading a model, the first slow answer
+    are not a rate), so it and the ETA appear once two items have finished; before that the line
+    says ``rate pending``, never a zero rate beside a made-up ETA.
 
     On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
     every ``interval_s`` seconds and at the end.
@@ -471,6 +474,7 @@ class Progress:
         stream: TextIO | None = None,
         interval_s: float = 5.0,
         unit: str = "games",
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         # The label names a run or a player, which may come from an endpoint: escaped once here.
         self.total, self.resumed, self.unit = total, resumed, unit
@@ -478,16 +482,29 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval_s = 0.1 if self.tty else interval_s
-        self.started = time.perf_counter()
+        self.clock = clock
+        self.started = clock()
         self._last = 0.0
+        self._first_done: float | None = None  # when the first item finished
+        self._last_done = 0.0  # when the latest item finished
         self.done = self.errors = self.failed = self.incomplete = 0
+
+    def rate(self) -> float | None:
+        """Items per second since the first finished item (``None`` until there is one)."""
+        if self._first_done is None or self.done < 2:
+            return None
+        elapsed = self._last_done - self._first_done
+        return (self.done - 1) / elapsed if elapsed > 0 else None
 
     def line(self) -> str:
         """The current status line."""
-        elapsed = time.perf_counter() - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        rate = self.rate()
         left = self.total - self.resumed - self.done - self.failed - self.incomplete
-        eta = f"{left / rate:.0f}s" if rate > 0 else "?"
+        speed = (
+            " | rate pending"
+            if rate is None
+            else f" | {rate:.3g} {self.unit}/s | ETA {left / rate:.0f}s"
+        )
         finished = self.resumed + self.done
         share = finished / self.total if self.total else 1.0
         filled = round(20 * share)
@@ -499,7 +516,7 @@ class Progress:
             f" | {self.errors} with invalid answers",
             f" | {self.incomplete} incomplete (server failures)" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
-            f" | {rate:.1f} {self.unit}/s | ETA {eta}",
+            speed,
         ]
         return "".join(parts)
 
@@ -519,7 +536,11 @@ class Progress:
         elif not final:
             self.done += 1
             self.errors += int(error)
-        now = time.perf_counter()
+        now = self.clock()
+        if not (failed or incomplete or final):
+            if self._first_done is None:
+                self._first_done = now
+            self._last_done = now
         if final or now - self._last >= self.interval_s:
             self._last = now
             end = "\n" if final or not self.tty else ""

@@ -243,7 +243,9 @@ def add_parsers(sub: Any) -> None:
         help="opponent specs, each playing the games it can (see 'strategic-arena opponents'), "
         "or model:NAME@BASE_URL for a model behind another OpenAI-compatible endpoint (e.g. "
         "model:Qwen/Qwen3-4B@http://localhost:8001/v1), asked with the same style, prompts and "
-        "sampling as the evaluated model and reported as an entrant too; default per game: "
+        "sampling as the evaluated model and reported as an entrant too, named by the served "
+        "model unless the spec ends with ' as NAME' (quote it); the evaluated model itself "
+        "(same model, same base URL) keeps its --name: one entrant; default per game: "
         + "; ".join(f"{e}: {', '.join(o)}" for e, o in DEFAULT_OPPONENTS.items())
         + ". Cooperative games are also played in self-play",
     )

@@ -44,6 +44,7 @@ import pyspiel
 
 from strategic_arena._extras import require
 from strategic_arena.games.base import FreeTextGrammar, GameSpec
+from strategic_arena.games.listing import Listing
 from strategic_arena.games.seat_text import needs_quoting, quote, role_tags
 
 PREFIX = "textarena/"
@@ -366,6 +367,12 @@ class TextArenaSpec(GameSpec):
     tensor_bounds = (0.0, 1.0)
     openspiel_name = ""
     openspiel_params: Mapping[str, int | float | bool | str] = {}
+    listing = Listing(
+        no_solver=(
+            "no built-in solver plays TextArena's free-text games (the random player draws "
+            "from the game's sample moves); evaluate a model with --base-url"
+        )
+    )
 
     def __init__(
         self,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,6 +160,7 @@ class EngineBackend:
         tool-calling server shows them; ``tool_choice`` cannot be enforced on raw generation,
         so a model that answers without a call gets the validator's ``no_action``.
         """
+        started = time.perf_counter()  # the decision's latency: encoding, queueing, generation
         prompt_ids = self.encoder.encode(messages, tools)
         budget = min(self.max_new_tokens, self.max_sequence_tokens - len(prompt_ids))
         request = GenerationRequest(
@@ -177,6 +179,7 @@ class EngineBackend:
             finish_reason=finish_reason,
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),
+            latency_s=time.perf_counter() - started,
             trace=TokenTrace(
                 tuple(prompt_ids),
                 tuple(generation.token_ids),

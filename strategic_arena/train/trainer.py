@@ -25,7 +25,9 @@ With an episode bank (``bank:``, :mod:`strategic_arena.train.bank`) the scored g
 the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
-Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
+Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. A step whose
+answers all earned the same reward within every group (every advantage 0: no gradient) is a
+collapse, named on the console as it happens (:mod:`strategic_arena.train.collapse`). Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
@@ -61,6 +63,7 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
+from strategic_arena.train.collapse import CollapseDetector, signal_metrics
 from strategic_arena.train.colocation import ColocatedMemory, TorchCuda
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import eval_table
@@ -242,6 +245,7 @@ class Trainer:
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
         self.last_evaluation: Evaluation | None = None
+        self.collapse = CollapseDetector()  # names steps without learning signal
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         self.worker: RolloutWorker | None = None  # the asynchronous loop's (collect makes it)
         self._rollout_idle_s = 0.0
@@ -519,6 +523,7 @@ class Trainer:
             metrics["train/logprob_ratio"] = float(np.mean(np.exp(diffs)))
             metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
         metrics["train/trainable_turns"] = float(len(turns))
+        metrics.update(signal_metrics([t.advantage for t in turns], [t.reward for t in turns]))
         ratio = metrics.get("train/logprob_ratio", 1.0)
         # Under top-k / top-p the engine's log-probs are of the truncated distribution: a
         # ratio below 1 is then expected (the importance correction's business), not a bug.
@@ -771,6 +776,10 @@ class Trainer:
             try:
                 while self.step < cfg.steps and not self._stopping():
                     metrics = self.train_step()
+                    warning = self.collapse.check(self.step, metrics)
+                    if warning is not None and self.info.main:  # loud: where a person reads
+                        print(warning, flush=True)
+                        log.warning("%s", warning)
                     evaluated = bool(cfg.eval_every) and (
                         self.step % cfg.eval_every == 0 or self.step == cfg.steps
                     )

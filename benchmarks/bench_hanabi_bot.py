@@ -55,7 +55,8 @@ def measure(env_id: str, player: str, games: int) -> dict[str, Any]:
     from opponents.hanabi_bot import HanabiBot
     from strategic_arena.arena import play_match_sync
     from strategic_arena.games import get_spec
-    from strategic_arena.players import Player, RandomPlayer
+    from strategic_arena.players import RandomPlayer
+    from strategic_arena.turn import Player
 
     bot = HanabiBot(env_id)
     make: Callable[[int], Player] = (lambda seed: bot) if player == "hanabi_bot" else RandomPlayer

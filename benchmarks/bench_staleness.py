@@ -41,8 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from strategic_arena.rl.episode import Episode  # noqa: E402
 from strategic_arena.train.config import TrainConfig, load_config  # noqa: E402
-from strategic_arena.train.episode import Episode  # noqa: E402
 from strategic_arena.train.trainer import Trainer  # noqa: E402
 
 RECIPE = ROOT / "configs" / "tiny_vllm.yaml"

@@ -2,7 +2,7 @@
 
 An opponent is a :class:`strategic_arena.Player`. Solvers decide synchronously (numba code
 holds the CPU anyway), so they implement :meth:`SolverPlayer.choose` and the base class wraps
-the chosen action id into a :class:`~strategic_arena.players.Decision` with its canonical text.
+the chosen action id into a :class:`~strategic_arena.turn.Decision` with its canonical text.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from strategic_arena.players import Decision, GameState
+from strategic_arena.turn import Decision, GameState
 
 
 class SolverPlayer(abc.ABC):

@@ -27,7 +27,7 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 from opponents import cfr
 from opponents.base import SolverPlayer, make_rng
 from opponents.kuhn_nash import kuhn_equilibrium
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -67,7 +67,7 @@ from strategic_arena.games.hanabi import (
     Observation,
     parse_observation,
 )
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 #: A card's identity: (colour index, rank from 1).
 Identity = tuple[int, int]

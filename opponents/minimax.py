@@ -42,7 +42,7 @@ from typing import ClassVar
 import numpy as np
 
 from opponents.base import SolverPlayer, make_rng
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 TTT_ENV = "tic_tac_toe-v0"
 C4_ENV = "connect_four-v0"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from strategic_arena._extras import require
 from strategic_arena.games.tables import opponent_envs
-from strategic_arena.players import Player
+from strategic_arena.turn import Player
 
 ParamValue = int | float | bool | str
 

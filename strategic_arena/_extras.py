@@ -15,12 +15,12 @@ from types import ModuleType
 EXTRA_OF_MODULE: dict[str, str] = {
     "numba": "solvers",
     "openai": "arena",
+    "httpx": "arena",
     "trueskill": "arena",
     "torch": "train",
     "transformers": "train",
     "yaml": "train",
     "vllm": "vllm",
-    "httpx": "train",
     "safetensors": "train",
     "verifiers": "verifiers",
     "trl": "trl",

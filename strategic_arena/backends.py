@@ -1,16 +1,23 @@
 """Chat backends: an OpenAI-compatible HTTP endpoint, with retries that never kill a run.
 
-:class:`OpenAIBackend` sends chat requests with ``openai.AsyncOpenAI`` (imported lazily: extra
-``[arena]``) and retries what is worth retrying:
+:class:`OpenAIBackend` posts chat requests with ``httpx`` (imported lazily: extra ``[arena]``),
+reads every reply within a cap on its size (:mod:`strategic_arena.http_body`) and retries what
+is worth retrying:
 
 1. HTTP 429: wait ``Retry-After`` when the server sends it, else back off;
-2. HTTP 5xx, timeouts, dropped connections, malformed JSON, replies without choices and
-   replies with nothing at all (no content, no reasoning, not cut off by the length limit):
-   exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``) with
-   full jitter from the backend's own seeded generator;
+2. HTTP 5xx, timeouts, dropped connections, broken HTTP (bad chunked framing, a flood of
+   headers: any exception of the transport), malformed JSON, replies over the size cap
+   (``--max-reply-bytes``, decoded: a gzip bomb stops at the cap), replies without choices
+   and replies with nothing at all (no content, no reasoning, not cut off by the length
+   limit): exponential backoff (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``)
+   with full jitter from the backend's own seeded generator;
 3. HTTP 408 (request timeout): retried like a 5xx;
 4. any other 4xx: no retry (the request itself is wrong): ``error`` is ``refused``; redirects
-   are never followed (the key must not reach another origin).
+   are never followed (a 3xx is refused too: the key must not reach another origin).
+
+Each failed attempt is one line in :attr:`ChatResult.failures` (``"429: slow down"``,
+``"connection: RemoteProtocolError: ..."``, ``"too large: ..."``): nothing an endpoint sends
+raises past :meth:`OpenAIBackend.complete`.
 
 A request may offer tools (``tools`` / ``tool_choice``, the ``tools`` answer style); the calls
 of the reply are written after its content in the Hermes text form
@@ -32,17 +39,24 @@ Every field of a reply is checked and coerced here, at the boundary, so that not
 - no redirect is followed (a 3xx is a failed attempt), so the key is never sent to another
   origin.
 
+Credentials: the key (``api_key``, else the variable ``api_key_env`` names) goes as a bearer
+token to the base URL's origin and nowhere else; with no key, nothing is sent, or the base
+URL's own ``user:password`` as HTTP Basic credentials (:func:`credential_headers`). The key is
+never stored in a result; :func:`public_url` is how every message, log line, stored field and
+published file shows a base URL.
+
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
 it. These are infrastructure errors: the arena scores no game they stop (see
 :mod:`strategic_arena.arena.match`). A server that only ever sends empty replies is therefore
-reported as failing, not scored as a model that answers nothing. The API key comes from an
-argument or an environment variable and is never stored in the result.
+reported as failing, not scored as a model that answers nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import http.cookiejar
 import json
 import os
 import re
@@ -55,6 +69,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.http_body import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_REPLY_BYTES,
+    BadEncoding,
+    ReplyTooLarge,
+    parse_json,
+    read_body,
+)
 from strategic_arena.tools import tool_calls_text
 
 # Re-exported: TokenTrace lived here before it moved to strategic_arena.traces.
@@ -146,6 +168,132 @@ class _Retry(Exception):
         self.timeout = timeout
 
 
+class _Refused(Exception):
+    """The endpoint refused the request itself (a 3xx or a 4xx other than 408/429)."""
+
+
+#: The most bytes of an error reply read for its message (the message is cut to 200 chars).
+_MAX_ERROR_BYTES = 64 * 1024
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """``base_url``'s ``path`` (``models``, ``chat/completions``), as requested.
+
+    The path goes after the base URL's path, before its query (``?api-version=...`` stays a
+    query); the userinfo goes (it is sent as a header: :func:`credential_headers`), as does
+    a fragment.
+    """
+    parts = urllib.parse.urlsplit(base_url)
+    netloc = parts.hostname or ""
+    if ":" in netloc:  # an IPv6 literal
+        netloc = f"[{netloc}]"
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    route = parts.path.rstrip("/") + "/" + path.lstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, route, parts.query, ""))
+
+
+def credential_headers(base_url: str, api_key: str | None) -> dict[str, str]:
+    """The ``Authorization`` header for ``base_url``'s origin, if any.
+
+    The API key as a bearer token; without a key, the base URL's own ``user:password`` as
+    HTTP Basic credentials; else nothing (local servers need none). Either goes only to the
+    origin it came with: requests never follow a redirect.
+    """
+    if api_key:
+        return {"Authorization": f"Bearer {api_key}"}
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.username is None and parts.password is None:
+        return {}
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+def http_client(timeout_s: float) -> Any:
+    """An ``httpx.AsyncClient`` that follows no redirect and keeps no cookie.
+
+    ``Accept-Encoding`` names only what :mod:`strategic_arena.http_body` decodes with a cap.
+    """
+    httpx = require("httpx", "OpenAI-compatible endpoints")
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout_s),
+        follow_redirects=False,
+        cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
+        headers={"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": "strategic-arena"},
+    )
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """A reply read within its cap: status, the headers the caller reads, decoded body.
+
+    Attributes:
+        status: the HTTP status.
+        location: the ``Location`` header (a redirect's target), or "".
+        retry_after: the ``Retry-After`` header (a 429's wait), or "".
+        body: the decoded body.
+    """
+
+    status: int
+    location: str
+    retry_after: str
+    body: bytes
+
+
+async def exchange(
+    client: Any,
+    method: str,
+    url: str,
+    limit: int,
+    *,
+    headers: Mapping[str, str],
+    content: bytes | None = None,
+) -> HttpReply:
+    """Send one request and read its reply's body, at most ``limit`` decoded bytes of it.
+
+    An error reply (status 300 and up) is read only up to 64 KiB, for its message: an
+    oversized one keeps its status and loses its text.
+
+    Raises:
+        ReplyTooLarge / BadEncoding: see :func:`strategic_arena.http_body.read_body`.
+        httpx.HTTPError and whatever the transport raises: the caller names them.
+    """
+    async with client.stream(method, url, headers=dict(headers), content=content) as response:
+        status = int(response.status_code)
+        encoding = response.headers.get("content-encoding", "")
+        if status < 300:
+            body = await read_body(response.aiter_raw(), encoding, limit)
+        else:
+            try:
+                body = await read_body(response.aiter_raw(), encoding, _MAX_ERROR_BYTES)
+            except (ReplyTooLarge, BadEncoding):
+                body = b""
+        found = response.headers
+        return HttpReply(status, found.get("location", ""), found.get("retry-after", ""), body)
+
+
+def error_message(body: bytes) -> str:
+    """The message of an error reply: OpenAI's ``error.message``, else the text, on one line."""
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return _short(body.decode("utf-8", "replace")) or "(no message)"
+    found: object = payload
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        found = error.get("message") if isinstance(error, dict) else error
+        found = found or payload.get("message") or payload.get("detail") or payload
+    return _short(str(found))
+
+
+def transport_failure(error: BaseException) -> str:
+    """A transport exception as one line: ``connection: <kind>: <message>``."""
+    text = _short(str(error))
+    return f"connection: {type(error).__name__}" + (f": {text}" if text else "")
+
+
 async def _close_at_loop_end(client: Any) -> AsyncIterator[None]:
     """An async generator that closes ``client`` when it is finalized.
 
@@ -158,8 +306,8 @@ async def _close_at_loop_end(client: Any) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        if not client.is_closed():
-            await client.close()
+        if not client.is_closed:
+            await client.aclose()
 
 
 class OpenAIBackend:
@@ -168,14 +316,15 @@ class OpenAIBackend:
     Args:
         model: the model name sent with each request.
         base_url: the endpoint's base URL (``http://host:port/v1``).
-        api_key: the key; when ``None`` it is read from ``api_key_env`` (a placeholder is sent
-            if that is unset, as local servers need none).
-        api_key_env: environment variable holding the key.
+        api_key: the key; when ``None`` it is read from ``api_key_env``.
+        api_key_env: environment variable holding the key; ``None``: no key (nor is one sent
+            if the variable is unset: local servers need none).
         sampling: sampling settings.
         timeout_s: deadline of each request, from connecting to the reply's last byte.
         max_attempts: requests per completion, the first included.
         backoff_base_s / backoff_max_s: exponential backoff bounds.
         seed: seed of the jitter generator.
+        max_reply_bytes: the cap on a reply's decoded body (:mod:`strategic_arena.http_body`).
     """
 
     def __init__(
@@ -184,17 +333,21 @@ class OpenAIBackend:
         base_url: str,
         *,
         api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = "OPENAI_API_KEY",
         sampling: SamplingParams | None = None,
         timeout_s: float = 120.0,
         max_attempts: int = 6,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
         seed: int | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
-        if max_attempts < 1 or timeout_s <= 0 or backoff_base_s < 0:
-            raise ValueError("max_attempts >= 1, timeout_s > 0 and backoff_base_s >= 0 required")
-        openai = require("openai", "OpenAI-compatible endpoints")
+        if max_attempts < 1 or timeout_s <= 0 or backoff_base_s < 0 or max_reply_bytes < 1:
+            raise ValueError(
+                "max_attempts >= 1, timeout_s > 0, backoff_base_s >= 0 and max_reply_bytes >= 1 "
+                "required"
+            )
+        self._httpx = require("httpx", "OpenAI-compatible endpoints")
         self.model = model
         self.base_url = base_url
         self.sampling = sampling or SamplingParams()
@@ -202,13 +355,15 @@ class OpenAIBackend:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
+        self.max_reply_bytes = max_reply_bytes
         self._rng = np.random.default_rng(seed)
-        self._openai = openai
-        self._api_key = api_key or os.environ.get(api_key_env) or "unused"
+        key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or None
+        self._headers = {"Content-Type": "application/json", **credential_headers(base_url, key)}
+        self._url = endpoint_url(base_url, "chat/completions")
         # What a reply or an error must never show: the key and the base URL's credentials
         # (short values are left alone: masking "1" everywhere would garble every text).
         self._secrets = sorted(
-            {s for s in (self._api_key, *url_secrets(base_url)) if len(s) >= 8},
+            {s for s in (key or "", *url_secrets(base_url)) if len(s) >= 8},
             key=len,
             reverse=True,
         )
@@ -227,13 +382,7 @@ class OpenAIBackend:
         """
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            # Retries are ours (they must be recorded), so the client makes exactly one attempt.
-            client = self._openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                max_retries=0,
-                timeout=self.timeout_s,
-            )
+            client = http_client(self.timeout_s)
             self._client, self._client_loop = client, loop
             self._closer = _close_at_loop_end(client)
             await anext(self._closer)
@@ -246,7 +395,7 @@ class OpenAIBackend:
         """
         client, self._client, self._client_loop, self._closer = self._client, None, None, None
         if client is not None:
-            await client.close()
+            await client.aclose()
 
     async def complete(
         self,
@@ -275,8 +424,8 @@ class OpenAIBackend:
                     break
                 await asyncio.sleep(self._wait(attempt, retry.wait_s))
                 continue
-            except self._openai.APIStatusError as error:  # 4xx other than 408/429: no retry
-                failures.append(self._scrub(f"{error.status_code}: {_short(error.message)}"))
+            except _Refused as refusal:  # the request itself is wrong: no retry
+                failures.append(self._scrub(str(refusal)))
                 timed_out, refused = False, True
                 break
             return ChatResult(
@@ -295,8 +444,11 @@ class OpenAIBackend:
     async def _attempt(
         self, messages: Messages, headers: Mapping[str, str] | None, offered: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Send one request; raise :class:`_Retry` for a retryable failure."""
-        openai = self._openai
+        """Send one request; raise :class:`_Retry` or :class:`_Refused` when it fails.
+
+        Whatever goes wrong while talking to the endpoint is one of those two, with a
+        one-line reason: nothing it sends (or fails to send) raises past this method.
+        """
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(message) for message in messages],
@@ -304,38 +456,50 @@ class OpenAIBackend:
             **self.sampling.request_fields(),
             **dict(self.sampling.extra_body),
         }
+        limit = self.max_reply_bytes
         try:
-            # The client's generic ``post`` (OpenAI's documented way to reach any endpoint)
-            # instead of ``chat.completions.create``: the same transport, auth, timeout and
-            # status errors, without re-validating the request and response through typed
-            # models, which costs more than the rest of the arena's work per move. The
-            # deadline covers the whole request: httpx's own timeout is per read, so a server
-            # trickling one byte at a time would hold the request for ever.
             client = await self._client_for_this_loop()
-            request = client.post(
-                "/chat/completions",
-                cast_to=str,
-                body=body,
-                # No redirect: the key and the game header must not reach another origin.
-                options={"headers": dict(headers or {}), "follow_redirects": False},
+            # The deadline covers the whole request: httpx's own timeout is per read, so a
+            # server trickling one byte at a time would hold the request for ever.
+            reply = await asyncio.wait_for(
+                exchange(
+                    client,
+                    "POST",
+                    self._url,
+                    limit,
+                    headers={**self._headers, **dict(headers or {})},
+                    content=json.dumps(body).encode(),
+                ),
+                self.timeout_s,
             )
-            response = await asyncio.wait_for(request, self.timeout_s)
-            payload = json.loads(response)
-        except (asyncio.TimeoutError, openai.APITimeoutError):
+            if reply.status < 300:
+                payload = parse_json(reply.body, limit)
+        except asyncio.TimeoutError:
             raise _Retry(f"timeout: no reply within {self.timeout_s:g} s", timeout=True) from None
-        except openai.RateLimitError as error:
-            raise _Retry(f"429: {_short(error.message)}", _retry_after(error.response)) from None
-        except openai.APIConnectionError as error:
-            raise _Retry(f"connection: {_short(str(error))}") from None
-        except openai.InternalServerError as error:
-            raise _Retry(f"{error.status_code}: {_short(error.message)}") from None
-        except openai.APIStatusError as error:
-            if error.status_code != 408:  # the request itself is wrong: complete() stops
-                raise
-            raise _Retry(f"408: {_short(error.message)}") from None
+        except ReplyTooLarge:
+            raise _Retry(
+                f"too large: the reply exceeds --max-reply-bytes {limit} (decoded)"
+            ) from None
+        except BadEncoding as error:
+            raise _Retry(f"malformed response: {_short(str(error))}") from None
         except (ValueError, RecursionError) as error:  # not JSON, or nested past the stack
             raise _Retry(f"malformed response: {_short(str(error))}") from None
-        return read_reply(payload, self._scrub)
+        except self._httpx.TimeoutException:
+            raise _Retry(f"timeout: no reply within {self.timeout_s:g} s", timeout=True) from None
+        except Exception as error:  # the transport's: resets, bad framing, 200 headers...
+            raise _Retry(transport_failure(error)) from None
+        status = reply.status
+        if status < 300:
+            return read_reply(payload, self._scrub)
+        message = error_message(reply.body)
+        if status == 429:
+            raise _Retry(f"429: {message}", _retry_after(reply.retry_after))
+        if status >= 500 or status == 408:
+            raise _Retry(f"{status}: {message}")
+        if 300 <= status < 400:  # no redirect: the key and the game header stay here
+            target = _short(reply.location) or "?"
+            raise _Refused(f"{status}: redirect to {target} not followed")
+        raise _Refused(f"{status}: {message}")
 
     def _scrub(self, text: str) -> str:
         """``text`` with every secret masked: servers echo keys in error messages and replies."""
@@ -462,11 +626,10 @@ def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, 
     return result
 
 
-def _retry_after(response: Any) -> float | None:
+def _retry_after(value: str) -> float | None:
     """The ``Retry-After`` header in seconds, if present and numeric."""
-    value = getattr(response, "headers", {}).get("retry-after")
     try:
-        return max(0.0, float(value)) if value is not None else None
+        return max(0.0, float(value)) if value else None
     except ValueError:
         return None
 

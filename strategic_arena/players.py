@@ -2,11 +2,12 @@
 
 Every participant of a game -- solver, bot, human, language model -- is a
 :class:`~strategic_arena.turn.Player` (``name`` and ``async act(state, seat) -> Decision``,
-defined with :class:`GameState` and :class:`Decision` in :mod:`strategic_arena.turn` and
-re-exported here). :class:`LLMPlayer` is the one model player: prompts, validation, the
-illegal-move policy and the record of every attempt, over any :class:`ChatBackend` -- an
-OpenAI-compatible endpoint (:class:`~strategic_arena.backends.OpenAIBackend`) or the trainer's
-engine (:class:`strategic_arena.train.rollout.EngineBackend`).
+defined with :class:`~strategic_arena.turn.GameState` and
+:class:`~strategic_arena.turn.Decision` in :mod:`strategic_arena.turn`, their one address).
+:class:`LLMPlayer` is the one model player: prompts, validation, the illegal-move policy and the
+record of every attempt, over any :class:`ChatBackend` -- an OpenAI-compatible endpoint
+(:class:`~strategic_arena.backends.OpenAIBackend`) or the trainer's engine
+(:class:`strategic_arena.train.rollout.EngineBackend`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from strategic_arena.turn import (
     Decision,
     GameState,
     IllegalMovePolicy,
-    Player,
     SeatInformation,
     feedback,
     random_legal_action,
@@ -36,11 +36,8 @@ from strategic_arena.validation import ThinkingInHistory, history_text, validate
 
 __all__ = [
     "GAME_HEADER",
-    "Decision",
-    "GameState",
     "HumanPlayer",
     "LLMPlayer",
-    "Player",
     "RandomPlayer",
     "game_header",
 ]

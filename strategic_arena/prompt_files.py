@@ -6,6 +6,11 @@ file's relative path and UTF-8 bytes in path order. Editing one game's rules is 
 of that game and no other; editing a style or a layout is a new version of every game. The
 game's spec (:attr:`strategic_arena.games.GameSpec.prompt_version`) and the prompt sets
 (:mod:`strategic_arena.prompt_sets`) both compute versions here, so they agree.
+
+The package's prompt files live in the checkout's top-level ``prompts/``, beside
+``strategic_arena/`` and ``opponents/``; a wheel installs them as ``strategic_arena/prompts/``
+(``setup.py`` maps the one folder to the other). :func:`package_root` finds them either way, and
+a version depends only on paths relative to that folder, so it is the same in both.
 """
 
 from __future__ import annotations
@@ -13,13 +18,32 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 
 #: The name of the package's own prompt set.
 DEFAULT_NAME = "default"
 #: Files of a user folder that are not prompts (notes for people).
-_IGNORED = ("README", "LICENSE", ".")
+NOT_PROMPTS = ("README", "LICENSE", ".")
+
+
+@functools.cache
+def package_root() -> Path:
+    """The folder of the package's prompt files.
+
+    ``strategic_arena/prompts/`` where a wheel installed them, else the top-level ``prompts/``
+    beside the package (a checkout: an editable install or ``PYTHONPATH``).
+
+    Raises:
+        FileNotFoundError: neither holds the prompts (a broken installation).
+    """
+    package = Path(__file__).resolve().parent
+    candidates = (package / "prompts", package.parent / "prompts")
+    for root in candidates:
+        if (root / "system.txt").is_file():
+            return root
+    raise FileNotFoundError(
+        f"the package's prompt files are missing: looked in {', '.join(map(str, candidates))}"
+    )
 
 
 def prompt_files(root: Path) -> list[str]:
@@ -27,7 +51,7 @@ def prompt_files(root: Path) -> list[str]:
     found = []
     for path in root.rglob("*"):
         relative = path.relative_to(root)
-        if not path.is_file() or any(part.startswith(_IGNORED) for part in relative.parts):
+        if not path.is_file() or any(part.startswith(NOT_PROMPTS) for part in relative.parts):
             continue
         if path.suffix == ".py" or "__pycache__" in relative.parts:
             continue
@@ -46,7 +70,7 @@ def digest(texts: Iterable[tuple[str, str]]) -> str:
 @functools.cache
 def package_files() -> tuple[tuple[str, str], ...]:
     """The package's prompt files (relative path, text), read once."""
-    root = Path(str(resources.files("strategic_arena") / "prompts"))
+    root = package_root()
     return tuple((name, (root / name).read_text(encoding="utf-8")) for name in prompt_files(root))
 
 

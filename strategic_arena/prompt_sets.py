@@ -1,6 +1,6 @@
 """Prompt sets: the package's prompt templates, or a user's folder that overrides some of them.
 
-A prompt set is a folder laid out like the package's ``strategic_arena/prompts/``::
+A prompt set is a folder laid out like the package's ``prompts/``::
 
     system.txt  user.txt             the two messages' layout
     styles/<style>.txt               a style's response-format instructions
@@ -15,6 +15,11 @@ system template that renders empty sends no system message (SPIRAL puts everythi
 user turn). Loading checks every file (:meth:`PromptSet.load`): an unknown file name or
 placeholder is an error that names it, not a failure in the middle of a run.
 
+A set reads only what its folder holds, since its text goes to the endpoint and into the
+store: regular files, no symbolic link anywhere in it (``rules.txt -> /proc/self/environ``
+would send the environment, API keys included), each at most :data:`MAX_PROMPT_FILE_BYTES`
+of UTF-8; a folder that cannot be read is an error, never a silently smaller set.
+
 A set is recorded as ``{"name", "digest"}`` (:meth:`PromptSet.record`): its folder's name and a
 SHA-256 of files (paths and bytes). The record stored with every game carries the game's
 *prompt version*: the digest of the files that game reads (layouts, styles, its own folder),
@@ -28,17 +33,19 @@ the whole set's digest, which is their version as played.
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from string import Template
 
 from strategic_arena.prompt_files import (
     DEFAULT_NAME,
+    NOT_PROMPTS,
     digest,
     game_version,
     package_files,
-    prompt_files,
+    package_root,
 )
 
 #: Placeholders of the message templates (``system.txt``, ``user.txt``).
@@ -47,6 +54,8 @@ MESSAGE_FIELDS = frozenset(
 )
 #: Placeholders of a style's response-format template.
 FORMAT_FIELDS = frozenset({"written_as", "example", "example_id"})
+#: The largest file a prompt set may hold (a game's rules are a few KiB).
+MAX_PROMPT_FILE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class PromptSet:
         root = Path(folder).expanduser()
         if not root.is_dir():
             raise ValueError(f"prompt set {str(folder)!r}: no such folder")
-        files = prompt_files(root)
+        files = set_files(root)
         known_dirs = _package_dirs()
         texts = tuple((relative, _check_file(root, relative, known_dirs)) for relative in files)
         return cls(root.resolve().name or "prompts", digest(texts), root.resolve(), texts)
@@ -115,7 +124,7 @@ class PromptSet:
         own = self._texts.get("/".join(part for part in parts if part))
         if own is not None:
             return own
-        package = resources.files("strategic_arena").joinpath("prompts", *parts)
+        package = package_root().joinpath(*parts)
         return package.read_text(encoding="utf-8") if package.is_file() else None
 
 
@@ -136,10 +145,77 @@ def cached_prompts(folder: str | None) -> PromptSet:
     return load_prompts(folder)
 
 
+def set_files(root: Path) -> list[str]:
+    """Relative paths (``/``-separated, sorted) of the prompt files of the user's set ``root``.
+
+    Only what the folder itself holds: every folder under it must be readable (a game folder
+    that cannot be read is an error, never an empty set) and no entry may be a symbolic link
+    (``rules.txt -> /proc/self/environ`` would send the environment to the endpoint). Notes
+    for people (``README``, ``LICENSE``, dot files) and Python files are skipped, as in the
+    package's own folder (:func:`strategic_arena.prompt_files.prompt_files`).
+
+    Raises:
+        ValueError: a link or an unreadable folder; the message names it.
+    """
+    found = []
+
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename or root)
+        shown = where.relative_to(root) if where.is_relative_to(root) else where
+        raise ValueError(f"prompt set {root}: cannot read {shown}/ ({error.strerror})")
+
+    for folder, dirs, names in os.walk(root, onerror=unreadable):  # links are not followed
+        here = Path(folder)
+        kept = [d for d in dirs if not _skipped(d)]
+        dirs[:] = kept
+        for name in sorted([*kept, *names]):
+            path = here / name
+            relative = path.relative_to(root).as_posix()
+            if _skipped(name) or name.endswith(".py"):
+                continue
+            if path.is_symlink():
+                raise ValueError(
+                    f"prompt set {root}: {relative} is a symbolic link; a prompt set holds "
+                    "regular files only (copy the file into the folder)"
+                )
+            if name in names:
+                found.append(relative)
+    return sorted(found)
+
+
+def _skipped(name: str) -> bool:
+    """Whether a file or folder of a set is not a prompt (notes for people, caches)."""
+    return name.startswith(NOT_PROMPTS) or name == "__pycache__"
+
+
+def _read_prompt_file(root: Path, relative: str) -> str:
+    """The text of ``root/relative``: a regular file (no link) of UTF-8, under the size cap.
+
+    Opened without following a link and checked on the open file, so a file swapped for a
+    link, a FIFO or a device after :func:`set_files` looked at it is refused all the same.
+    """
+    where = f"prompt set {root}: {relative}"
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(root / relative, flags)
+    except OSError as error:
+        raise ValueError(f"{where}: cannot be read ({error.strerror})") from None
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{where}: not a regular file")
+        data = file.read(MAX_PROMPT_FILE_BYTES + 1)
+    if len(data) > MAX_PROMPT_FILE_BYTES:
+        raise ValueError(f"{where}: larger than {MAX_PROMPT_FILE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{where}: not UTF-8 text") from None
+
+
 @functools.cache
 def _package_dirs() -> frozenset[str]:
     """The game folders of the package's prompts (plus ``generic``, for OpenSpiel games)."""
-    root = resources.files("strategic_arena") / "prompts"
+    root = package_root()
     folders = {entry.name for entry in root.iterdir() if entry.is_dir()}
     return frozenset((folders - {"styles", "__pycache__"}) | {"generic"})
 
@@ -167,10 +243,7 @@ def _check_file(root: Path, relative: str, game_dirs: frozenset[str]) -> str:
             f"styles/<style>.txt and <game>/rules.txt|system.txt|user.txt|<style>.txt, with "
             f"games {', '.join(sorted(game_dirs))} and styles {', '.join(style_names())}"
         )
-    try:
-        text = (root / relative).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{where}: not UTF-8 text") from None
+    text = _read_prompt_file(root, relative)
     if fields is None:
         return text
     names = set()

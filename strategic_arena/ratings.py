@@ -26,6 +26,10 @@ What is rated:
   to ``[0.01, 0.9]`` -- unless :attr:`TrueSkillSettings.draw_probability` fixes it, so
   Tic-Tac-Toe (mostly draws between good players) and Connect Four (almost none) each get a
   margin that fits them.
+* **W/D/L counts games.** A rating's wins, draws and losses are its games' results by the
+  product's one definition (the sign of the player's return,
+  :func:`strategic_arena.arena.teams.player_result`): a duplicate match is two games there,
+  so the TrueSkill table, the report's table and the pages show the same numbers.
 * **Ranking.** By the conservative score ``mu - 3 * sigma`` (TrueSkill's leaderboard rule: the
   player is at least this good with about 99.9% probability), then by ``mu``, then by name.
 
@@ -66,7 +70,7 @@ import pyspiel
 from strategic_arena._extras import require
 from strategic_arena.arena.metrics import SELF, Summary, marshal_score, mean_ci
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.arena.teams import result_against, seat_teams, team_returns
+from strategic_arena.arena.teams import player_result, result_against, seat_teams, team_returns
 from strategic_arena.games import CURATED, get_spec
 
 #: The scope name of the rating pool over every competitive env.
@@ -127,6 +131,8 @@ class Outcome:
         returns: each seat's return, summed over the match's games.
         teams: the team of each seat (any hashable labels, e.g. ``(0, 1, 0, 1)``); empty: every
             seat its own team (free-for-all).
+        parts: the games of a duplicate match, as (players, returns) each; empty: the match is
+            one game (its own players and returns). W/D/L counts these games, not matches.
     """
 
     env_id: str
@@ -135,6 +141,11 @@ class Outcome:
     players: tuple[str, ...]
     returns: tuple[float, ...]
     teams: tuple[int, ...] = ()
+    parts: tuple[tuple[tuple[str, ...], tuple[float, ...]], ...] = ()
+
+    def games(self) -> tuple[tuple[tuple[str, ...], tuple[float, ...]], ...]:
+        """The stored games of the match, as (players, returns) each."""
+        return self.parts or ((self.players, self.returns),)
 
     @property
     def seat_teams(self) -> tuple[int, ...]:
@@ -198,9 +209,9 @@ class PlayerRating:
         sigma: skill uncertainty (averaged over the passes).
         mu_spread: standard deviation of ``mu`` over the passes (sensitivity to game order).
         matches: rated matches played (a duplicate pair of games is one match).
-        wins: matches won (return above every other player's).
-        draws: matches drawn (return equal to the best other player's).
-        losses: matches lost.
+        wins: games won, draws and losses: games drawn and lost, by the one W/D/L definition
+            (:func:`strategic_arena.arena.teams.player_result`), so the same numbers as the
+            report's and the pages' tables: games, not matches.
     """
 
     player: str
@@ -309,6 +320,10 @@ def outcomes(store: ResultsStore, run_names: Sequence[str] | None = None) -> lis
                         first.returns[0] + second.returns[1],
                         first.returns[1] + second.returns[0],
                     ),
+                    parts=(
+                        (first.players, first.returns),
+                        (second.players, second.returns),
+                    ),
                 )
             )
         paired = min(len(seatings[0]), len(seatings[1]))
@@ -375,11 +390,13 @@ def rate(
         for name in players:
             mus[name].append(float(current[name].mu))
             sigmas[name].append(float(current[name].sigma))
+    # W/D/L counts games, as every other table does (a duplicate match is two games).
     record: dict[str, Counter[str]] = defaultdict(Counter)
     for match in ordered:
-        first_seat = {name: seat for seat, name in reversed(list(enumerate(match.players)))}
-        for name, seat in first_seat.items():
-            record[name][match.result(seat)] += 1
+        for seated, returns in match.games():
+            for name in dict.fromkeys(seated):
+                seats = [seat for seat, who in enumerate(seated) if who == name]
+                record[name][player_result(returns, match.seat_teams, seats)] += 1
     ratings = [
         PlayerRating(
             player=name,

@@ -14,14 +14,14 @@ server's 400) before any search, so the work a request causes stays that of a re
 * :data:`CHECKS` -- a registry of small per-game checks, each saying which games it applies to:
   :class:`KnownInformationStates` (small games with information states, Kuhn and Leduc: the
   state must be one the game reaches for that seat, with exactly its legal actions and texts),
-  :class:`HanabiObservation` (the observation parses, and its hands, tokens, deck and cards fit
-  the variant).
+  :class:`SpecObservation` (the observation is one the game's spec can show: each game states
+  its own limits in ``GameSpec.observation_problem``; Hanabi's hands, tokens, deck and cards
+  must fit the variant).
 """
 
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,7 +29,6 @@ from typing import Protocol
 import pyspiel
 
 from strategic_arena.games import GameSpec
-from strategic_arena.games.hanabi import COLOR_LETTERS, HanabiSpec, parse_observation
 from strategic_arena.turn import SeatInformation
 
 #: The longest information state or observation accepted (real ones are well under 2 kB).
@@ -123,8 +122,7 @@ class KnownInformationStates:
         kind = spec.game.get_type()
         return (
             kind.information != pyspiel.GameType.Information.PERFECT_INFORMATION
-            and kind.provides_information_state_string
-            and not isinstance(spec, HanabiSpec)
+            and kind.provides_information_state_string  # not Hanabi's: it has observations
             and not spec.simultaneous  # its tree walk follows one seat at a time
             and _information_states(spec) is not None
         )
@@ -143,54 +141,27 @@ class KnownInformationStates:
 
 
 @dataclass(frozen=True)
-class HanabiObservation:
-    """Hanabi: the observation must parse and fit the variant.
+class SpecObservation:
+    """Every game: the observation must be one its spec can show.
 
-    Hands of at most ``hand_size`` cards, tokens, deck and card counts within the deck: no search
-    ever sees a giant hand (the bot's search is exponential in the hand's size).
+    The game's own limits come from its spec (:meth:`GameSpec.observation_problem
+    <strategic_arena.games.base.GameSpec.observation_problem>`: Hanabi checks hands, tokens, deck
+    and cards against its variant), so this module knows no game's internals.
     """
 
     def applies(self, spec: GameSpec) -> bool:
-        """Every Hanabi variant."""
-        return isinstance(spec, HanabiSpec)
+        """Every game (a spec without limits finds no problem)."""
+        return True
 
     def check(self, spec: GameSpec, information: SeatInformation) -> None:
-        """The observation parses and fits the variant."""
-        assert isinstance(spec, HanabiSpec)  # applies()
-        try:
-            seen = parse_observation(information.observation or "")
-        except (ValueError, KeyError, IndexError) as error:
-            raise ImpossibleSeat(f"the observation is not a Hanabi observation ({error})") from None
-        if len(seen.hands) != spec.num_players:
-            raise ImpossibleSeat(f"the observation must show {spec.num_players} hands")
-        if any(len(hand) > spec.hand_size for hand in seen.hands):
-            raise ImpossibleSeat(f"a hand has more than the variant's {spec.hand_size} cards")
-        if not 0 <= seen.lives <= spec.max_life_tokens:
-            raise ImpossibleSeat(f"life tokens must be between 0 and {spec.max_life_tokens}")
-        if not 0 <= seen.info <= spec.max_information_tokens:
-            raise ImpossibleSeat(
-                f"information tokens must be between 0 and {spec.max_information_tokens}"
-            )
-        if not 0 <= seen.deck <= spec.deck_size:
-            raise ImpossibleSeat(f"the deck holds between 0 and {spec.deck_size} cards")
-        colours = COLOR_LETTERS[: spec.colors]
-        if any(c not in colours or not 0 <= r <= spec.ranks for c, r in seen.fireworks.items()):
-            raise ImpossibleSeat("a firework names a colour or rank the variant does not have")
-        cards = [view.card for hand in seen.hands for view in hand if view.card is not None]
-        counts = Counter([*cards, *seen.discards])
-        for card, count in counts.items():
-            if (
-                len(card) != 2
-                or card[0] not in colours
-                or not card[1].isdigit()
-                or not 1 <= int(card[1]) <= spec.ranks
-                or count > spec.copies(int(card[1]))
-            ):
-                raise ImpossibleSeat(f"the observation shows cards the deck does not hold ({card})")
+        """The spec finds no problem with the observation."""
+        problem = spec.observation_problem(information.observation or "")
+        if problem is not None:
+            raise ImpossibleSeat(problem)
 
 
 #: The per-game checks (a request is checked by every one that applies to its game).
-CHECKS: tuple[SeatCheck, ...] = (KnownInformationStates(), HanabiObservation())
+CHECKS: tuple[SeatCheck, ...] = (KnownInformationStates(), SpecObservation())
 
 
 def check_seat(spec: GameSpec, information: SeatInformation) -> None:

@@ -20,6 +20,8 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError
 from strategic_arena.env import Observation, TextGameEnv, make
+from strategic_arena.gym_registration import GYMNASIUM_NAMESPACE as GYMNASIUM_NAMESPACE
+from strategic_arena.gym_registration import register_envs as register_envs
 from strategic_arena.players import RandomPlayer
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import (
@@ -295,32 +297,3 @@ def single_agent(
     for stable-baselines3 and other array-based RL libraries).
     """
     return SingleAgentEnv(env_id, opponent=opponent, seat=seat, text=text)
-
-
-#: The namespace of the ids registered with ``gymnasium.make``.
-GYMNASIUM_NAMESPACE = "strategic_arena"
-
-
-def register_envs() -> list[str]:
-    """Register every curated game's single-agent view with gymnasium.
-
-    ``gymnasium.make("strategic_arena/kuhn_poker-v0", opponent="nash", seat=1, text=False)``
-    builds :class:`SingleAgentEnv` with those arguments (defaults: a random opponent, seat 0,
-    the text included). Registering twice is harmless (the entries are replaced).
-
-    Returns:
-        The registered ids.
-    """
-    from strategic_arena.games import CURATED
-
-    ids = []
-    for env_id in CURATED:  # no game is loaded here: importing the package stays cheap
-        gym_id = f"{GYMNASIUM_NAMESPACE}/{env_id}"
-        if gym_id not in gymnasium.registry:
-            gymnasium.register(
-                id=gym_id,
-                entry_point="strategic_arena.wrappers:SingleAgentEnv",
-                kwargs={"env_id": env_id},
-            )
-        ids.append(gym_id)
-    return ids

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, BinaryIO
 
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.serve import PlayerService
@@ -26,7 +26,9 @@ class Reply:
     """What the server sends: a status, a JSON payload (or raw bytes), headers, a trickle.
 
     ``trickle_s``: seconds between single bytes of the body (a server that is never quite
-    silent, so a per-read timeout never fires).
+    silent, so a per-read timeout never fires). ``http``: writes the whole HTTP response
+    itself, status line and headers included (broken framing, endless bodies, header floods);
+    the connection is closed after it.
     """
 
     status: int = 200
@@ -34,6 +36,7 @@ class Reply:
     raw: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     trickle_s: float = 0.0
+    http: Callable[[BinaryIO], None] | None = None
 
     def body(self) -> bytes:
         return self.raw if self.raw is not None else json.dumps(self.payload).encode()
@@ -102,6 +105,14 @@ class HostileServer(LoopbackServer):
                 self.send(outer.tamper(request))
 
             def send(self, reply: Reply) -> None:
+                if reply.http is not None:
+                    self.close_connection = True
+                    try:
+                        reply.http(self.wfile)
+                        self.wfile.flush()
+                    except OSError:  # the client stopped reading (a cap, a deadline)
+                        pass
+                    return
                 data = reply.body()
                 try:
                     self.send_response(reply.status)

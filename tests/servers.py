@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 import opponents
-from strategic_arena.players import GAME_HEADER, Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import GAME_HEADER, RandomPlayer
 from strategic_arena.serve import PlayerService
+from strategic_arena.turn import Decision, GameState, Player
 
 #: Faults drawn in random mode; each retryable by the backend except ``truncated``, which the
 #: validator turns into a ``truncated`` invalid answer.

@@ -18,8 +18,9 @@ from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
 from strategic_arena.serve import PlayerService
+from strategic_arena.turn import Decision, GameState, Player
 from tests.servers import FaultServer
 
 

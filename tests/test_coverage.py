@@ -14,7 +14,8 @@ from strategic_arena.actions import ActionError
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.leaderboard import build, html, markdown, schema
-from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Decision, GameState, Player
 
 KUHN, TTT = "kuhn_poker-v0", "tic_tac_toe-v0"
 

@@ -27,8 +27,9 @@ from strategic_arena.grading.grade import (
 from strategic_arena.grading.strategy import info_sets
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
-from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Decision, GameState, Player
 
 
 class Scripted:
@@ -340,3 +341,27 @@ def test_grades_of_more_games_than_sqlite_binds_at_once(tmp_path: Path) -> None:
         wanted = [*range(game.id + 1, game.id + 300_000), game.id]
         assert everything and tables.move_grades(wanted) == everything
         assert tables.move_grades([]) == []
+
+
+def test_the_graded_games_come_from_the_specs() -> None:
+    """Which games are graded, and by which exact solver, is in each game's listing."""
+    from strategic_arena.games import list_envs
+    from strategic_arena.grading import strategy_envs
+    from strategic_arena.grading.moves import GRADED_ENVS, POSITION_VALUES, PositionValues
+
+    assert dict(GRADED_ENVS) == {"tic_tac_toe-v0": "minimax", "connect_four-v0": "solver"}
+    assert strategy_envs() == ("kuhn_poker-v0", "leduc_holdem-v0")
+    for env_id, grader in GRADED_ENVS.items():
+        assert grader in POSITION_VALUES and grader in get_spec(env_id).listing.opponents
+    for env_id in list_envs():
+        listing = get_spec(env_id).listing
+        assert (env_id in GRADED_ENVS) == (listing.move_grader is not None)
+        assert (env_id in strategy_envs()) == listing.strategy_graded
+    values = PositionValues(None)
+    # x in cells 0 and 1, o in 3 and 4: x to move completes the top row; once it has, o has lost.
+    assert values.value("tic_tac_toe-v0", [0, 3, 1, 4]) == 1
+    assert values.value("tic_tac_toe-v0", [0, 3, 1, 4, 2]) == -1
+    with pytest.raises(ValueError, match="no exact solver for kuhn_poker-v0"):
+        values.value("kuhn_poker-v0", [])
+    with pytest.raises(ValueError, match="no strategy grading for tic_tac_toe-v0"):
+        info_sets("tic_tac_toe-v0")

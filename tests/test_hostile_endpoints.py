@@ -26,7 +26,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.env import make
 from strategic_arena.players import RandomPlayer
-from strategic_arena.serve import PlayerService
+from strategic_arena.serve import PlayerServer, PlayerService
 from tests.hostile import HostileServer, Reply, Request
 
 KUHN = "kuhn_poker-v0"
@@ -368,7 +368,7 @@ def test_terminal_escapes_from_an_endpoint_are_printed_as_escapes(
     assert "evil\\x1b]0;pwned\\x07\\nmodel\\x00" in printed  # the name, on one line
     assert "\\nmodel\\x00-" in err and "1/2 games" in err  # the progress line, escaped too
     assert "\\x1b[2J\\x1b]0;title\\x07\\x00\\u202eevil" in out  # the replayed reasoning
-    assert "500 - \\x1b[2J\\x1b[Hgone" in out  # the failure, in the report
+    assert "500: \\x1b[2J\\x1b[Hgone" in out  # the failure, in the report
 
 
 def test_a_reply_that_echoes_the_key_is_stored_with_the_key_masked(
@@ -418,3 +418,68 @@ def test_oversized_replies_are_stored_cut_and_once(
     tries = sqlite3.connect(db).execute("SELECT tries FROM moves").fetchall()
     assert all("xxxx" not in row[0] for row in tries)
     assert sum(path.stat().st_size for path in tmp_path.iterdir()) < 1_000_000
+
+
+def test_a_rival_endpoint_gets_no_key_unless_one_is_named_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The attack: before, --opponent-api-key-env defaulted to --api-key-env, so the rival's
+    # origin received "Bearer <the candidate's key>". Now each endpoint gets its own key only.
+    ours, theirs = "sk-candidate-secret-0123456789", "sk-rival-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", ours)
+    monkeypatch.setenv("RIVAL_KEY", theirs)
+    for extra, expected in (((), ""), (("--opponent-api-key-env", "RIVAL_KEY"), theirs)):
+        db = tmp_path / f"{len(extra)}.sqlite"
+        with (
+            HostileServer(random_service()) as candidate,
+            HostileServer(random_service("rival")) as rival,
+        ):
+            args = eval_args(candidate.base_url, db, "--num-games", "2", "--no-report")
+            args[args.index("--opponents") + 1] = f"model:rival@{rival.base_url}"
+            assert main([*args, *extra]) == 0
+            assert set(candidate.authorizations) == {f"Bearer {ours}"}
+            assert set(rival.authorizations) == {f"Bearer {expected}" if expected else ""}
+            assert len(rival.requests) > 1  # the preflight and the games
+        err = capsys.readouterr().err
+        # The preflight of each endpoint says which key it is sent, by the variable's name.
+        assert f"Endpoint {candidate.base_url}: sent the API key in $OPENAI_API_KEY (set)" in err
+        sent = "the API key in $RIVAL_KEY (set)" if expected else "no API key (none named"
+        assert f"Endpoint {rival.base_url}: sent {sent}" in err
+        assert_nowhere(ours, err, tmp_path)
+
+
+def test_no_message_shows_a_secret_of_the_base_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, the preflight printed the base URL in clear: unreachable, refused credentials,
+    # the /v1 hint; and a URL with user:key@ always failed it, so it always printed the key.
+    user_key, query_key = "userinfo-secret-0123456789", "query-secret-0123456789"
+
+    def secret_url(base_url: str) -> str:
+        parts = base_url.split("//", 1)
+        return f"{parts[0]}//user:{user_key}@{parts[1]}?api-key={query_key}"
+
+    def refuse(request: Request) -> Reply:
+        return Reply(401, {"error": {"message": "bad key"}})
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    statuses = []
+    with HostileServer(random_service()) as server:  # a run, with the URL's credentials
+        args = eval_args(secret_url(server.base_url), tmp_path / "a.sqlite", "--num-games", "2")
+        statuses.append(main(args))
+        # The URL's user:password is sent to its own origin, as HTTP Basic credentials.
+        assert server.authorizations and all(a.startswith("Basic ") for a in server.authorizations)
+    with PlayerServer("random", model="model") as served:  # a 404, and the /v1 hint
+        no_v1 = secret_url(served.base_url.removesuffix("/v1"))
+        statuses.append(main(eval_args(no_v1, tmp_path / "b.sqlite")))
+    dead = HostileServer(random_service())
+    dead.close()  # nothing listens there now
+    statuses.append(main(eval_args(secret_url(dead.base_url), tmp_path / "c.sqlite")))
+    with HostileServer(random_service(), refuse) as locked:  # the credentials are refused
+        statuses.append(main(eval_args(secret_url(locked.base_url), tmp_path / "d.sqlite")))
+    out, err = capsys.readouterr()
+    assert statuses == [0, 2, 2, 2]
+    assert "lacks /v1" in err and "nothing answers at" in err and "refused the credentials" in err
+    assert "/v1?api-key=***" in err  # the hint, masked
+    for secret in (user_key, query_key):
+        assert_nowhere(secret, out + err, tmp_path)

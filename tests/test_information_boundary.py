@@ -28,9 +28,9 @@ import pytest
 import strategic_arena as sa
 from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.env import TextGameEnv
-from strategic_arena.players import GAME_HEADER, Decision, GameState, Player
+from strategic_arena.players import GAME_HEADER
 from strategic_arena.serve import PlayerService
-from strategic_arena.turn import SeatInformation
+from strategic_arena.turn import Decision, GameState, Player, SeatInformation
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 

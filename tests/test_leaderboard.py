@@ -24,9 +24,9 @@ from strategic_arena.arena.runner import Entrant, round_robin, run
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.leaderboard import FILES, publish, reproduce, schema
-from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.printable import printable
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Decision, GameState, Player
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"
@@ -636,3 +636,12 @@ def test_links_open_the_tab_that_holds_their_target(browser: Any, published: Pat
     markdown = (published / "LEADERBOARD.md").read_text()
     assert "Definitions: [docs/grading.md](../docs/grading.md)." in markdown
     assert "step 20 can rank above step 40" in markdown
+
+
+def test_markdown_from_an_endpoint_is_shown_as_written_not_rendered() -> None:
+    # Before, a model named "**b**" was published in bold; emphasis, strikethrough and math
+    # marks are escaped now, and an underscore inside a word (kuhn_poker) is left alone.
+    from strategic_arena.leaderboard.markdown import escape
+
+    assert escape("**b** __u__ ~~s~~ $x$") == "\\*\\*b\\*\\* \\_\\_u\\_\\_ \\~\\~s\\~\\~ \\$x\\$"
+    assert escape("kuhn_poker-v0 _a_") == "kuhn_poker-v0 \\_a\\_"

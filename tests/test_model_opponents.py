@@ -83,6 +83,75 @@ def test_two_endpoints_play_each_other_and_both_are_entrants(
     assert b"sk-rival-secret" not in db.read_bytes()
 
 
+def _eval(ours: PlayerServer, db: Path, *extra: str) -> list[str]:
+    """``eval`` arguments: nash-model at ``ours`` on 4 Kuhn games into ``db``, plus ``extra``."""
+    return [
+        "eval",
+        "--base-url",
+        ours.base_url,
+        "--model",
+        "nash-model",
+        "--envs",
+        KUHN,
+        "--num-games",
+        "4",
+        "--seed",
+        "3",
+        "--db",
+        str(db),
+        "--quiet",
+        "--json",
+        *extra,
+    ]
+
+
+def test_a_model_opponent_is_reported_under_its_display_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.sqlite"
+    with (
+        PlayerServer("nash", model="nash-model") as ours,
+        PlayerServer("random", model="random-model") as rival,
+    ):
+        spec = f"model:random-model@{rival.base_url} as rival"
+        assert main(_eval(ours, db, "--opponents", spec)) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["candidates"] == ["nash-model", "rival"]
+    rows = {(s["player"], s["opponent"]) for s in report["summaries"] if s["seat"] is None}
+    assert rows == {("nash-model", "rival"), ("rival", "nash-model")}
+    with ResultsStore(db) as store:
+        players = store.players()
+        assert set(players) == {"nash-model", "rival"}
+        assert players["rival"].params["model"] == "random-model"
+        assert players["rival"].params["base_url"] == rival.base_url
+        (run,) = store.runs()
+        rerun = reproduce.command(run.name, run.seed, run.settings)
+    # The published command names it the same way (the spec is one quoted word).
+    assert rerun is not None and f"--opponents 'model:random-model@{rival.base_url} as rival'" in (
+        rerun
+    )
+
+
+def test_the_evaluated_model_as_its_own_opponent_is_one_entrant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The newcomer's case: a checkpoint evaluated as ``--name step-40`` and also named as a
+    ``model:`` opponent on the same server was two entrants, the path-named copy ranked apart."""
+    db = tmp_path / "arena.sqlite"
+    with PlayerServer("nash", model="nash-model") as ours:
+        spec = f"model:nash-model@{ours.base_url}"
+        assert main(_eval(ours, db, "--name", "step-40", "--opponents", spec, "random")) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["candidates"] == ["step-40"]
+    rows = {(s["player"], s["opponent"]): s for s in report["summaries"] if s["seat"] is None}
+    # One entrant: no second name, and no games of the model against itself in a
+    # competitive game (the runner never seats an entrant against itself there).
+    assert set(rows) == {("step-40", "random"), ("random", "step-40")}
+    assert rows[("step-40", "random")]["games"] == 4
+    with ResultsStore(db) as store:
+        assert set(store.players()) == {"step-40", "random"}
+
+
 def test_a_bad_model_opponent_is_one_error_line_and_stores_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +173,10 @@ def test_the_spec_reads_model_and_base_url() -> None:
     assert parsed == ModelOpponent("Qwen/Qwen3-4B", "http://localhost:8001/v1")
     assert parsed is not None and parsed.spec == "model:Qwen/Qwen3-4B@http://localhost:8001/v1"
     assert ModelOpponent.parse("mcts:simulations=10") is None
+    named = ModelOpponent.parse("model:/runs/x/policy@http://localhost:8000/v1  as  step 40 ")
+    assert named == ModelOpponent("/runs/x/policy", "http://localhost:8000/v1", "step 40")
+    assert named is not None and named.spec.endswith("/v1 as step 40")
+    assert ModelOpponent.parse(named.spec) == named
 
 
 def test_the_reproducing_command_keeps_the_evaluated_models_name() -> None:

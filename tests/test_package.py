@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from strategic_arena._extras import MissingExtraError, require
+from strategic_arena.games import get_spec, list_envs
+from strategic_arena.prompt_files import prompt_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,6 +33,29 @@ def test_import_does_not_load_heavy_dependencies() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_the_learner_side_imports_without_the_games() -> None:
+    """A GPU machine with only torch and numpy imports the learner, its estimate and sharding.
+
+    Before, ``import strategic_arena`` loaded the env (gymnasium, PettingZoo, OpenSpiel) and the
+    config loaded the games and opponents. The package's names still come on first use, and the
+    gymnasium ids are still registered once gymnasium is imported.
+    """
+    code = (
+        "import sys; import strategic_arena.train.learner, strategic_arena.train.memory, "
+        "strategic_arena.train.dist, strategic_arena.train.colocation, "
+        "strategic_arena.train.shaped_model; "
+        "games = {'pyspiel', 'pettingzoo', 'gymnasium', 'textarena', 'httpx', 'yaml'}; "
+        "print(sorted(games & set(sys.modules))); "
+        "import strategic_arena as sa; env = sa.make('kuhn_poker-v0'); "
+        "import gymnasium; print('strategic_arena/kuhn_poker-v0' in gymnasium.registry, "
+        "type(env).__name__, sa.wrappers.SingleAgentEnv.__name__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert result.stdout.split("\n")[:2] == ["[]", "True TextGameEnv SingleAgentEnv"]
+
+
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "numba", None)  # makes "import numba" fail
     with pytest.raises(MissingExtraError, match=r"pip install 'strategic-arena\[solvers\]'"):
@@ -42,7 +70,28 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         require("no_such_module_xyz")
 
 
+def _clean_clone(destination: Path) -> Path:
+    """The files a clean clone of the working tree would hold: tracked and new files, no ignored
+    ones (no build/, no egg-info, no caches), so the build sees what a fresh checkout sees."""
+    listing = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=False,
+    )
+    if listing.returncode != 0:
+        return ROOT  # not a git checkout (an unpacked sdist): build from it as it is
+    for name in listing.stdout.decode().split("\0"):
+        source = ROOT / name
+        if name and source.is_file():  # a tracked file deleted in the working tree is skipped
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
 def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
+    """A wheel built from a clean clone carries the top-level prompts/ as strategic_arena/prompts/,
+    and the package installed from it reads them with the same prompt versions as the checkout."""
+    source = _clean_clone(tmp_path / "clone")
     subprocess.run(
         [
             sys.executable,
@@ -54,7 +103,7 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
             "-q",
             "-w",
             str(tmp_path),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,
@@ -62,22 +111,35 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("strategic_arena-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "strategic_arena/py.typed" in names and "opponents/py.typed" in names
-    for template in (
-        "system.txt",
-        "user.txt",
-        "styles/marshal.txt",
-        "styles/boxed.txt",
-        "styles/json.txt",
-        "styles/tools.txt",
-        "tic_tac_toe/rules.txt",
-        "kuhn_poker/rules.txt",
-        "leduc_poker/rules.txt",
-        "hanabi/rules.txt",
-        "connect_four/rules.txt",
-    ):
-        assert f"strategic_arena/prompts/{template}" in names, template
+    shipped = sorted(
+        name.removeprefix("strategic_arena/prompts/")
+        for name in names
+        if name.startswith("strategic_arena/prompts/")
+    )
+    assert shipped == prompt_files(ROOT / "prompts")  # every prompt file, and only those
+    assert not any(name.startswith("prompts/") for name in names)  # no top-level folder
     for data in ("schema.json", "page.css", "page.js"):  # the leaderboard page and its schema
         assert f"strategic_arena/leaderboard/{data}" in names, data
+
+    installed = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(installed)
+    code = (
+        "import json, strategic_arena as sa; "
+        "from strategic_arena.prompt_files import package_root; "
+        "print(json.dumps([str(package_root()), "
+        "{env: sa.get_spec(env).prompt_version['digest'] for env in sa.list_envs()}]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(installed)},
+    )
+    root, versions = json.loads(result.stdout)
+    assert Path(root) == installed / "strategic_arena" / "prompts"
+    assert versions == {env: get_spec(env).prompt_version["digest"] for env in list_envs()}
 
 
 def test_license_metadata_is_an_spdx_string_without_deprecation_warnings() -> None:

@@ -15,7 +15,8 @@ import strategic_arena as sa
 from strategic_arena.actions import ActionError
 from strategic_arena.arena import play_match_sync
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, HumanPlayer, Player, RandomPlayer
+from strategic_arena.players import HumanPlayer, RandomPlayer
+from strategic_arena.turn import Decision, GameState, Player
 from strategic_arena.wrappers import IllegalMovePolicy, TextActionWrapper, single_agent
 
 

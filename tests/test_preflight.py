@@ -161,12 +161,13 @@ def test_grade_checks_the_endpoint_before_grading_anything(
     assert "strategy_grades" not in tables  # not even the move grades were written
 
 
-def test_a_refusal_during_the_run_stops_it_and_keeps_that_game_as_incomplete(
+def test_a_refusal_during_the_run_keeps_that_game_as_incomplete_and_plays_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The preflight request goes through; the first game's request is refused (HTTP 400).
-    # The run stops, and the refused game stays in the record as incomplete: an endpoint that
-    # refused only in lost positions must not make those games vanish from its coverage.
+    # The refused game stays in the record as incomplete: an endpoint that refused only in
+    # lost positions must not make those games vanish from its coverage. The other game is
+    # played: a refusal does not stop the run (a selective refuser could stop every rerun).
     server = FaultServer(["ok", "400"])
     db = tmp_path / "r.sqlite"
     try:
@@ -175,14 +176,14 @@ def test_a_refusal_during_the_run_stops_it_and_keeps_that_game_as_incomplete(
         server.close()
     err = capsys.readouterr().err
     assert code == 2
-    assert "the endpoint refused a request (400: Error code: 400 - injected 400)" in err
-    assert "the 1 game that got it is kept as incomplete" in err
-    assert "rerun the same command to play the rest" in err
-    assert server.served["400"] == 1 and sum(server.served.values()) == 2  # no retry, no game
+    assert "the endpoint refused the requests of 1 game (first: 400: injected 400)" in err
+    assert "kept as incomplete and left out of every score" in err
+    assert "replays a refused game at most --max-replays 3 times" in err
+    assert server.served["400"] == 1  # not retried
     with ResultsStore(db) as store:
         (run,) = store.runs()
-        assert store.games(run.id) == []  # nothing scored
-        assert list(store.incomplete_counts(run.id).values()) == [1]  # but on the record
+        assert len(store.games(run.id)) == 1  # the other game, scored
+        assert list(store.incomplete_counts(run.id).values()) == [1]  # the refused, on record
 
 
 def test_a_408_is_retried_like_a_server_failure(tmp_path: Path) -> None:

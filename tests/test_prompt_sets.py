@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -234,3 +235,71 @@ def test_the_spiral_config_uses_spirals_parser_and_template() -> None:
         cfg = load_config(configs / name)
         assert cfg.style == "spiral" and cfg.prompts is not None
         assert PromptSet.load(cfg.prompts) == PromptSet.load(SPIRAL_SET)
+
+
+def test_a_link_to_the_environment_is_refused_and_nothing_reaches_the_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The attack: kuhn_poker/rules.txt -> /proc/self/environ sent the whole environment, API
+    # key included, in the system message to the endpoint and into moves.prompt.
+    from tests.hostile import HostileServer
+    from tests.test_hostile_endpoints import assert_nowhere, random_service
+
+    secret = "sk-environment-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    prompts = tmp_path / "evil"
+    (prompts / "kuhn_poker").mkdir(parents=True)
+    environ = Path("/proc/self/environ")
+    (prompts / "kuhn_poker" / "rules.txt").symlink_to(environ if environ.exists() else "/etc/hosts")
+    db = tmp_path / "arena.sqlite"
+    with HostileServer(random_service()) as server:
+        args = ["eval", "--base-url", server.base_url, "--envs", "kuhn_poker-v0", "--db", str(db)]
+        assert main([*args, "--num-games", "2", "--quiet", "--prompts", str(prompts)]) == 2
+        assert server.requests == [] and server.authorizations == []  # not even /models
+    out, err = capsys.readouterr()
+    (line,) = err.strip().splitlines()
+    assert line.startswith("strategic-arena: error: prompt set") and "Traceback" not in err
+    assert "kuhn_poker/rules.txt is a symbolic link" in line
+    assert not db.exists()
+    assert_nowhere(secret, out + err, tmp_path / "evil" / "kuhn_poker")
+
+
+@pytest.mark.parametrize("kind", ["file link", "folder link", "fifo", "too large"])
+def test_a_set_reads_only_regular_files_of_its_own_folder(tmp_path: Path, kind: str) -> None:
+
+    prompts = tmp_path / "set"
+    prompts.mkdir()
+    outside = tmp_path / "outside"
+    (outside / "kuhn_poker").mkdir(parents=True)
+    (outside / "kuhn_poker" / "rules.txt").write_text("rules from elsewhere")
+    if kind == "file link":
+        (prompts / "kuhn_poker").mkdir()
+        (prompts / "kuhn_poker" / "rules.txt").symlink_to(outside / "kuhn_poker" / "rules.txt")
+        expected = "kuhn_poker/rules.txt is a symbolic link"
+    elif kind == "folder link":  # it used to be skipped silently: an empty set, a new name
+        (prompts / "kuhn_poker").symlink_to(outside / "kuhn_poker")
+        expected = "kuhn_poker is a symbolic link"
+    elif kind == "fifo":  # reading it would wait for ever
+        (prompts / "kuhn_poker").mkdir()
+        os.mkfifo(prompts / "kuhn_poker" / "rules.txt")
+        expected = "kuhn_poker/rules.txt: not a regular file"
+    else:
+        (prompts / "kuhn_poker").mkdir()
+        (prompts / "kuhn_poker" / "rules.txt").write_text("x" * (256 * 1024 + 1))
+        expected = "kuhn_poker/rules.txt: larger than 262144 bytes"
+    with pytest.raises(ValueError, match="prompt set") as error:
+        PromptSet.load(prompts)
+    assert expected in str(error.value)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any folder")
+def test_a_game_folder_that_cannot_be_read_is_an_error_not_an_empty_set(tmp_path: Path) -> None:
+    prompts = tmp_path / "set"
+    (prompts / "kuhn_poker").mkdir(parents=True)
+    (prompts / "kuhn_poker" / "rules.txt").write_text("my rules")
+    (prompts / "kuhn_poker").chmod(0)
+    try:
+        with pytest.raises(ValueError, match=r"cannot read kuhn_poker/ \(Permission denied\)"):
+            PromptSet.load(prompts)
+    finally:
+        (prompts / "kuhn_poker").chmod(0o755)

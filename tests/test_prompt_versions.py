@@ -14,10 +14,10 @@ from strategic_arena.arena.prompt_versions import prompt_mixes, version_label
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.leaderboard import publish, schema
 from strategic_arena.players import RandomPlayer
-from strategic_arena.prompt_files import digest, package_files
+from strategic_arena.prompt_files import digest, package_files, package_root
 from strategic_arena.prompt_sets import PromptSet, default_prompts
 
-PROMPTS = Path(sa.__file__).parent / "prompts"
+PROMPTS = package_root()
 
 
 def _user_set(tmp_path: Path, files: dict[str, str]) -> PromptSet:

@@ -11,7 +11,8 @@ from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import infrastructure, render_text, report, summarize
 from strategic_arena.arena.runner import Entrant, round_robin, run, versus
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.players import Decision, GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Decision, GameState
 
 
 def bot(name: str, envs: tuple[str, ...] | None = None) -> Entrant:
@@ -187,18 +188,19 @@ def test_progress_line_counts_games_errors_and_eta() -> None:
 
     from strategic_arena.arena.runner import Progress
 
+    now = [100.0]  # a clock the test moves: the rate is from the first finished game on
     stream = io.StringIO()
-    bar = Progress(10, 2, label="run", stream=stream, interval_s=0.0)
+    bar = Progress(10, 2, label="run", stream=stream, interval_s=0.0, clock=lambda: now[0])
+    assert bar.line().endswith("| rate pending")  # nothing finished: no rate, no ETA
+    now[0] = 130.0  # the first game took 30 s (start-up included): still no rate
     bar.update()
+    assert bar.line().endswith("| rate pending") and "ETA" not in bar.line()
+    now[0] = 134.0  # the second one 4 s later: 0.25 games/s, 6 games left
     bar.update(error=True)
     bar.update(failed=True)
     line = bar.line()
     assert line.startswith("run [########------------]  40% 4/10 games (2 resumed)")
-    assert (
-        "| 1 with invalid answers" in line
-        and "failed 1" in line
-        and "games/s" in line
-        and "ETA" in line
-    )
+    assert "| 1 with invalid answers" in line and "failed 1" in line
+    assert line.endswith("| 0.25 games/s | ETA 20s"), line  # 5 left (one failed) / 0.25
     bar.update(final=True)
     assert stream.getvalue().count("\n") == 4  # not a terminal: one line per update

@@ -117,3 +117,29 @@ def test_grade_refuses_a_name_whose_answers_were_drawn_otherwise(
     err = capsys.readouterr().err
     assert "strategy answers of 'X'" in err and "temperature (0.5 stored, now 1.0)" in err
     assert main([*args, "--temperature", "0.5"]) == 0  # the same settings resume
+
+
+def test_deleting_a_run_during_its_eval_ends_the_eval_with_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, the eval ended with "FOREIGN KEY constraint failed".
+    from tests.hostile import HostileServer, Reply, Request
+    from tests.test_hostile_endpoints import random_service
+
+    db = tmp_path / "d.sqlite"
+    requests = 0
+
+    def delete_midway(request: Request) -> Reply:
+        nonlocal requests
+        requests += 1
+        if requests == 4:  # the preflight, then a few games stored: another shell deletes it
+            assert main(["runs", "--db", str(db), "--delete", "doomed"]) == 0
+        return Reply(payload=request.answer)
+
+    with HostileServer(random_service(), delete_midway) as server:
+        status = eval_into(db, server.base_url, "--run-name", "doomed", "--num-games", "8")
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.startswith("strategic-arena: error")]
+    assert "was deleted from the store while it ran ('strategic-arena runs --delete')" in line
+    assert "FOREIGN KEY" not in err

@@ -17,8 +17,8 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.actions import Action
-from strategic_arena.players import Decision, GameState, Player
 from strategic_arena.serve import GAME_FIELD, PlayerServer
+from strategic_arena.turn import Decision, GameState, Player
 from strategic_arena.validation import validate
 
 openai = pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")

@@ -16,7 +16,8 @@ from strategic_arena.arena import play_match_sync
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Decision, GameState
 
 # Holds the store's write lock until told to let go (a line on stdin, or a minute at most),
 # then holds it argv[2] seconds more and commits; says whether it was told.

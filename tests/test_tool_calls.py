@@ -14,9 +14,10 @@ import strategic_arena as sa
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
-from strategic_arena.players import GameState, LLMPlayer
+from strategic_arena.players import LLMPlayer
 from strategic_arena.serve import PlayerServer
 from strategic_arena.tools import read_tool_calls
+from strategic_arena.turn import GameState
 from tests.servers import FaultServer
 
 

@@ -11,7 +11,7 @@ from opponents.base import make_rng
 from opponents.connect_four_solver.negamax import C4_ENV
 from opponents.connect_four_solver.search import BudgetExceeded, c4_optimal_moves
 from opponents.mcts import MCTSPlayer
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 
 class ConnectFourSolverPlayer(base.SolverPlayer):

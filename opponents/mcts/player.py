@@ -18,7 +18,7 @@ import numpy.typing as npt
 from opponents.base import SolverPlayer, make_rng
 from opponents.mcts.games import GAMES, game_code, is_terminal, state_from_history, to_move
 from opponents.mcts.tree import STAT_OUTCOME, STAT_SOLVED, STAT_TOTAL, STAT_VISITS, search_tree
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 IntArray = npt.NDArray[np.int64]
 

@@ -18,6 +18,7 @@ from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.serve import PlayerServer
 from strategic_arena.validation import Style, ThinkingInHistory
@@ -32,9 +33,12 @@ class ModelOptions:
             the embedded solver suite locally (``evaluate`` only).
         model: the model name sent with each request; ``None``: the only one ``/models`` lists.
         name: the model's name in the store (default: the model name).
-        api_key_env: environment variable holding the API key (never stored or printed).
+        api_key_env: environment variable holding the API key (never stored or printed);
+            ``None``: no key is sent (a model opponent with no key named for it).
         timeout_s: deadline of each request, from connecting to the reply's last byte.
         max_attempts: requests per answer on transient faults.
+        max_reply_bytes: the cap on each reply's decoded size (a larger reply is the
+            endpoint's failure: :mod:`strategic_arena.http_body`).
         temperature / top_p / max_tokens / sampling_seed: request fields (``None``: unset).
         top_k / min_p: extra body fields (vLLM, SGLang).
         style: the answer format.
@@ -56,9 +60,10 @@ class ModelOptions:
     base_url: str | None = None
     model: str | None = None
     name: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = "OPENAI_API_KEY"
     timeout_s: float = 120.0
     max_attempts: int = 6
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
@@ -108,6 +113,7 @@ def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int | 
         timeout_s=options.timeout_s,
         max_attempts=options.max_attempts,
         seed=seed,
+        max_reply_bytes=options.max_reply_bytes,
     )
     return Entrant.llm(
         backend,
@@ -134,7 +140,9 @@ def checked_entrant(
     Raises:
         PreflightError: the endpoint cannot serve the run; the message names the likely cause.
     """
-    models = list_served_models(base_url, options.api_key_env, options.timeout_s)
+    models = list_served_models(
+        base_url, options.api_key_env, options.timeout_s, options.max_reply_bytes
+    )
     name = choose_model(models, model)
     # The probe gets its own backend, dropped here while no event loop runs: an HTTP client
     # bound to the probe's finished loop must not be closed later inside the run's loop. It

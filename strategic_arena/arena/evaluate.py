@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.model_opponents import ModelOpponent
+from strategic_arena.arena.preflight import key_source
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore, location
 from strategic_arena.backends import public_url
@@ -144,10 +145,12 @@ def evaluate(
             (:mod:`~strategic_arena.arena.leases`).
         run_name: the run's name (default: derived from the settings, so a rerun resumes).
         progress: print the progress line.
-        announce: told about the locally served suite, when one is served.
+        announce: told about the locally served suite, when one is served, and which key
+            (by its variable's name) each endpoint is sent.
         max_response_chars: the longest response or reasoning stored per answer.
         opponent_api_key_env: environment variable holding the model opponents' API key
-            (default: ``model.api_key_env``); never stored.
+            (default ``None``: no key is sent to them; the evaluated model's key goes to its
+            own endpoint only); never stored.
 
     Raises:
         ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
@@ -177,13 +180,18 @@ def evaluate(
     specs = list(dict.fromkeys(spec for specs in per_env.values() for spec in specs))
     models = {spec: ModelOpponent.parse(spec) for spec in specs}
     built = {spec: Entrant.opponent(spec) for spec in specs if models[spec] is None}
+    if model.base_url is None:  # the embedded suite is no origin the user's key was for
+        model = replace(model, api_key_env=None)
     with served_endpoint(model, announce) as (base_url, model_name):
         # Before anything is stored: a configuration mistake must not become stored games.
         candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
-        key_env = opponent_api_key_env or model.api_key_env
+        _announce_key(announce, base_url, model.api_key_env)
         for spec, opponent in models.items():
-            if opponent is not None:  # another endpoint: checked like the evaluated one
-                built[spec] = opponent.entrant(model, key_env, seed, env_ids[0])
+            if opponent is not None:  # another endpoint: checked like the evaluated one, and
+                # sent only the key named for it (none by default)
+                named = opponent.named_like(candidate)  # the evaluated model itself: one name
+                built[spec] = named.entrant(model, opponent_api_key_env, seed, env_ids[0])
+                _announce_key(announce, opponent.base_url, opponent_api_key_env)
         rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
 
         def make_tasks(root_seed: int) -> list[GameTask]:
@@ -220,6 +228,14 @@ def evaluate(
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
     return EvalResult(name, location(db), summary, max_replays, root_seed)
+
+
+def _announce_key(
+    announce: Callable[[str], None] | None, base_url: str, api_key_env: str | None
+) -> None:
+    """Tell ``announce`` which key (by variable name) the endpoint at ``base_url`` is sent."""
+    if announce is not None:
+        announce(f"Endpoint {public_url(base_url)}: sent {key_source(api_key_env)}")
 
 
 def check_suite_covers(env_ids: Sequence[str]) -> None:

@@ -11,8 +11,9 @@ both (``seat=None``). Definitions:
   returns, so a self-play game counts once.
 * **Mean return and 95% CI.** The sample mean and the half-width of Student's t interval,
   ``t(0.975, n-1) * s / sqrt(n)`` (``None`` below two games).
-* **Win / draw / loss** (competitive games, not self-play): the player's return against the
-  best other seat's return.
+* **Win / draw / loss** (competitive games, not self-play): games, by the sign of the player's
+  return (of its team's, in a team game): :func:`strategic_arena.arena.teams.player_result`,
+  the one definition every table uses.
 * **Normalized score**: ``100 * (mean - forfeit) / (optimum - forfeit)``, between two stated
   references: 0 is the mean return of a player that forfeits every game (its first answer
   invalid: ``-forfeit_stake``, -1 in every curated competitive game, 0 in Hanabi) and 100 the
@@ -63,7 +64,7 @@ from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
-from strategic_arena.arena.teams import result_against, seat_teams, team_returns, team_summaries
+from strategic_arena.arena.teams import player_result, seat_teams, team_returns, team_summaries
 from strategic_arena.games import CURATED, GameSpec, get_spec
 from strategic_arena.games.listing import PaperReference
 from strategic_arena.games.tables import DerivedTable
@@ -256,13 +257,12 @@ def summarize(store: ResultsStore, run_names: Sequence[str] | None = None) -> li
                 bucket = buckets[(name, game.env_id, opponent, seat)]
                 value = float(np.mean([returns[s] for s in mine]))
                 bucket.returns.append(value)
-                # The team's result against the best other team: teammates are no rivals
-                # (in a free-for-all every seat is a team, so this is the seat's own result).
+                # W/D/L by the sign of the player's (team's) return, where there is a rival
+                # team: teammates are no rivals, and a self-play game has none.
                 own_teams = {teams[s] for s in mine}
-                rivals = [v for team, v in by_team.items() if team not in own_teams]
+                rivals = [team for team in by_team if team not in own_teams]
                 if others and rivals and not spec.cooperative:
-                    own = float(np.mean([by_team[team] for team in own_teams]))
-                    bucket.outcomes[result_against(own, rivals)] += 1
+                    bucket.outcomes[player_result(returns, teams, mine)] += 1
                 bucket.forfeits += int(game.forfeited_by in mine)
                 bucket.lengths.append(len(moves))
                 for move in moves:
@@ -502,6 +502,35 @@ def _fmt_mean(mean: float, half: float | None) -> str:
     return f"{mean:+.3f}" + (f" ± {half:.3f}" if half is not None else "")
 
 
+#: What the report's ``paper %`` is, and why it may leave 0-100 (printed under the tables).
+PAPER_NOTE = (
+    "paper %: MARSHAL's Table 3 score, normalised per seat against the paper's own references "
+    "(0 = the lowest mean return of that seat in MARSHAL's appendix J, 100 = the seat's best "
+    "mean return against the evaluation opponent, e.g. Kuhn's equilibrium value -1/18 or "
+    "+1/18), both seats averaged; '-' where the paper gives no reference"
+)
+
+#: Why a ``paper %`` or ``norm %`` outside 0-100 is no error.
+OUT_OF_RANGE_NOTE = (
+    "scores outside 0-100 are not errors: paper % can exceed either end (a seat below every "
+    "model the paper saw, or above its reference; at Kuhn and Leduc the references lie a "
+    "fraction of a chip apart, so a few games of card luck move it far: read it with the "
+    "mean's CI), and norm % is below 0 for a player that loses more than forfeiting at once "
+    "would (Leduc chips lost beyond the ante)"
+)
+
+
+def _score_notes(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The legend of ``paper %``, and why a score leaves 0-100 when one shown does."""
+    papers = [s.get("marshal_paper") for s in summaries]
+    if all(score is None for score in papers):
+        return []
+    scores = [score for score in papers if score is not None]
+    scores += [s["normalized"] for s in summaries]
+    outside = any(not 0.0 <= score <= 100.0 for score in scores)
+    return [PAPER_NOTE, *([OUT_OF_RANGE_NOTE] if outside else [])]
+
+
 def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     """A plain-text report of :func:`report`'s data: one table per env.
 
@@ -573,6 +602,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "invalid %: answers that were not a legal move, retries included; tok p50: median "
             "completion tokens per decision (a retried decision's answers summed); lat p50/p90 "
             "s: seconds per decision (median, 90th percentile)",
+            *_score_notes(shown),
         ]
     for scope, pool in data.get("ratings", {}).items():
         lines += [
@@ -583,7 +613,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             lines.append(
                 f"{printable_line(rating['player']):<{width}} mu {rating['mu']:6.2f} ± "
                 f"{rating['sigma']:5.2f}  mu-3sigma {rating['conservative']:6.2f}  matches "
-                f"{rating['matches']}  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
+                f"{rating['matches']} (games {rating['wins'] + rating['draws'] + rating['losses']})"
+                f"  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
             )
     team_rows = data.get("teams", [])
     if team_rows:

@@ -6,25 +6,39 @@ An opponent spec is a built-in opponent (``nash``, ``mcts:simulations=100``...) 
 from one command, and every model of the run is one of its entrants (the report gives each its
 rows and ratings).
 
+**Its name.** A model opponent is reported under the model name it is served as, unless the
+spec names it: ``model:NAME@BASE_URL as DISPLAY`` (quoted in a shell: ``--opponents
+"model:/ckpt/policy@http://localhost:8000/v1 as step-40"``). A name is an entrant: a model
+opponent that is the evaluated model itself (the same served model at the same base URL) takes
+the evaluated model's name (``--name``), so one model on one server is one entrant, never two
+(the runner seats no entrant against itself in a competitive game); and a display name already stored for another player
+is refused by the store, as ``--name`` is.
+
 A model opponent is asked exactly as the evaluated model is (the same answer style, prompts,
 sampling and illegal-move policy: the run compares models, not settings), through its own
-endpoint, whose API key comes from an environment variable only (``--opponent-api-key-env``;
-by default the evaluated model's ``--api-key-env``). The key is never stored, printed or part
-of the spec: a base URL that carries credentials (``user:key@host``, ``?key=...``) is refused.
+endpoint, whose API key comes from an environment variable only (``--opponent-api-key-env``).
+None is named by default, and then no key is sent: the evaluated model's key goes to its own
+endpoint only, never to a rival's origin (another provider, another owner). The key is never
+stored, printed or part of the spec: a base URL that carries credentials (``user:key@host``,
+``?key=...``) is refused.
 Each model opponent passes the same preflight as the evaluated model before anything is stored.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.runner import Entrant
-from strategic_arena.backends import url_secrets
+from strategic_arena.backends import public_url, url_secrets
 
 #: The prefix of a model opponent's spec.
 MODEL_PREFIX = "model:"
+
+#: The display name at the end of a spec: ``model:NAME@BASE_URL as DISPLAY``.
+_DISPLAY = re.compile(r"\s+as\s+(?P<name>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -32,51 +46,76 @@ class ModelOpponent:
     """A model behind an OpenAI-compatible endpoint, named in ``--opponents``.
 
     Attributes:
-        model: the model name the endpoint serves (and the player's name).
+        model: the model name the endpoint serves (the player's name unless ``name`` is set).
         base_url: the endpoint's base URL (``http://host:port/v1``), without credentials.
+        name: the player's name in the store and the reports (``None``: ``model``).
     """
 
     model: str
     base_url: str
+    name: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> ModelOpponent | None:
         """The model opponent of ``spec``, or ``None`` when it names a built-in opponent.
 
         Raises:
-            ValueError: a ``model:`` spec that is not ``model:NAME@http(s)://HOST[:PORT]/PATH``,
-                or whose URL carries credentials.
+            ValueError: a ``model:`` spec that is not ``model:NAME@http(s)://HOST[:PORT]/PATH``
+                (optionally followed by `` as DISPLAY``), or whose URL carries credentials.
         """
         if not spec.strip().startswith(MODEL_PREFIX):
             return None
-        model, at, base_url = spec.strip()[len(MODEL_PREFIX) :].partition("@")
+        body = spec.strip()[len(MODEL_PREFIX) :]
+        display = _DISPLAY.search(body)
+        name = display.group("name").strip() if display else None
+        if display:
+            body = body[: display.start()]
+        model, at, base_url = body.partition("@")
         parts = urlsplit(base_url)
         if not at or not model or parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
                 f"model opponent {spec!r}: expected model:NAME@BASE_URL, e.g. "
-                "model:Qwen/Qwen3-4B@http://localhost:8001/v1"
+                "model:Qwen/Qwen3-4B@http://localhost:8001/v1 (or ... as NAME to name it)"
             )
         if url_secrets(base_url) or parts.fragment:
             raise ValueError(
                 f"model opponent {MODEL_PREFIX}{model}@...: its base URL carries credentials; "
                 "put the key in an environment variable named by --opponent-api-key-env"
             )
-        return cls(model, base_url)
+        return cls(model, base_url, name)
 
     @property
     def spec(self) -> str:
-        """``model:NAME@BASE_URL``: how the run's settings record it."""
-        return f"{MODEL_PREFIX}{self.model}@{self.base_url}"
+        """``model:NAME@BASE_URL`` (`` as DISPLAY`` when named): how the settings record it."""
+        named = f" as {self.name}" if self.name is not None else ""
+        return f"{MODEL_PREFIX}{self.model}@{self.base_url}{named}"
+
+    def named_like(self, candidate: Entrant) -> ModelOpponent:
+        """This opponent, named as ``candidate`` when it is the same model at the same server.
+
+        One served model is one entrant: the evaluated model's name (``--name``) wins over
+        the served model's. A display name given in the spec is kept.
+        """
+        same = candidate.params.get("model") == self.model and candidate.params.get(
+            "base_url"
+        ) == public_url(self.base_url)
+        return replace(self, name=candidate.name) if same and self.name is None else self
 
     def entrant(
-        self, options: ModelOptions, api_key_env: str, seed: int | None, env_id: str
+        self, options: ModelOptions, api_key_env: str | None, seed: int | None, env_id: str
     ) -> Entrant:
         """The opponent as an entrant asked like ``options``' model, after its preflight.
+
+        ``api_key_env``: the variable holding the key sent to this endpoint (``None``: none).
 
         Raises:
             PreflightError: the endpoint cannot serve the run; the message names the cause.
         """
         settings = replace(
-            options, base_url=self.base_url, model=self.model, name=None, api_key_env=api_key_env
+            options,
+            base_url=self.base_url,
+            model=self.model,
+            name=self.name,
+            api_key_env=api_key_env,
         )
         return checked_entrant(settings, self.base_url, self.model, seed, env_id)

@@ -88,6 +88,12 @@ def errors() -> tuple[type[BaseException], ...]:
     return (psycopg.Error,)
 
 
+def integrity_errors() -> tuple[type[BaseException], ...]:
+    """The driver's constraint-violation errors (a foreign key whose run was deleted)."""
+    psycopg = require("psycopg", "a PostgreSQL results store")
+    return (psycopg.IntegrityError,)
+
+
 class PostgresConnection:
     """A psycopg connection with the calls of ``sqlite3.Connection`` the store makes.
 

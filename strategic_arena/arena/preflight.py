@@ -5,30 +5,45 @@ the server does not serve, a vLLM server started without a tool-call parser for 
 tools``, a wrong API key) is not a server failure: stored as incomplete games it would damage
 the run for good, and rerunning cannot fix it. So ``evaluate`` and ``grade`` first
 
-1. read ``/models`` (one request, no redirects: credentials never go to another origin);
+1. read ``/models`` (one request, no redirects: credentials never go to another origin; the
+   reply read within ``--max-reply-bytes``, like every reply);
 2. check that it lists the model (or exactly one model, when none is named);
 3. send one real request in the requested style: the first decision of a game, exactly as the
    arena will send it (prompt, game header, tools, sampling and extra body fields), with a
    fixed deal unrelated to the run's seed.
 
-Any failure raises :class:`PreflightError`, whose message names the likely cause and its fix.
+Any failure raises :class:`PreflightError`, whose message names the likely cause and its fix on
+one line, whatever the endpoint sent (broken HTTP included), with the base URL masked
+(:func:`~strategic_arena.backends.public_url`) and the key named by its variable only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
-import threading
-import urllib.error
-import urllib.request
-from typing import Any
 from urllib.parse import urlsplit
 
+from strategic_arena._extras import require
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.arena.runner import Entrant
+from strategic_arena.backends import (
+    HttpReply,
+    credential_headers,
+    endpoint_url,
+    error_message,
+    exchange,
+    http_client,
+    public_url,
+    transport_failure,
+)
 from strategic_arena.env import make
+from strategic_arena.http_body import (
+    DEFAULT_MAX_REPLY_BYTES,
+    BadEncoding,
+    ReplyTooLarge,
+    parse_json,
+)
 from strategic_arena.printable import printable_line
 from strategic_arena.turn import GameState
 
@@ -40,19 +55,15 @@ class PreflightError(ValueError):
     """The endpoint cannot serve the run; nothing was stored. The message says why."""
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Refuses redirects: the probe's credentials never go to another origin."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 def _with_v1(base_url: str) -> str | None:
-    """``base_url`` with ``/v1`` appended when its path lacks it (the usual typo), else None."""
+    """``base_url`` with ``/v1`` appended when its path lacks it (the usual typo), else None.
+
+    Shown masked (:func:`public_url`): a hint must not print the URL's credentials.
+    """
     path = urlsplit(base_url).path.rstrip("/")
     if path.endswith("/v1"):
         return None
-    return base_url.rstrip("/") + "/v1"
+    return public_url(endpoint_url(base_url, "v1"))
 
 
 def _v1_hint(base_url: str) -> str:
@@ -61,90 +72,94 @@ def _v1_hint(base_url: str) -> str:
 
 
 def _unreachable(base_url: str, reason: object) -> PreflightError:
-    where = urlsplit(base_url).netloc or base_url
+    where = urlsplit(public_url(base_url)).netloc or public_url(base_url)
     return PreflightError(
         f"nothing answers at {where} ({printable_line(reason, 200)}): is the server running, "
         "and are the host and port right?"
     )
 
 
-def _auth(base_url: str, status: int, api_key_env: str) -> PreflightError:
-    has_key = "set" if os.environ.get(api_key_env) else "not set"
+def key_source(api_key_env: str | None) -> str:
+    """Which key a request carries, by the variable's name: what messages say about it."""
+    if not api_key_env:
+        return "no API key (none named for it)"
+    state = "set" if os.environ.get(api_key_env) else "not set: no key is sent"
+    return f"the API key in ${api_key_env} ({state})"
+
+
+def _auth(base_url: str, status: int, api_key_env: str | None) -> PreflightError:
     return PreflightError(
-        f"the endpoint at {base_url} refused the credentials (HTTP {status}): check the API key "
-        f"in ${api_key_env} ({has_key}; --api-key-env names another variable)"
+        f"the endpoint at {public_url(base_url)} refused the credentials (HTTP {status}): it was "
+        f"sent {key_source(api_key_env)}; --api-key-env (--opponent-api-key-env for a model "
+        "opponent) names the variable"
     )
 
 
-def list_served_models(base_url: str, api_key_env: str, timeout_s: float) -> list[str]:
+def list_served_models(
+    base_url: str,
+    api_key_env: str | None,
+    timeout_s: float,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> list[str]:
     """The model ids ``base_url/models`` lists.
 
+    One GET with the key of ``api_key_env`` (if set) to the base URL's origin, no redirect
+    followed, the whole request within ``timeout_s`` and the reply read within
+    ``max_reply_bytes`` decoded bytes (:mod:`strategic_arena.http_body`).
+
     Raises:
-        PreflightError: the listing cannot be read; the message names the likely cause.
+        PreflightError: the listing cannot be read; the message (one line, the URL masked)
+            names the likely cause.
     """
-    url = base_url.rstrip("/") + "/models"
-    request = urllib.request.Request(url)
-    key = os.environ.get(api_key_env)
-    if key:
-        request.add_header("Authorization", f"Bearer {key}")
-    opener = urllib.request.build_opener(_NoRedirect)
+    url = endpoint_url(base_url, "models")
+    shown = public_url(url)
+    key = os.environ.get(api_key_env) if api_key_env else None
+
+    async def get() -> HttpReply:
+        async with http_client(timeout_s) as client:
+            headers = credential_headers(base_url, key)
+            return await exchange(client, "GET", url, max_reply_bytes, headers=headers)
+
+    httpx = require("httpx", "OpenAI-compatible endpoints")
     try:
-        body = _read_within(opener, request, timeout_s)
-    except urllib.error.HTTPError as error:
-        if error.code in (401, 403):
-            raise _auth(base_url, error.code, api_key_env) from None
-        if 300 <= error.code < 400:
-            target = printable_line(error.headers.get("Location", "?"), 200)
-            raise PreflightError(
-                f"{url} redirects (HTTP {error.code} to {target}): give the final URL as --base-url"
-            ) from None
+        reply = asyncio.run(asyncio.wait_for(get(), timeout_s))
+    except (TimeoutError, httpx.TimeoutException):
+        raise PreflightError(f"no answer from {shown} within {timeout_s:g} s (--timeout)") from None
+    except ReplyTooLarge:
         raise PreflightError(
-            f"HTTP {error.code} from {url}{_v1_hint(base_url)}"
-            if error.code == 404
-            else f"HTTP {error.code} from {url}: {printable_line(error.reason, 200)}"
+            f"the reply of {shown} exceeds --max-reply-bytes {max_reply_bytes} (decoded): the "
+            "endpoint's failure"
         ) from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        if isinstance(error, TimeoutError) or isinstance(reason, TimeoutError):
-            raise PreflightError(
-                f"no answer from {url} within {timeout_s:g} s (--timeout)"
-            ) from None
-        raise _unreachable(base_url, reason) from None
-    try:
-        data = json.loads(body)["data"]
-        return [str(model["id"]) for model in data]
-    except (ValueError, KeyError, TypeError) as error:
+    except BadEncoding as error:
+        raise PreflightError(f"{shown} sent an unreadable reply ({error})") from None
+    except (httpx.ConnectError, OSError) as error:
+        raise _unreachable(base_url, error) from None
+    except Exception as error:  # broken HTTP: bad framing, too many headers, a bad URL...
         raise PreflightError(
-            f"{url} does not answer with an OpenAI model list ({type(error).__name__})"
+            f"{shown} did not answer with valid HTTP ({transport_failure(error)})"
+        ) from None
+    if reply.status in (401, 403):
+        raise _auth(base_url, reply.status, api_key_env)
+    if 300 <= reply.status < 400:
+        target = printable_line(reply.location or "?", 200)
+        raise PreflightError(
+            f"{shown} redirects (HTTP {reply.status} to {target}): give the final URL as --base-url"
+        )
+    if reply.status == 404:
+        raise PreflightError(f"HTTP 404 from {shown}{_v1_hint(base_url)}")
+    if reply.status >= 300:
+        message = printable_line(error_message(reply.body), 200)
+        raise PreflightError(f"HTTP {reply.status} from {shown}: {message}")
+    try:
+        data = parse_json(reply.body, max_reply_bytes)["data"]  # type: ignore[index]
+        return [str(model["id"]) for model in data]
+    except ReplyTooLarge as error:
+        raise PreflightError(f"{shown} lists too much ({error})") from None
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as error:
+        raise PreflightError(
+            f"{shown} does not answer with an OpenAI model list ({type(error).__name__})"
             f"{_v1_hint(base_url)}"
         ) from None
-
-
-def _read_within(
-    opener: urllib.request.OpenerDirector, request: urllib.request.Request, timeout_s: float
-) -> bytes:
-    """The body of ``request`` read within ``timeout_s`` in all (a deadline, not per read).
-
-    urllib's timeout bounds each socket read, so a server trickling a byte at a time could hold
-    the probe for ever: the read runs in a daemon thread that is abandoned at the deadline.
-    """
-    outcome: dict[str, Any] = {}
-
-    def read() -> None:
-        try:
-            with opener.open(request, timeout=timeout_s) as response:
-                outcome["body"] = response.read()
-        except BaseException as error:  # handed to the caller's thread below
-            outcome["error"] = error
-
-    thread = threading.Thread(target=read, name="preflight-models", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    if thread.is_alive():
-        raise TimeoutError(f"no answer within {timeout_s:g} s")
-    if "error" in outcome:
-        raise outcome["error"]
-    return bytes(outcome["body"])
 
 
 def choose_model(models: list[str], model: str | None) -> str:
@@ -172,21 +187,31 @@ def choose_model(models: list[str], model: str | None) -> str:
 _STATUS = re.compile(r"^(\d{3}): (.*)$")
 
 
-def diagnose(failure: str, base_url: str, style: str, api_key_env: str) -> PreflightError:
+def diagnose(failure: str, base_url: str, style: str, api_key_env: str | None) -> PreflightError:
     """The likely cause of a failed chat request, from the backend's failure line."""
     match = _STATUS.match(failure)
-    if failure.startswith("connection"):
+    shown = public_url(base_url)
+    if failure.startswith("connection: Connect"):  # ConnectError, ConnectTimeout
         return _unreachable(base_url, failure.removeprefix("connection: "))
-    if failure == "timeout":
-        return PreflightError(f"no answer from {base_url} within --timeout")
+    if failure.startswith("connection"):
+        return PreflightError(
+            f"{shown} did not answer the first request with valid HTTP ({failure})"
+        )
+    if failure.startswith("timeout"):
+        return PreflightError(f"no answer from {shown} within --timeout")
     if match is None:
-        return PreflightError(f"the endpoint's first reply was unusable: {failure}")
+        return PreflightError(f"the endpoint's first reply was unusable: {printable_line(failure)}")
     status, message = int(match[1]), printable_line(match[2], 300)
     if status in (401, 403):
         return _auth(base_url, status, api_key_env)
+    if 300 <= status < 400:
+        return PreflightError(
+            f"{shown} redirects the request ({message}): give the final URL as --base-url"
+        )
     if status == 404:
         return PreflightError(
-            f"HTTP 404 from {base_url}/chat/completions ({message}){_v1_hint(base_url)}"
+            f"HTTP 404 from {public_url(endpoint_url(base_url, 'chat/completions'))} "
+            f"({message}){_v1_hint(base_url)}"
         )
     if style == "tools" and status == 400 and "tool" in message.lower():
         return PreflightError(
@@ -199,10 +224,12 @@ def diagnose(failure: str, base_url: str, style: str, api_key_env: str) -> Prefl
             f"the endpoint refused the request (HTTP {status}: {message}): check the sampling "
             "options, --chat-template-kwargs and --extra-body"
         )
-    return PreflightError(f"the endpoint failed the first request after its retries: {failure}")
+    return PreflightError(
+        f"the endpoint failed the first request after its retries: {printable_line(failure)}"
+    )
 
 
-def check_request(entrant: Entrant, env_id: str, base_url: str, api_key_env: str) -> None:
+def check_request(entrant: Entrant, env_id: str, base_url: str, api_key_env: str | None) -> None:
     """Send the first decision of a ``env_id`` game, as the arena will, and check it went through.
 
     The answer's content does not matter (an invalid move is the model's business); only a

@@ -38,10 +38,14 @@ call plays it again from the start (same seeds), as long as the key has fewer th
 ``1 + max_replays`` incomplete tries. A call never replays a game it has just played: a server
 that is down fails fast, and the user reruns when it is back.
 
-A game whose request the server *refused* (an HTTP 4xx other than 408/429, error kind
-``refused``: a wrong URL, key, model name or parameter) is not a server failure and no rerun of
-the same command can fix it: it is not stored at all, no further game starts, and the summary
-carries the server's message (:attr:`RunSummary.refused`).
+A game whose request the server *refused* (an HTTP 3xx or a 4xx other than 408/429, error
+kind ``refused``: a wrong URL, key, model name or parameter -- or an endpoint that refuses
+whenever it is losing) is stored as ``incomplete`` like a server failure, and counts as one of
+its key's tries: the run goes on with the other games, the summary carries the server's
+message (:attr:`RunSummary.refused`), and a refused game is replayed by later calls at most
+``max_replays`` times, then given up for good. So a run against a selective refuser finishes
+after ``1 + max_replays`` calls, its refused games final and left out of every score (the
+leaderboard leaves the player unranked), instead of stopping every call at its first refusal.
 """
 
 from __future__ import annotations
@@ -68,11 +72,11 @@ from strategic_arena.backends import OpenAIBackend
 from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
-from strategic_arena.players import Decision, GameState, LLMPlayer, Player
+from strategic_arena.players import LLMPlayer
 from strategic_arena.printable import printable_line
 from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import IllegalMovePolicy
+from strategic_arena.turn import Decision, GameState, IllegalMovePolicy, Player
 from strategic_arena.validation import Style, ThinkingInHistory
 
 PlayerBuilder = Callable[[str, int], Player]
@@ -427,7 +431,8 @@ class RunSummary:
             could not be built, the env failed); they are stored as incomplete too.
         refused: ``(key, server's message)`` of games whose request the server refused; they
             are stored as incomplete (an endpoint cannot make a game vanish by refusing in a
-            lost position) and the run stops starting games at the first.
+            lost position), replayed by later calls up to ``max_replays`` times like any
+            incomplete game, then given up.
         elapsed_s: wall-clock seconds of this call.
     """
 
@@ -451,7 +456,10 @@ class RunSummary:
 class Progress:
     """A one-line progress bar: share done, items done, errors, items/s and ETA.
 
-    Items are ``unit`` (games by default; ``grade`` counts games and queries).
+    Items are ``unit`` (games by default; ``grade`` counts games and queries). The rate is
+    measured from the first finished item on (start-up, loading a model, the first slow answer
+    are not a rate), so it and the ETA appear once two items have finished; before that the line
+    says ``rate pending``, never a zero rate beside a made-up ETA.
 
     On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
     every ``interval_s`` seconds and at the end.
@@ -466,6 +474,7 @@ class Progress:
         stream: TextIO | None = None,
         interval_s: float = 5.0,
         unit: str = "games",
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         # The label names a run or a player, which may come from an endpoint: escaped once here.
         self.total, self.resumed, self.unit = total, resumed, unit
@@ -473,16 +482,29 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval_s = 0.1 if self.tty else interval_s
-        self.started = time.perf_counter()
+        self.clock = clock
+        self.started = clock()
         self._last = 0.0
+        self._first_done: float | None = None  # when the first item finished
+        self._last_done = 0.0  # when the latest item finished
         self.done = self.errors = self.failed = self.incomplete = 0
+
+    def rate(self) -> float | None:
+        """Items per second since the first finished item (``None`` until there is one)."""
+        if self._first_done is None or self.done < 2:
+            return None
+        elapsed = self._last_done - self._first_done
+        return (self.done - 1) / elapsed if elapsed > 0 else None
 
     def line(self) -> str:
         """The current status line."""
-        elapsed = time.perf_counter() - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        rate = self.rate()
         left = self.total - self.resumed - self.done - self.failed - self.incomplete
-        eta = f"{left / rate:.0f}s" if rate > 0 else "?"
+        speed = (
+            " | rate pending"
+            if rate is None
+            else f" | {rate:.3g} {self.unit}/s | ETA {left / rate:.0f}s"
+        )
         finished = self.resumed + self.done
         share = finished / self.total if self.total else 1.0
         filled = round(20 * share)
@@ -494,7 +516,7 @@ class Progress:
             f" | {self.errors} with invalid answers",
             f" | {self.incomplete} incomplete (server failures)" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
-            f" | {rate:.1f} {self.unit}/s | ETA {eta}",
+            speed,
         ]
         return "".join(parts)
 
@@ -514,7 +536,11 @@ class Progress:
         elif not final:
             self.done += 1
             self.errors += int(error)
-        now = time.perf_counter()
+        now = self.clock()
+        if not (failed or incomplete or final):
+            if self._first_done is None:
+                self._first_done = now
+            self._last_done = now
         if final or now - self._last >= self.interval_s:
             self._last = now
             end = "\n" if final or not self.tty else ""
@@ -604,9 +630,8 @@ async def run_async(
                 envs.pop(task.env_id, None)  # its state is unknown now
                 record = _broken(task, seat, error)
             refusal = _refusal(record)
-            if refusal is not None:  # the request is wrong: start nothing more
+            if refusal is not None:  # stored as one more try of its key, like a failure
                 summary.refused.append((task.key, refusal))
-                source.stop()
             names = tuple(entrant.name for entrant in task.seats)
             record = dataclasses.replace(record, players=names)
             # Off the event loop: a store that waits for a lock must not stall the requests
@@ -653,10 +678,6 @@ class _Local:
         """The next game to play, ``None`` when there is none."""
         return self.pending.popleft() if self.pending else None
 
-    def stop(self) -> None:
-        """Start no further game."""
-        self.pending.clear()
-
     async def scored(self, counted: int) -> int:
         """Scored games of the run: what this process counted (nobody else writes)."""
         return counted
@@ -684,7 +705,6 @@ class _Leased:
         self.order = [task.key for task in pending]
         self.leases = Leases(store, run_id, lease_s=lease_s)
         self.poll_s = min(1.0, lease_s / 4)
-        self.stopped = False
         self._renewing: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -703,18 +723,13 @@ class _Leased:
 
     async def next(self) -> GameTask | None:
         """The next game leased to this worker; ``None`` when every game is stored."""
-        while not self.stopped:
+        while True:
             key = await asyncio.to_thread(self.leases.claim)
             if key is not None:
                 return self.tasks[key]
             if not await asyncio.to_thread(self.leases.others_playing):
                 return None
             await asyncio.sleep(self.poll_s)  # until a lease expires or its game is stored
-        return None
-
-    def stop(self) -> None:
-        """Claim no further game."""
-        self.stopped = True
 
     async def scored(self, counted: int) -> int:
         """Scored games of the whole run, every worker's."""

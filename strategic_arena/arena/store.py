@@ -209,6 +209,10 @@ class StoreError(OSError):
     """The results store cannot be opened, read or written; the message says why."""
 
 
+class RunDeleted(ValueError):
+    """The run a process writes to was deleted by another process (``runs --delete``)."""
+
+
 class _OlderSchema(StoreError):
     """A store that must be upgraded before it can be read (so not read-only)."""
 
@@ -397,9 +401,11 @@ class ResultsStore:
         self.max_response_chars = max_response_chars
         self._lock = threading.RLock()  # one writer at a time on this connection
         self._errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+        self._integrity_errors: tuple[type[BaseException], ...] = (sqlite3.IntegrityError,)
         self._explain: Callable[[BaseException], str] = explain  # type: ignore[assignment]
         if self.shared:
             self._errors = postgres.errors()
+            self._integrity_errors = postgres.integrity_errors()
             self._explain = postgres.explain
         try:
             self._db: _Connection = self._open(lock_wait_s)
@@ -819,27 +825,36 @@ class ResultsStore:
         ).fetchone()
         if record.status == "incomplete" and scored:
             return False
-        cursor = db.execute(
-            "INSERT INTO games (run_id, game_key, env_id, seed, players, returns, "
-            "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
-            "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING RETURNING id",
-            (
-                run_id,
-                game_key,
-                record.env_id,
-                record.seed,
-                json.dumps(list(record.players)),
-                json.dumps(list(record.returns)),
-                record.status,
-                record.forfeited_by,
-                json.dumps(list(record.history)),
-                record.duration_s,
-                time.time(),
-                record.infrastructure_error,
-                json.dumps(list(record.prompts)) if any(record.prompts) else None,
-            ),
-        )
+        try:
+            cursor = db.execute(
+                "INSERT INTO games (run_id, game_key, env_id, seed, players, returns, "
+                "status, forfeited_by, history, duration_s, finished, infrastructure_error, "
+                "prompts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING id",
+                (
+                    run_id,
+                    game_key,
+                    record.env_id,
+                    record.seed,
+                    json.dumps(list(record.players)),
+                    json.dumps(list(record.returns)),
+                    record.status,
+                    record.forfeited_by,
+                    json.dumps(list(record.history)),
+                    record.duration_s,
+                    time.time(),
+                    record.infrastructure_error,
+                    json.dumps(list(record.prompts)) if any(record.prompts) else None,
+                ),
+            )
+        except self._integrity_errors:
+            if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise RunDeleted(
+                    f"the run this eval writes to (id {run_id}) was deleted from the store "
+                    "while it ran ('strategic-arena runs --delete'); its games of this call "
+                    "are not stored: rerun the same command to play the run again"
+                ) from None
+            raise
         inserted = cursor.fetchone()
         if inserted is None:  # the key was scored meanwhile (by another process)
             return False

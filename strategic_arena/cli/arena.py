@@ -36,6 +36,7 @@ from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
+from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.printable import printable, printable_line
 from strategic_arena.prompt_sets import load_prompts
 from strategic_arena.styles import style_names
@@ -103,6 +104,15 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
         type=int,
         default=6,
         help="requests per answer on 429/5xx/timeouts/dropped connections (backoff + jitter)",
+    )
+    endpoint.add_argument(
+        "--max-reply-bytes",
+        type=int,
+        default=DEFAULT_MAX_REPLY_BYTES,
+        metavar="N",
+        help="the most bytes read of one reply, after decompression (the model listing too); "
+        "a longer reply is the endpoint's failure, so memory stays bounded by --concurrency "
+        "times N whatever it sends",
     )
     sampling = command.add_argument_group("sampling (unset: the server's default)")
     sampling.add_argument("--temperature", type=float, default=None)
@@ -233,7 +243,9 @@ def add_parsers(sub: Any) -> None:
         help="opponent specs, each playing the games it can (see 'strategic-arena opponents'), "
         "or model:NAME@BASE_URL for a model behind another OpenAI-compatible endpoint (e.g. "
         "model:Qwen/Qwen3-4B@http://localhost:8001/v1), asked with the same style, prompts and "
-        "sampling as the evaluated model and reported as an entrant too; default per game: "
+        "sampling as the evaluated model and reported as an entrant too, named by the served "
+        "model unless the spec ends with ' as NAME' (quote it); the evaluated model itself "
+        "(same model, same base URL) keeps its --name: one entrant; default per game: "
         + "; ".join(f"{e}: {', '.join(o)}" for e, o in DEFAULT_OPPONENTS.items())
         + ". Cooperative games are also played in self-play",
     )
@@ -242,7 +254,8 @@ def add_parsers(sub: Any) -> None:
         default=None,
         metavar="VAR",
         help="environment variable holding the API key of the model:NAME@BASE_URL opponents "
-        "(default: the --api-key-env of the evaluated model); the key is never stored",
+        "(default: none, and no key is sent to them: the --api-key-env key goes to the "
+        "evaluated model's endpoint only); the key is never stored",
     )
     games.add_argument(
         "--num-games",
@@ -358,6 +371,7 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         api_key_env=args.api_key_env,
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
+        max_reply_bytes=args.max_reply_bytes,
         temperature=args.temperature,
         top_p=args.top_p,
         max_tokens=_max_tokens(args),
@@ -437,12 +451,13 @@ def _eval_status(result: EvalResult) -> int:
         count = len(summary.refused)
         games = "game" if count == 1 else "games"
         print(
-            f"strategic-arena: error: the endpoint refused a request ({printable_line(message)}); "
-            f"the run stopped: the {count} {games} that got it {'is' if count == 1 else 'are'} "
-            "kept as incomplete (left out of scores until a rerun replays "
-            f"{'it' if count == 1 else 'them'}), and no further game was started. Fix the "
-            "request (--base-url, --model, the sampling options, --chat-template-kwargs, "
-            "--extra-body, --style), then rerun the same command to play the rest",
+            f"strategic-arena: error: the endpoint refused the requests of {count} {games} (first: "
+            f"{printable_line(message)}); {'it is' if count == 1 else 'they are'} kept as "
+            "incomplete and left out of every score. If the request is wrong, fix it "
+            "(--base-url, --model, the sampling options, --chat-template-kwargs, --extra-body, "
+            "--style) and rerun; a rerun of the same command replays a refused game at most "
+            f"--max-replays {result.max_replays} times, then gives it up for good "
+            f"({summary.given_up} given up so far)",
             file=sys.stderr,
         )
         return 2

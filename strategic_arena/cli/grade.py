@@ -14,7 +14,7 @@ from typing import Any
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.cli.arena import add_model_options, model_options
 from strategic_arena.cli.common import DB_HELP, HelpFormatter
-from strategic_arena.grading import POKER_ENVS
+from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.grade import grade
 from strategic_arena.grading.moves import DEFAULT_MAX_NODES
 from strategic_arena.grading.summary import render_text
@@ -49,8 +49,8 @@ def add_parser(sub: Any) -> None:
     command.add_argument(
         "--envs",
         nargs="+",
-        default=list(POKER_ENVS),
-        choices=POKER_ENVS,
+        default=list(strategy_envs()),
+        choices=strategy_envs(),
         metavar="ENV",
         help="poker games whose strategies are measured",
     )

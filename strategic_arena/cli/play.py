@@ -15,14 +15,15 @@ from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
 from strategic_arena.cli.common import fail, turn_label
 from strategic_arena.env import make
-from strategic_arena.games import GameSpec, get_spec, list_envs
+from strategic_arena.games import GameSpec, get_spec, list_envs, list_text_envs
 from strategic_arena.games.seats import acting_seats
 from strategic_arena.games.tables import facts
-from strategic_arena.players import GameState, HumanPlayer, Player
+from strategic_arena.players import HumanPlayer
 from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.prompting import render_messages
 from strategic_arena.seeding import derive_seed
 from strategic_arena.styles import style_names
+from strategic_arena.turn import GameState, Player
 from strategic_arena.validation import Style
 
 
@@ -44,7 +45,8 @@ def add_parsers(sub: Any) -> None:
     """Register ``envs``, ``play`` and ``demo`` on the CLI's subparsers."""
     envs = sub.add_parser(
         "envs",
-        help="list the curated environment ids, or show everything the spec of one says",
+        help="list the curated environment ids (menu games and free-text TextArena games), or "
+        "show everything the spec of one says",
     )
     envs.add_argument(
         "env_id",
@@ -125,11 +127,15 @@ def envs_main(args: argparse.Namespace) -> int:
         for label, value in facts(get_spec(args.env_id)).items():
             print(f"{label + ':':23s}{value}")
         return 0
-    for env_id in list_envs():
+    ids = [*list_envs(), *list_text_envs()]  # the menu games, then the free-text ones
+    width = max(len(env_id) for env_id in ids) + 1
+    for env_id in ids:
         spec = get_spec(env_id)
-        kind = "cooperative" if spec.cooperative else "zero-sum"
-        print(f"{env_id:20s} {spec.title} ({kind}, OpenSpiel {spec.openspiel_name})")
-    print("openspiel/<game_name>  any OpenSpiel game (N seats, simultaneous moves), its own text")
+        kind = "cooperative" if spec.cooperative else "competitive"
+        source = spec.rules_source.split("(")[0]  # the engine and its game, parameters apart
+        print(f"{env_id:{width}s} {spec.title} ({kind}, {spec.num_players} seats, {source})")
+    print(f"{'openspiel/<game_name>':{width}s} any OpenSpiel game (N seats, simultaneous moves)")
+    print(f"{'textarena/<EnvId>':{width}s} any TextArena game (free-text moves)")
     return 0
 
 

@@ -17,7 +17,6 @@ import abc
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Literal, TypeAlias
 
 import pyspiel
@@ -25,7 +24,7 @@ import pyspiel
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError
 from strategic_arena.games.listing import Listing
 from strategic_arena.games.seats import turns
-from strategic_arena.prompt_files import default_version
+from strategic_arena.prompt_files import default_version, package_root
 
 Menu = Mapping[int, str]
 """Legal actions of one decision: action id -> canonical text, in action-id order."""
@@ -196,8 +195,8 @@ def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel
 
 
 def prompt_text(folder: str, name: str) -> str | None:
-    """Read ``prompts/<folder>/<name>`` from the installed package, or ``None`` if absent."""
-    path = resources.files("strategic_arena") / "prompts" / folder / name
+    """Read ``prompts/<folder>/<name>`` of the package's prompts, or ``None`` if absent."""
+    path = package_root() / folder / name
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
@@ -355,6 +354,17 @@ class GameSpec(abc.ABC):
     def example_action(self, seat: int) -> str:
         """A plausible canonical action text of ``seat`` for the format example in prompts."""
         return self.grammar.text(0)
+
+    def observation_problem(self, observation: str) -> str | None:
+        """Why no position of the game shows a seat ``observation``; ``None`` when one may.
+
+        A served player rebuilds its seat from a request that anyone can write
+        (:mod:`strategic_arena.seat_checks` turns a problem into the server's 400 before any
+        search). A game whose solver would work on an impossible observation says here what no
+        position shows (Hanabi: hands, tokens, deck and cards beyond its variant). The default
+        knows no limit beyond the bounds every game has.
+        """
+        return None
 
     def forfeit_returns(self, offender: int) -> list[float]:
         """Returns when ``offender`` forfeits (an invalid move under the ``forfeit`` policy).

@@ -85,6 +85,7 @@ class ConnectFour(GameSpec):
         },
         ladder_games=40,
         marshal_paper=PaperReference((-1.0, -1.0), (1.0, 1.0)),
+        move_grader="solver",
     )
 
     def __init__(self) -> None:

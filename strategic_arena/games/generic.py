@@ -20,6 +20,7 @@ import pyspiel
 
 from strategic_arena.actions import ActionError
 from strategic_arena.games.base import ActionGrammar, GameSpec, Menu, compact
+from strategic_arena.games.listing import Listing
 
 _ACTION_ID = re.compile(r"^(?:action\s*)?#?\s*(\d+)$")
 
@@ -71,6 +72,13 @@ def generic_env_id(game_name: str, params: Mapping[str, int | float | bool | str
 
 class GenericSpec(GameSpec):
     """A text game over any OpenSpiel game, turn-taking or simultaneous (no hand-written rules)."""
+
+    listing = Listing(
+        no_solver=(
+            "no built-in solver is written for an arbitrary OpenSpiel game (the random player "
+            "plays any); evaluate a model with --base-url"
+        )
+    )
 
     def __init__(self, game_name: str, params: Mapping[str, int | float | bool | str]) -> None:
         self.env_id = generic_env_id(game_name, params)

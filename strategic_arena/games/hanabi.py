@@ -30,6 +30,7 @@ have, names no action.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import pyspiel
@@ -430,6 +431,43 @@ class HanabiSpec(GameSpec):
             f"{counts}); {self.max_information_tokens} information tokens; "
             f"{self.max_life_tokens} life tokens; {self._best_score()}."
         )
+
+    def observation_problem(self, observation: str) -> str | None:
+        """Why the observation fits no position of the variant, or ``None``.
+
+        It must parse, with one hand per seat of at most ``hand_size`` cards, tokens and deck
+        within the variant's, and no more copies of a card (hands and discards together) than
+        the deck holds: no search ever sees a giant hand (the Hanabi bot's search is exponential
+        in the hand's size).
+        """
+        try:
+            seen = parse_observation(observation)
+        except (ValueError, KeyError, IndexError) as error:
+            return f"the observation is not a Hanabi observation ({error})"
+        if len(seen.hands) != self.num_players:
+            return f"the observation must show {self.num_players} hands"
+        if any(len(hand) > self.hand_size for hand in seen.hands):
+            return f"a hand has more than the variant's {self.hand_size} cards"
+        if not 0 <= seen.lives <= self.max_life_tokens:
+            return f"life tokens must be between 0 and {self.max_life_tokens}"
+        if not 0 <= seen.info <= self.max_information_tokens:
+            return f"information tokens must be between 0 and {self.max_information_tokens}"
+        if not 0 <= seen.deck <= self.deck_size:
+            return f"the deck holds between 0 and {self.deck_size} cards"
+        colours = COLOR_LETTERS[: self.colors]
+        if any(c not in colours or not 0 <= r <= self.ranks for c, r in seen.fireworks.items()):
+            return "a firework names a colour or rank the variant does not have"
+        cards = [view.card for hand in seen.hands for view in hand if view.card is not None]
+        for card, count in Counter([*cards, *seen.discards]).items():
+            if (
+                len(card) != 2
+                or card[0] not in colours
+                or not card[1].isdigit()
+                or not 1 <= int(card[1]) <= self.ranks
+                or count > self.copies(int(card[1]))
+            ):
+                return f"the observation shows cards the deck does not hold ({card})"
+        return None
 
     @property
     def reachable_score(self) -> int:

@@ -138,7 +138,7 @@ def _betting(moves: str) -> tuple[list[str], list[int], str | None]:
 
 
 def poker_listing(marshal_paper: PaperReference) -> Listing:
-    """The arena's use of a poker game: equilibrium opponents, many hands per ladder pair."""
+    """The arena's use of a poker game: equilibrium opponents, ladder hands, graded strategies."""
     return Listing(
         opponents=("random", "nash", "cfr", "best_response"),
         solver="nash",
@@ -146,6 +146,7 @@ def poker_listing(marshal_paper: PaperReference) -> Listing:
         protocols={"marshal": ("nash",)},
         ladder_games=400,
         marshal_paper=marshal_paper,
+        strategy_graded=True,
     )
 
 

@@ -55,6 +55,13 @@ class Listing:
         ladder_games: games per pair of entrants in the baseline ladder (both seatings);
             ``None`` keeps the game out of the ladder.
         marshal_paper: MARSHAL's Table 3 references, when the paper scores the game.
+        move_grader: the opponent kind (``opponents.registry``) whose exact position values
+            grade every stored move of the game (``strategic-arena grade``; the graders are
+            ``strategic_arena.grading.moves.POSITION_VALUES``): ``minimax`` (Tic-Tac-Toe's
+            table), ``solver`` (Connect Four's); ``None``: its moves are not graded.
+        strategy_graded: whether ``grade`` measures a player's behavioural strategy at every
+            information set of the game, and that strategy's exploitability (OpenSpiel's exact
+            best response: small poker games).
     """
 
     opponents: tuple[str, ...] = ("random",)
@@ -64,3 +71,5 @@ class Listing:
     protocols: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     ladder_games: int | None = 100
     marshal_paper: PaperReference | None = None
+    move_grader: str | None = None
+    strategy_graded: bool = False

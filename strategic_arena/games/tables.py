@@ -90,7 +90,7 @@ def facts(spec: GameSpec) -> dict[str, str]:
         "normalized score": f"worst {spec.worst:g}, optimum {spec.optimum:g}",
         "prompt version": f"{version['name']}@{version['digest'][:12]}",
         "opponents": ", ".join(listing.opponents),
-        "solver-suite entrant": listing.solver or f"none ({listing.no_solver or 'not stated'})",
+        "solver-suite entrant": listing.solver or f"none: {listing.no_solver}",
         "default opponents": ", ".join(listing.default_opponents),
         "protocols": protocols or "none",
         "ladder games per pair": (

@@ -9,6 +9,12 @@ environments to the package's game contract without rewriting it:
   a ``-raw`` id's message list is joined, one message per line). Nothing else of the game is
   exposed to a seat: :class:`TextArenaState` hands a player a copy that holds the seats' texts
   and no TextArena object.
+* **Other seats' words.** What a seat wrote reaches the other seats as a quotation that no
+  move can close or forge (:mod:`strategic_arena.games.seat_text`): one line, after its
+  author's tag, with any role tag in it defused (``[GAME]`` -> ``(GAME)``). TextArena only
+  strips role tags, in one pass, so ``[GA[GAME]ME]`` or a line break followed by a tag let a
+  seat write a line the other seat read as the game master's. Honest moves read exactly as
+  TextArena shows them.
 * **Moves.** A move is a text (``move_kind = "text"``, :class:`FreeTextGrammar`) sent to
   TextArena's ``env.step(text)`` unchanged. TextArena's own invalid-move rules judge it (most
   games give the offender one more try with the reason in its observation, then end the game
@@ -38,6 +44,8 @@ import pyspiel
 
 from strategic_arena._extras import require
 from strategic_arena.games.base import FreeTextGrammar, GameSpec
+from strategic_arena.games.listing import Listing
+from strategic_arena.games.seat_text import needs_quoting, quote, role_tags
 
 PREFIX = "textarena/"
 
@@ -109,6 +117,8 @@ class TextArenaState:
         self._done = False
         self._returns = [0.0] * spec.players
         self._moves: list[tuple[int, str]] = []
+        self._stepping = ""  # the move being played (see _quote_seat_text)
+        self._roles: dict[int, str] = {}
         self.game_info: Mapping[int, Mapping[str, Any]] = {}
 
     @property
@@ -136,6 +146,7 @@ class TextArenaState:
                     f"players: {reason or type(error).__name__}"
                 ) from error
             self._env = env
+            self._quote_seat_text()
             self._observe()
 
     def apply_action(self, move: str) -> None:
@@ -145,12 +156,16 @@ class TextArenaState:
         if self._done:
             raise ValueError("the game is over")
         self._moves.append((self._current, move))
-        with self._own_random():
-            done, _ = self._env.step(action=move)
-            if done:
-                self._finish()
-            else:
-                self._observe()
+        self._stepping = move
+        try:
+            with self._own_random():
+                done, _ = self._env.step(action=move)
+                if done:
+                    self._finish()
+                else:
+                    self._observe()
+        finally:
+            self._stepping = ""
 
     # -- OpenSpiel's State interface ----------------------------------------------------------
 
@@ -229,7 +244,43 @@ class TextArenaState:
         """Ask TextArena whose turn it is and keep what it shows that seat."""
         player, observation = self._env.get_observation()
         self._current = int(player)
-        self._observations[self._current] = _as_text(observation)
+        self._observations[self._current] = _as_text(observation, self._roles)
+
+    def _quote_seat_text(self) -> None:
+        """Make every text a seat wrote reach the others as a quotation (:mod:`.seat_text`).
+
+        TextArena records what each seat sees through its state's ``add_observation``; this
+        wraps that method of the game's state: a seat's move (``PLAYER_ACTION`` from a seat)
+        is quoted before TextArena files it, and so is the move being played wherever the
+        game master's own messages repeat it verbatim. Honest text passes unchanged.
+        """
+        state: Any = getattr(self._env, "state", None)
+        original = getattr(state, "add_observation", None)
+        if original is None:  # not a TextArena state: nothing is filed through it
+            return
+        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        game, from_seat = textarena.GAME_ID, textarena.ObservationType.PLAYER_ACTION
+        self._roles = {
+            int(seat): str(role)
+            for seat, role in dict(getattr(state, "role_mapping", None) or {}).items()
+            if seat != game
+        }
+        tags = role_tags([*self._roles.values(), "GAME"])
+
+        def add_observation(
+            message: Any, observation_type: Any, from_id: int = game, to_id: int = -1
+        ) -> Any:
+            if isinstance(message, str):
+                move = self._stepping
+                if observation_type == from_seat and from_id != game:
+                    message = quote(message, tags)
+                elif move and move in message and needs_quoting(move, tags):
+                    message = message.replace(move, quote(move, tags))
+            return original(
+                message=message, observation_type=observation_type, from_id=from_id, to_id=to_id
+            )
+
+        state.add_observation = add_observation
 
     def _finish(self) -> None:
         """Read TextArena's rewards (``close()``) and end the game."""
@@ -269,16 +320,29 @@ def _wrapper(name: str) -> Any:
     raise ValueError(f"TextArena has no wrapper {name!r}")
 
 
-def _as_text(observation: object) -> str:
-    """A TextArena observation as text: a string as is, a message list one message per line."""
+def _as_text(observation: object, roles: Mapping[int, str]) -> str:
+    """A TextArena observation as text: a string as is, a message list one message per line.
+
+    In a list (a ``-raw`` id without wrappers), a seat's move is shown after its author's tag
+    (``[Player 0] ...``), as TextArena's wrappers show it: another seat's words are marked as
+    theirs in every rendering.
+    """
     if isinstance(observation, str):
         return observation
     if isinstance(observation, Sequence):
-        return "\n".join(
-            str(item[1]) if isinstance(item, Sequence) and len(item) >= 2 else str(item)
-            for item in observation
-        )
+        return "\n".join(_message_text(item, roles) for item in observation)
     return str(observation)
+
+
+def _message_text(item: object, roles: Mapping[int, str]) -> str:
+    """One message of a TextArena message list, a seat's move after its author's tag."""
+    if not isinstance(item, Sequence) or isinstance(item, str) or len(item) < 2:
+        return str(item)
+    kind = getattr(item[2], "name", None) if len(item) >= 3 else None
+    author = roles.get(item[0]) if isinstance(item[0], int) else None
+    if kind == "PLAYER_ACTION" and author is not None:
+        return f"[{author}] {item[1]}"
+    return str(item[1])
 
 
 class TextArenaSpec(GameSpec):
@@ -303,6 +367,12 @@ class TextArenaSpec(GameSpec):
     tensor_bounds = (0.0, 1.0)
     openspiel_name = ""
     openspiel_params: Mapping[str, int | float | bool | str] = {}
+    listing = Listing(
+        no_solver=(
+            "no built-in solver plays TextArena's free-text games (the random player draws "
+            "from the game's sample moves); evaluate a model with --base-url"
+        )
+    )
 
     def __init__(
         self,

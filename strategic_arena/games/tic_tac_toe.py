@@ -102,6 +102,7 @@ class TicTacToe(GameSpec):
         },
         ladder_games=100,
         marshal_paper=PaperReference((-1.0, -1.0), (1.0, 1.0)),
+        move_grader="minimax",
     )
     memoize_observations = True  # 5,478 positions: the board string is the whole state
     optimum = 1.0

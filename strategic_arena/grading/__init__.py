@@ -1,5 +1,8 @@
 """Grades against exact solvers: every move of the solved games, and poker strategies.
 
+Which games are graded, and how, is in each game's listing (``move_grader``,
+``strategy_graded``: :class:`strategic_arena.games.listing.Listing`).
+
 * :mod:`.moves` -- the game-theoretic value before and after each stored move of Tic-Tac-Toe
   (the minimax table) and Connect Four (the position solver, with a node budget);
 * :mod:`.strategy` -- a player's behavioural strategy at every information set of Kuhn poker
@@ -12,6 +15,13 @@
 The definitions (with formulas) are in ``docs/grading.md``.
 """
 
-#: The poker envs whose strategies are measured (here so the CLI lists them without importing
-#: OpenSpiel's Python algorithms).
-POKER_ENVS = ("kuhn_poker-v0", "leduc_holdem-v0")
+from strategic_arena.games import get_spec, list_envs
+
+
+def strategy_envs() -> tuple[str, ...]:
+    """The games whose strategies are measured: their listing says ``strategy_graded``.
+
+    Kuhn poker and Leduc Hold'em, in registry order (here so the CLI lists them without
+    importing OpenSpiel's Python algorithms).
+    """
+    return tuple(env_id for env_id in list_envs() if get_spec(env_id).listing.strategy_graded)

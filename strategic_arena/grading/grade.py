@@ -21,7 +21,7 @@ from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
 from strategic_arena.arena.store import ResultsStore, existing, setting_differences
-from strategic_arena.grading import POKER_ENVS
+from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
     GRADED_ENVS,
@@ -32,8 +32,8 @@ from strategic_arena.grading.moves import (
 from strategic_arena.grading.strategy import grade_strategy, info_sets, query
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
-from strategic_arena.players import Player
 from strategic_arena.printable import printable_line
+from strategic_arena.turn import Player
 
 #: Answers stored per transaction while querying a strategy.
 _FLUSH_EVERY = 500
@@ -67,7 +67,7 @@ def grade(
     runs: Sequence[str] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     samples: int = 20,
-    envs: Sequence[str] = POKER_ENVS,
+    envs: Sequence[str] | None = None,
     moves: bool = True,
     strategies: bool = True,
     seed: int = 0,
@@ -83,7 +83,8 @@ def grade(
         runs: only the games of these runs (all when ``None``).
         max_nodes: Connect Four solver nodes per position; beyond it a move is ``unknown``.
         samples: answers per information set when measuring a strategy.
-        envs: poker games whose strategies are measured.
+        envs: poker games whose strategies are measured (``None``: every game whose listing
+            says ``strategy_graded``, :func:`~strategic_arena.grading.strategy_envs`).
         moves: grade moves.
         strategies: measure strategies (built-in opponents of the runs, and ``model``).
         seed: seed of the queries and the bootstrap.
@@ -97,6 +98,7 @@ def grade(
         MissingExtraError: numba (the ``[solvers]`` extra) is missing.
     """
     require("numba", "grading (the solvers)")
+    envs = strategy_envs() if envs is None else tuple(envs)
     if samples < 1 or concurrency < 1 or max_nodes < 1:
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
     existing(db)

@@ -16,16 +16,16 @@ repeat across games (openings, above all) are solved once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from strategic_arena.arena.records import StoredGame, StoredMove
+from strategic_arena.games.tables import DerivedTable
 from strategic_arena.grading.tables import GradeTables, MoveGrade
 from strategic_arena.turn import final_answer_invalid
 
-TTT_ENV = "tic_tac_toe-v0"
-C4_ENV = "connect_four-v0"
-#: The games whose moves are graded.
-GRADED_ENVS = (TTT_ENV, C4_ENV)
+#: The games whose moves are graded, with the opponent kind whose exact values grade them (each
+#: game's ``Listing.move_grader``: Tic-Tac-Toe's ``minimax``, Connect Four's ``solver``).
+GRADED_ENVS: DerivedTable[str] = DerivedTable(lambda spec: spec.listing.move_grader)
 #: Game statuses whose moves are graded (an ``incomplete`` game stopped on an infrastructure
 #: failure: its last decision was not the player's).
 GRADED_STATUSES = frozenset({"complete", "forfeit"})
@@ -54,14 +54,18 @@ class PositionValues:
         ``None`` when the Connect Four search exceeds the node budget. A finished game is
         valued for the player who would move next (a loss, or 0 for a draw).
         """
-        if env_id == TTT_ENV:
-            from opponents.minimax import ttt_value
+        grader = GRADED_ENVS.get(env_id)
+        if grader is None or grader not in POSITION_VALUES:
+            raise ValueError(
+                f"no exact solver for {env_id}; graded games: {', '.join(GRADED_ENVS)}"
+            )
+        return POSITION_VALUES[grader](self, history)
 
-            for_first = ttt_value(history)
-            return for_first if len(history) % 2 == 0 else -for_first
-        if env_id == C4_ENV:
-            return self._c4_score(history)
-        raise ValueError(f"no exact solver for {env_id}; graded games: {', '.join(GRADED_ENVS)}")
+    def _ttt_value(self, history: Sequence[int]) -> int:
+        from opponents.minimax import ttt_value
+
+        for_first = ttt_value(history)
+        return for_first if len(history) % 2 == 0 else -for_first
 
     def _c4_score(self, history: Sequence[int]) -> int | None:
         from opponents.connect_four_solver import BudgetExceeded, solve
@@ -82,6 +86,14 @@ class PositionValues:
         if self.tables is not None and self._new:
             self.tables.add_c4_scores(self._new)
         self._new = {}
+
+
+#: Opponent kind -> the exact value of a position for the player to move (``None``: unknown);
+#: a game's ``Listing.move_grader`` names one of them.
+POSITION_VALUES: dict[str, Callable[[PositionValues, Sequence[int]], int | None]] = {
+    "minimax": PositionValues._ttt_value,
+    "solver": PositionValues._c4_score,
+}
 
 
 def grade_game(

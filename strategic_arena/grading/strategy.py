@@ -1,6 +1,6 @@
 """Measure a player's poker strategy at every information set and its exploitability.
 
-The player (any :class:`~strategic_arena.players.Player`: a model through ``LLMPlayer`` with
+The player (any :class:`~strategic_arena.turn.Player`: a model through ``LLMPlayer`` with
 the arena's prompts, or a built-in opponent) is asked ``K`` times at one state of each
 information set of Kuhn poker (12) or Leduc Hold'em (936, as OpenSpiel counts them). The
 answers' frequencies are its behavioural policy, an OpenSpiel ``TabularPolicy``; OpenSpiel's
@@ -28,10 +28,9 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
 from strategic_arena.games import get_spec
-from strategic_arena.grading import POKER_ENVS
-from strategic_arena.players import GameState, Player
+from strategic_arena.grading import strategy_envs
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import IllegalMovePolicy, final_answer_invalid
+from strategic_arena.turn import GameState, IllegalMovePolicy, Player, final_answer_invalid
 
 FloatArray = npt.NDArray[np.float64]
 #: Bootstrap resamples of the exploitability interval.
@@ -54,8 +53,9 @@ def info_sets(env_id: str) -> tuple[InfoSet, ...]:
     A depth-first walk of OpenSpiel's game tree (chance outcomes included); the first state
     met of each information state string represents it (the player sees only that string).
     """
-    if env_id not in POKER_ENVS:
-        raise ValueError(f"no strategy grading for {env_id}; games: {', '.join(POKER_ENVS)}")
+    graded = strategy_envs()
+    if env_id not in graded:
+        raise ValueError(f"no strategy grading for {env_id}; games: {', '.join(graded)}")
     found: dict[str, InfoSet] = {}
 
     def visit(state: pyspiel.State) -> None:

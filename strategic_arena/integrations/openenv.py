@@ -37,8 +37,8 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.integrations.session import GameSession, run_sync
 from strategic_arena.prompt_sets import PromptSet, load_prompts
+from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.styles import style_names
-from strategic_arena.train.rewards import RewardConfig
 from strategic_arena.validation import Style
 
 core: Any = require("openenv.core", "the OpenEnv environment")

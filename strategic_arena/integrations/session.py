@@ -11,7 +11,7 @@ policy) and lets the opponents reply. ``messages()`` is the prompt of the model'
 **Seeds fix the episode**: the env's chance events and every opponent's generator derive from
 the seed, so a seed and a seat give the same game for the same answers, in any process.
 
-**Rewards** are the trainer's (:mod:`strategic_arena.train.rewards`, MARSHAL's values by
+**Rewards** are the trainer's (:mod:`strategic_arena.rl.rewards`, MARSHAL's values by
 default), the model's turns read as one episode against a fixed opponent. The total is the sum
 of three parts, reported apart so frameworks can log them: ``game`` (the outcome: the seat's
 return times the game's scale; a forfeit costs the offender the forfeit loss and gives the other
@@ -34,10 +34,10 @@ from strategic_arena.env import make
 from strategic_arena.players import game_header
 from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import Message, render_messages
+from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.rl.rewards import RewardConfig, game_reward
 from strategic_arena.seeding import derive_seed
 from strategic_arena.styles import get_style
-from strategic_arena.train.episode import Episode, Turn
-from strategic_arena.train.rewards import RewardConfig, game_reward
 from strategic_arena.turn import GameState, Player, SeatInformation
 from strategic_arena.validation import Style
 from strategic_arena.views import SeatView

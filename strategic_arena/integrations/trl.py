@@ -33,9 +33,9 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.integrations.session import GameSession
+from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.seeding import derive_seed
 from strategic_arena.tools import MOVE_ARGUMENT, PLAY_TOOL, tool_call_text
-from strategic_arena.train.rewards import RewardConfig
 
 
 def game_dataset(

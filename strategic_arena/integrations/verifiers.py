@@ -32,9 +32,9 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.integrations.session import GameSession
+from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.seeding import derive_seed
 from strategic_arena.tools import tool_calls_text
-from strategic_arena.train.rewards import RewardConfig
 from strategic_arena.validation import Style, ThinkingInHistory, history_text
 
 vf: Any = require("verifiers", "the verifiers environment")
@@ -242,7 +242,7 @@ def load_environment(
     """The entry point verifiers calls: a :class:`GameEnv` over one game or many.
 
     Args are :class:`GameEnv`'s (``games`` may be one env id); ``rewards`` holds
-    :class:`~strategic_arena.train.rewards.RewardConfig` fields as JSON gives them
+    :class:`~strategic_arena.rl.rewards.RewardConfig` fields as JSON gives them
     (``{"invalid_penalty": -1.0}``).
     """
     return GameEnv(

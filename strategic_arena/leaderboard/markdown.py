@@ -5,7 +5,9 @@ Every string that came from a user or a model (player names, parameters, answers
 :func:`~strategic_arena.printable.printable` turns control bytes (ESC, NUL), bidi controls, line
 breaks and lone surrogates into visible escapes (``\x1b``, ``\n``), so the file never holds a
 byte a terminal or an editor would act on; then ``<``, ``>`` and ``&`` become entities, and
-``|``, backslashes, backticks and brackets (code spans, links) are backslash-escaped.
+``|``, backslashes, backticks, brackets (code spans, links), ``*`` and ``_`` (emphasis), ``~``
+(strikethrough) and ``$`` (GitHub's math) are backslash-escaped: an endpoint's ``**b**`` is
+shown as written, not in bold.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from strategic_arena.leaderboard import _format as fmt
 from strategic_arena.printable import printable_line
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_SPECIAL = re.compile(r"([\\`|\[\]])")
+#: Markdown syntax in a cell: code, table, link and emphasis marks, GitHub's strikethrough
+#: and math; an underscore only where it could open or close emphasis (``kuhn_poker`` stays).
+_SPECIAL = re.compile(r"[\\`|\[\]*~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def escape(text: object) -> str:
@@ -29,7 +33,7 @@ def escape(text: object) -> str:
     markup as entities, markdown syntax backslash-escaped; runs of blanks become one space.
     """
     value = "".join(_ENTITIES.get(char, char) for char in printable_line(text))
-    value = _SPECIAL.sub(r"\\\1", value)
+    value = _SPECIAL.sub(lambda mark: "\\" + mark.group(0), value)
     return " ".join(value.split())  # runs of blanks: one space
 
 

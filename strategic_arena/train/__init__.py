@@ -4,9 +4,10 @@ Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (roll
 arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
 :mod:`~strategic_arena.train.engine`, :mod:`~strategic_arena.train.vllm_engine` over servers
 from :mod:`~strategic_arena.train.vllm_server`) -> score
-(:mod:`~strategic_arena.train.rewards`) -> advantage (:mod:`~strategic_arena.train.estimators`)
+(:mod:`~strategic_arena.rl.rewards`) -> advantage (:mod:`~strategic_arena.train.estimators`)
 -> update (:mod:`~strategic_arena.train.learner`) -> sync. Configuration lives in
 :mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in
-:mod:`strategic_arena.cli.train`. The pure parts (episode, rewards, estimators) need only
-numpy, and importing this package imports nothing heavy.
+:mod:`strategic_arena.cli.train`. The pure parts need only numpy: the episode and its rewards
+live in :mod:`strategic_arena.rl` (shared with the integrations), the estimators here; importing
+this package imports nothing heavy.
 """

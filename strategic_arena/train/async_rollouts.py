@@ -34,7 +34,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 from strategic_arena.train.rollout import GamePlan
 
 #: Plays one round's plans (``plans, round``) and returns its episodes.

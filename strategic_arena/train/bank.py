@@ -55,8 +55,8 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.episode import Episode, Turn
 
 BatchUnit: TypeAlias = Literal["turns", "episodes"]
 Undrawn: TypeAlias = Literal["keep", "drop"]

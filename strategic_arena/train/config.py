@@ -42,13 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from opponents.registry import parse_spec
 from strategic_arena._extras import require
-from strategic_arena.games import get_spec
+from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
-from strategic_arena.train.rewards import RewardConfig
 
 EngineKind = Literal["transformers", "vllm"]
 LossAggregation = Literal["seq-mean-token-mean", "seq-mean-token-sum-norm", "token-mean"]
@@ -361,13 +359,17 @@ class TrainConfig:
     transformers in the synchronous loop."""
     tis_cap: float | None = 2.0
     """Truncated importance sampling: the weight is min(ratio, tis_cap) (``null``: no cap)."""
-    is_mask_low: float | None = None
-    """Tokens whose ratio is below this get no policy-gradient weight (``null``: no bound)."""
-    is_mask_high: float | None = None
+    is_mask_low: float | None = 0.125
+    """Tokens whose ratio is below this get no policy-gradient weight (``null``: no bound).
+    The default band [1/8, 8] (prime-rl's token masks) drops only outliers: a token the two
+    policies disagree on by a factor of 8 says nothing reliable about the learner's."""
+    is_mask_high: float | None = 8.0
     """Tokens whose ratio is above this get no policy-gradient weight (``null``: no bound)."""
     is_level: Literal["token", "sequence"] = "token"
     """Where the ratio is taken: per token, or per response (the product of its tokens' ratios,
-    truncated and masked as a whole, every token weighted alike: TRL's sequence modes)."""
+    truncated and masked as a whole, every token weighted alike: TRL's sequence modes). Not
+    with top_k / top_p: each token's ratio is then the kept mass (below 1), and their product
+    over a long response (0.99^2000 ~ 2e-9) would zero the gradient."""
     micro_batch_tokens: int | None = None
     """Most padded tokens (rows x longest sequence) of a micro-batch, besides
     micro_batch_size (``null``: no token cap). Ranks always get equal tokens, not equal turns,
@@ -429,6 +431,13 @@ class TrainConfig:
     without a GPU)."""
     memory_check: bool = True
     """Refuse, before loading anything, a layout whose memory estimate exceeds a GPU."""
+    colocated_offload_optimizer: bool = False
+    """With vllm_sleep_level: move AdamW's state (8 bytes a parameter) to host memory after
+    each update and back before the next, so the waking server finds that much more free."""
+    colocated_wake_margin_gib: float = 1.0
+    """With vllm_sleep_level: free GPU memory required before a server wakes, on top of what
+    it takes back (its weights and KV cache); below that the run stops with both numbers
+    instead of the server failing inside (strategic_arena.train.colocation)."""
 
     def validate(self) -> None:
         """Check values that the types alone do not constrain (and expand ``~`` in paths).
@@ -436,6 +445,10 @@ class TrainConfig:
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
+        # Imported here: the games and opponents need OpenSpiel, the learner (which imports
+        # this module) needs only torch and numpy.
+        from opponents.registry import parse_spec
+        from strategic_arena.games import get_spec
         from strategic_arena.prompt_sets import PromptSet
         from strategic_arena.styles import style_names
 
@@ -542,6 +555,8 @@ class TrainConfig:
         problems = []
         if self.vllm_sleep_level not in (0, 1, 2):
             problems.append("vllm_sleep_level must be 0, 1 or 2")
+        if self.colocated_wake_margin_gib < 0:
+            problems.append("colocated_wake_margin_gib must be >= 0")
         if (self.vllm_sleep_level or self.vllm_gpus) and self.engine != "vllm":
             problems.append("vllm_sleep_level and vllm_gpus need engine: vllm")
         if self.vllm_gpus and self.vllm_base_urls:
@@ -586,6 +601,13 @@ class TrainConfig:
             problems.append("is_mask_low must be >= 0 and is_mask_high > 0 (or null)")
         if low is not None and high is not None and low >= high:
             problems.append("is_mask_low must be below is_mask_high")
+        if self.is_level == "sequence" and (self.top_k > 0 or self.top_p < 1):
+            problems.append(
+                f"is_level: sequence with top_k {self.top_k} / top_p {self.top_p}: under "
+                "truncated sampling each token's ratio is the kept mass (< 1), and a response's "
+                "weight, their product, vanishes (0.99^2000 ~ 2e-9); use is_level: token, or "
+                "sample without truncation (top_k: 0, top_p: 1)"
+            )
         if self.micro_batch_tokens is not None and self.micro_batch_tokens < 1:
             problems.append("micro_batch_tokens must be >= 1 (or null)")
         if self.max_staleness < 0:

@@ -6,7 +6,8 @@ reads at the terminal comes from here, on stdout:
 * :func:`eval_table` -- after every evaluation, one row per game and opponent (both seats):
   games, mean return, win rate, invalid-answer rate;
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
-  checkpoint, the metrics and the evaluation store are, and the commands to run next
+  checkpoint, the metrics and the evaluation store are, a warning when steps collapsed (no
+  learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
   (``strategic-arena report``, ``publish``, and ``eval`` of the checkpoint through
   ``vllm serve``);
 * :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from strategic_arena.printable import printable_line
+from strategic_arena.train.collapse import collapsed_steps
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig
@@ -138,6 +140,12 @@ def run_summary(
     metrics = output / "metrics.jsonl"
     if metrics.exists():
         lines.append(f"  metrics      {metrics}")
+        collapsed = collapsed_steps(metrics)
+        if collapsed:  # named again at the end: the evaluations after it are of a dead policy
+            lines.append(
+                f"  WARNING      {len(collapsed)} step(s) without learning signal (collapse: "
+                f"every advantage 0), from step {collapsed[0]}; see the COLLAPSE lines above"
+            )
     db = eval_db(cfg)
     evaluated = bool(cfg.eval_opponents) and db.exists()
     if evaluated:

@@ -25,12 +25,12 @@ from strategic_arena.arena.evaluate import evaluation_tasks
 from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.players import Player
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engine import Engine, EngineClient, Sampling
 from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.rollout import PromptEncoder, configured_player
+from strategic_arena.turn import Player
 
 #: Times a game left incomplete by a server failure is played again by a rerun of the step.
 MAX_REPLAYS = 3

@@ -50,11 +50,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.rl.episode import Turn
 from strategic_arena.train.batching import plan_micro_batches
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
-from strategic_arena.train.episode import Turn
 from strategic_arena.train.importance import correct
+from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
 
 if TYPE_CHECKING:
@@ -160,11 +161,9 @@ def sequence_logprobs_and_entropy(
     The entropy is that of each response position's whole next-token distribution under
     ``model`` at ``temperature``. ``entropy``: ``True`` computes it with gradients (an entropy
     bonus), ``False`` without (a metric), ``None`` not at all. Only the last R + 1 positions get
-    logits
-    (``logits_to_keep``, when the model accepts it); the softmax is taken in float32 one row
-    at a time to bound memory on large vocabularies.
+    logits (``logits_to_keep``, when the model accepts it); the rest is
+    :func:`token_logprobs_and_entropy`.
     """
-    torch = require("torch", "the learner")
     longest = batch.targets.shape[1]
     inputs = {
         "input_ids": batch.input_ids,
@@ -177,19 +176,72 @@ def sequence_logprobs_and_entropy(
     except TypeError:  # older transformers or a model without logits_to_keep
         logits = model(**inputs).logits
     logits = logits[:, -(longest + 1) : -1, :]
-    rows, entropies = [], []
-    for row in range(logits.shape[0]):
-        scaled = logits[row].float() / temperature
-        normalizer = torch.logsumexp(scaled, dim=-1)
-        picked = scaled.gather(-1, batch.targets[row][:, None])[:, 0]
-        rows.append(picked - normalizer)
-        if entropy is not None:
-            with torch.set_grad_enabled(entropy and torch.is_grad_enabled()):
-                # H = log Z - sum_v p_v * s_v, with p = softmax(s)
-                expected = (torch.softmax(scaled, dim=-1) * scaled).sum(-1)
-                entropies.append(normalizer - expected)
-    result: Tensor = torch.stack(rows)
-    return result, torch.stack(entropies) if entropies else None
+    return token_logprobs_and_entropy(logits, batch.targets, temperature, entropy=entropy)
+
+
+def token_logprobs_and_entropy(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    temperature: float = 1.0,
+    *,
+    entropy: bool | None = False,
+    chunk_bytes: int = LOGIT_CHUNK_BYTES,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``log_softmax(logits / T)`` at ``targets`` (B, R) and the entropies, a chunk at a time.
+
+    The softmax is taken in float32, over chunks of positions of at most ``chunk_bytes`` of
+    float32 values. With gradients each chunk runs under activation checkpointing, so the
+    backward pass recomputes it instead of keeping it: no full-vocabulary float32 tensor per
+    row (1.2 GB for 2,048 positions of Qwen3's vocabulary) is held from the forward pass to
+    the backward, only the model's own logits. ``entropy`` as in
+    :func:`sequence_logprobs_and_entropy`.
+    """
+    torch = require("torch", "the learner")
+    checkpoint = require("torch.utils.checkpoint", "the learner").checkpoint
+    rows, length, vocab = logits.shape
+    flat = logits.reshape(rows * length, vocab)
+    picked = targets.reshape(rows * length)
+    step = max(1, chunk_bytes // (4 * vocab))
+    logprobs, entropies = [], []
+    for start in range(0, rows * length, step):
+        part, ids = flat[start : start + step], picked[start : start + step]
+        tracked = torch.is_grad_enabled() and part.requires_grad
+        if entropy and tracked:  # one function: both gradients meet in float32
+            logprob, value = checkpoint(_chunk_both, part, ids, temperature, use_reentrant=False)
+            entropies.append(value)
+        else:
+            if tracked:
+                logprob = checkpoint(_chunk_logprobs, part, ids, temperature, use_reentrant=False)
+            else:
+                logprob = _chunk_logprobs(part, ids, temperature)
+            if entropy is not None:
+                with torch.no_grad():
+                    entropies.append(_chunk_both(part, ids, temperature)[1])
+        logprobs.append(logprob)
+    result: Tensor = torch.cat(logprobs).reshape(rows, length)
+    if entropy is None:
+        return result, None
+    return result, torch.cat(entropies).reshape(rows, length)
+
+
+def _chunk_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float) -> Tensor:
+    """``log_softmax(logits / T)`` at ``targets``, in float32 (one chunk of positions)."""
+    torch = require("torch", "the learner")
+    scaled = logits.float() / temperature
+    picked = scaled.gather(-1, targets[:, None])[:, 0]
+    result: Tensor = picked - torch.logsumexp(scaled, dim=-1)
+    return result
+
+
+def _chunk_both(
+    logits: torch.Tensor, targets: torch.Tensor, temperature: float
+) -> tuple[Tensor, Tensor]:
+    """The log-probs at ``targets`` and the entropies ``log Z - sum_v p_v s_v`` (one chunk)."""
+    torch = require("torch", "the learner")
+    scaled = logits.float() / temperature
+    normalizer = torch.logsumexp(scaled, dim=-1)
+    picked = scaled.gather(-1, targets[:, None])[:, 0]
+    return picked - normalizer, normalizer - (torch.softmax(scaled, dim=-1) * scaled).sum(-1)
 
 
 def ppo_token_loss(
@@ -274,6 +326,17 @@ def lr_factor(optimizer_step: int, cfg: TrainConfig, steps_per_update: int) -> f
     return cfg.min_lr_ratio + (1.0 - cfg.min_lr_ratio) * cosine
 
 
+def fused_adamw_available(device: torch.device) -> bool:
+    """Whether this torch has a fused AdamW kernel for ``device`` (it refuses at construction)."""
+    torch = require("torch", "the learner")
+    probe = torch.nn.Parameter(torch.zeros(1, device=device))
+    try:
+        torch.optim.AdamW([probe], fused=True)
+    except (RuntimeError, ValueError):
+        return False
+    return True
+
+
 class Learner:
     """The trainable policy, its optimizer and schedule, and the PPO update.
 
@@ -310,16 +373,17 @@ class Learner:
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
             raise ValueError("the policy has no trainable parameters")
-        # One process on a GPU: the fused kernel, since the default multi-tensor one allocates
-        # temporaries as large as all the weights (16 GB for a 4B model in float32 masters).
-        fused = world_size == 1 and params[0].device.type == "cuda"
+        # The fused kernel wherever torch has one for the parameters' device (CUDA; the CPU
+        # since torch 2.4), FSDP2's sharded parameters included: the default multi-tensor
+        # kernel allocates temporaries as large as all the weights it steps (16 GB for a 4B
+        # model in float32 masters on one GPU).
         self.optimizer = self.torch.optim.AdamW(
             params,
             lr=cfg.lr,
             betas=(cfg.adam_beta1, cfg.adam_beta2),
             eps=cfg.adam_eps,
             weight_decay=cfg.weight_decay,
-            fused=fused or None,
+            fused=fused_adamw_available(params[0].device) or None,
         )
         self.scheduler = self.torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_update)

@@ -7,37 +7,54 @@ trainer refuses a layout that cannot fit, with these numbers, before starting an
 
 The arithmetic (``P`` parameters, ``n`` learner ranks sharing the model by FSDP, ``T`` tokens of
 one micro-batch = ``micro_batch_size x`` the longest sequence, ``h`` hidden size, ``I`` MLP
-size, ``L`` layers, ``V`` vocabulary, ``c`` bytes of the compute dtype (2 for bf16))::
+size, ``L`` layers, ``V`` vocabulary, ``c`` bytes of the compute dtype (2 for bf16), ``r``
+bytes of the residual stream: 4 in one process under autocast (the embeddings and every
+residual add stay in the float32 of the masters; only matrix products run in bf16), ``c``
+under FSDP's mixed precision (the weights themselves are cast), ``S`` the server's
+``max_num_seqs``, ``K`` = :data:`LOGIT_CHUNK_BYTES`)::
 
     learner, per GPU
       master weights          4 P / n          fp32 masters
       gradients               4 P / n          fp32, freed between steps
       optimizer (AdamW)       8 P / n          two fp32 moments
+      optimizer temporaries   0                fused AdamW (the learner's choice wherever
+                              4 P / n          torch has the kernel); the multi-tensor one
       compute weights         2 c max(P_layer, V h)   casts in flight: a layer's (or the
                                                 output head's) and the next; autocast keeps no
                                                 cache, FSDP gathers one layer ahead
                                                 (0 when the compute dtype is the master's)
       reference (kl_coef>0)   c P / n
-      activations             L T h c + T (6h + 3I) c    with gradient checkpointing
-                              L T (6h + 3I) c            without
-      logits                  2 x 4 T V        fp32 logits and their log-softmax
+      activations             L T h r + T (6h + 3I) c    with gradient checkpointing (the
+                                                saved layer inputs, one layer recomputed)
+                              L T ((6h + 3I) c + h (r - c))   without
+      logits                  2 c T V + 4 K    the compute-dtype logits and their gradient,
+                                                and one float32 chunk of the log-softmax
+                                                (its values, softmax, product, gradient)
       runtime                 2 GiB            CUDA context, allocator slack
+      fragmentation           f x the above    f = 5%: blocks the caching allocator holds
+                              but the runtime    but cannot reuse (split, rounded)
 
     vLLM server, per GPU (tensor parallel t)
       reserved                u G              u = vllm_gpu_memory_utilization, G = GPU memory
       weights                 s P / t          s: bytes of the server's dtype
-      KV cache                u G - s P / t - 1 GiB (activations)
+      sampler                 3 x 4 S V        fp32 logits, processed log-probs and
+                                                probabilities of a full decode batch
+                                                (vLLM profiles them inside u G)
+      KV cache                u G - s P / t - sampler - 1 GiB (activations)
       KV per token            2 L k d s / t    k KV heads of dimension d
-      asleep                  2 GiB            (sleep mode: weights and KV cache released)
+      CUDA graphs             1 GiB            outside u G, kept asleep (0 with enforce_eager)
+      asleep                  2 GiB + graphs   (sleep mode: weights and KV cache released)
 
     phases on one GPU
       rollout   learner resident (weights, optimizer, reference, runtime) + server reserved
-      update    learner peak (resident + gradients, compute weights, activations, logits)
-                + server reserved (asleep when vllm_sleep_level > 0)
+                + CUDA graphs
+      update    learner peak (every learner term) + server reserved + CUDA graphs
+                (asleep when vllm_sleep_level > 0)
 
 Each must stay below ``G``, and the KV cache must hold at least one longest sequence. These
-are estimates: the GPU figures have not been measured on a GPU in this project (none was lent
-to it); the fixed terms (runtime, vLLM activations, a sleeping server) are deliberately round.
+are estimates: the fixed terms (runtime, vLLM activations and CUDA graphs, a sleeping server,
+the fragmentation share) are deliberately round, and ``benchmarks/gpu_check.py`` compares the
+learner's measured peak with this sum on a GPU.
 """
 
 from __future__ import annotations
@@ -52,6 +69,18 @@ GIB = 1024**3
 RUNTIME_BYTES = 2 * GIB
 SERVER_ACTIVATION_BYTES = 1 * GIB
 SERVER_ASLEEP_BYTES = 2 * GIB
+SERVER_GRAPH_BYTES = 1 * GIB
+
+#: Float32 bytes of one chunk of the learner's log-softmax
+#: (:func:`strategic_arena.train.learner.token_logprobs_and_entropy`): 128 MiB, 220 positions
+#: of a 151,936-token vocabulary.
+LOGIT_CHUNK_BYTES = 128 * 2**20
+
+#: Share of the learner's memory the caching allocator holds without being able to reuse it.
+FRAGMENTATION = 0.05
+
+#: The decode batch of a vLLM server whose ``max_num_seqs`` is not set in its arguments.
+DEFAULT_SERVER_SEQUENCES = 256
 
 
 @dataclass(frozen=True)
@@ -147,6 +176,10 @@ class Layout:
         master_bytes: bytes per master weight (4: fp32).
         reference: a frozen reference model is loaded (``kl_coef`` > 0).
         gradient_checkpointing: activations recomputed in the backward pass.
+        fused_adamw: AdamW's fused kernel (no temporaries); else the multi-tensor one.
+        server_sequences: the server's ``max_num_seqs`` (its sampler's batch).
+        enforce_eager: the server runs without CUDA graphs.
+        fragmentation: share of the learner's memory lost to the allocator's fragmentation.
     """
 
     gpu_bytes: int
@@ -163,6 +196,10 @@ class Layout:
     master_bytes: int = 4
     reference: bool = False
     gradient_checkpointing: bool = True
+    fused_adamw: bool = True
+    server_sequences: int = DEFAULT_SERVER_SEQUENCES
+    enforce_eager: bool = False
+    fragmentation: float = FRAGMENTATION
 
 
 @dataclass(frozen=True)
@@ -205,27 +242,7 @@ def gib(value: float) -> str:
 
 def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
     """The memory of ``layout`` for a model of ``shape`` (see the module docstring)."""
-    n = max(layout.learners, 1)
-    p = shape.parameters
-    c = layout.compute_bytes
-    tokens = layout.micro_batch_size * layout.sequence_tokens
-    layer = tokens * (6 * shape.hidden + 3 * shape.intermediate) * c
-    if layout.gradient_checkpointing:
-        activations = shape.layers * tokens * shape.hidden * c + layer
-    else:
-        activations = shape.layers * layer
-    largest = max(shape.layer_parameters, shape.vocab * shape.hidden)
-    compute = 0 if c >= layout.master_bytes else 2 * c * largest
-    learner = {
-        "master weights": layout.master_bytes * p // n,
-        "gradients": layout.master_bytes * p // n,
-        "optimizer (AdamW)": 2 * layout.master_bytes * p // n,
-        "compute weights": compute,
-        "reference": c * p // n if layout.reference else 0,
-        "activations": activations,
-        "logits": 2 * 4 * tokens * shape.vocab,
-        "runtime": RUNTIME_BYTES,
-    }
+    learner = learner_terms(shape, layout)
     resident = sum(
         learner[name] for name in ("master weights", "optimizer (AdamW)", "reference", "runtime")
     )
@@ -233,17 +250,22 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
     server: dict[str, int] = {}
     problems: list[str] = []
     reserved = int(layout.server_utilization * layout.gpu_bytes)
+    graphs = 0
     if layout.server_gpus:
         t = max(layout.tensor_parallel, 1)
-        weights = layout.server_bytes * p // t
-        kv = reserved - weights - SERVER_ACTIVATION_BYTES
+        weights = layout.server_bytes * shape.parameters // t
+        sampler = 3 * 4 * layout.server_sequences * shape.vocab
+        kv = reserved - weights - sampler - SERVER_ACTIVATION_BYTES
         per_token = 2 * shape.layers * shape.kv_heads * shape.head_dim * layout.server_bytes // t
+        graphs = 0 if layout.enforce_eager else SERVER_GRAPH_BYTES
         server = {
             "reserved": reserved,
             "weights": weights,
+            "sampler": sampler,
             "KV cache": kv,
             "KV per token": per_token,
-            "asleep": SERVER_ASLEEP_BYTES if layout.sleep_level else reserved,
+            "CUDA graphs": graphs,
+            "asleep": (SERVER_ASLEEP_BYTES if layout.sleep_level else reserved) + graphs,
         }
         needed = per_token * layout.sequence_tokens
         if kv < needed:
@@ -255,7 +277,7 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
             )
     phases: dict[str, int] = {}
     if layout.colocated and server:
-        phases["rollout"] = resident + reserved
+        phases["rollout"] = resident + reserved + graphs
         phases["update"] = peak + server["asleep"]
     else:
         phases["update"] = peak
@@ -265,3 +287,34 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
                 f"the {phase} phase needs {gib(used)} per GPU but a GPU has {gib(layout.gpu_bytes)}"
             )
     return MemoryEstimate(learner, server, phases, layout.gpu_bytes, problems)
+
+
+def learner_terms(shape: ModelShape, layout: Layout) -> dict[str, int]:
+    """Each learner term of the module docstring, in bytes per GPU."""
+    n = max(layout.learners, 1)
+    p = shape.parameters
+    c = layout.compute_bytes
+    autocast = c < layout.master_bytes and n == 1
+    r = layout.master_bytes if autocast else c
+    tokens = layout.micro_batch_size * layout.sequence_tokens
+    layer = tokens * (6 * shape.hidden + 3 * shape.intermediate) * c
+    residual = tokens * shape.hidden
+    if layout.gradient_checkpointing:
+        activations = shape.layers * residual * r + layer
+    else:
+        activations = shape.layers * (layer + residual * (r - c))
+    largest = max(shape.layer_parameters, shape.vocab * shape.hidden)
+    terms = {
+        "master weights": layout.master_bytes * p // n,
+        "gradients": layout.master_bytes * p // n,
+        "optimizer (AdamW)": 2 * layout.master_bytes * p // n,
+        "optimizer temporaries": 0 if layout.fused_adamw else layout.master_bytes * p // n,
+        "compute weights": 0 if c >= layout.master_bytes else 2 * c * largest,
+        "reference": c * p // n if layout.reference else 0,
+        "activations": activations,
+        "logits": 2 * c * tokens * shape.vocab + 4 * LOGIT_CHUNK_BYTES,
+        "runtime": RUNTIME_BYTES,
+    }
+    held = sum(value for name, value in terms.items() if name != "runtime")
+    terms["fragmentation"] = int(layout.fragmentation * held)
+    return terms

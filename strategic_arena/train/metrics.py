@@ -24,17 +24,17 @@ from typing import Any
 
 import numpy as np
 
+from strategic_arena.arena.teams import player_result, seat_teams
 from strategic_arena.games import get_spec
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 
 log = logging.getLogger("strategic_arena.train")
 
 
 def seat_outcome(episode: Episode, seat: int) -> str:
-    """``win``, ``draw`` or ``loss`` of ``seat`` against the best other seat's return."""
-    mine = episode.returns[seat]
-    best_other = max(r for s, r in enumerate(episode.returns) if s != seat)
-    return "win" if mine > best_other else "loss" if mine < best_other else "draw"
+    """``win``, ``draw`` or ``loss`` of ``seat``: the arena's one W/D/L definition (its sign)."""
+    teams = seat_teams(episode.env_id, len(episode.returns))
+    return player_result(episode.returns, teams, [seat])
 
 
 def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:

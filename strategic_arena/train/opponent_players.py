@@ -17,13 +17,14 @@ from typing import Any
 import opponents
 from strategic_arena._extras import require
 from strategic_arena.backends import OpenAIBackend, SamplingParams
-from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.players import LLMPlayer
 from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.models import load_saved_tokenizer
 from strategic_arena.train.rollout import PoolEntry, PromptEncoder, configured_player
+from strategic_arena.turn import Player
 
 
 class OpponentPlayers:

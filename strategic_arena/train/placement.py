@@ -31,6 +31,7 @@ from pathlib import Path
 
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.memory import (
+    DEFAULT_SERVER_SEQUENCES,
     GIB,
     KNOWN_SHAPES,
     Layout,
@@ -148,7 +149,19 @@ def layout(cfg: TrainConfig, world: World, gpu_bytes: int) -> Layout:
         master_bytes=master,
         reference=cfg.kl_coef > 0,
         gradient_checkpointing=cfg.gradient_checkpointing,
+        server_sequences=_server_sequences(cfg.vllm_server_args),
+        enforce_eager=cfg.vllm_enforce_eager,
     )
+
+
+def _server_sequences(arguments: list[str]) -> int:
+    """The servers' ``--max-num-seqs`` where their arguments set it, else the estimate's default."""
+    for index, argument in enumerate(arguments):
+        if argument.startswith("--max-num-seqs="):
+            return int(argument.split("=", 1)[1])
+        if argument == "--max-num-seqs" and index + 1 < len(arguments):
+            return int(arguments[index + 1])
+    return DEFAULT_SERVER_SEQUENCES
 
 
 def _bytes(dtype: str, auto: int) -> int:

@@ -16,7 +16,7 @@ the system prompt) and validates the answer (:func:`strategic_arena.validate`) a
 the :class:`EngineBackend` applies the tokenizer's chat template, generates, and returns the
 prompt tokens, response tokens and the engine's log-probs with the answer
 (:class:`~strategic_arena.backends.TokenTrace`, kept in the decision). Each learner decision of
-a finished game becomes a :class:`~strategic_arena.train.episode.Turn`. An invalid answer
+a finished game becomes a :class:`~strategic_arena.rl.episode.Turn`. An invalid answer
 forfeits the game (MARSHAL's protocol); a game stopped by an endpoint opponent's failure
 (incomplete) is not training data and is played again (:data:`INCOMPLETE_REPLAYS`); a game
 that keeps failing is dropped from the step, with a warning and ``train/dropped_games``.
@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,16 +40,17 @@ import numpy as np
 
 from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import MatchRecord, play_match
-from strategic_arena.backends import ChatResult, Messages, TokenTrace
+from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
-from strategic_arena.players import LLMPlayer, Player
+from strategic_arena.players import LLMPlayer
 from strategic_arena.prompt_sets import cached_prompts
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
+from strategic_arena.turn import Player
 
 SELF_PLAY = "self"
 
@@ -158,6 +160,7 @@ class EngineBackend:
         tool-calling server shows them; ``tool_choice`` cannot be enforced on raw generation,
         so a model that answers without a call gets the validator's ``no_action``.
         """
+        started = time.perf_counter()  # the decision's latency: encoding, queueing, generation
         prompt_ids = self.encoder.encode(messages, tools)
         budget = min(self.max_new_tokens, self.max_sequence_tokens - len(prompt_ids))
         request = GenerationRequest(
@@ -176,6 +179,7 @@ class EngineBackend:
             finish_reason=finish_reason,
             prompt_tokens=len(prompt_ids),
             completion_tokens=len(generation.token_ids),
+            latency_s=time.perf_counter() - started,
             trace=TokenTrace(
                 tuple(prompt_ids),
                 tuple(generation.token_ids),
@@ -299,7 +303,7 @@ class OpponentPool:
         """The configured pool (no snapshots yet)."""
         entries = [
             PoolEntry(
-                name=o.spec if o.base_url is None else f"{o.spec}@{o.base_url}",
+                name=o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}",
                 weight=o.weight,
                 games=tuple(o.games) if o.games is not None else None,
                 from_step=o.from_step,

@@ -4,11 +4,11 @@ With ``max_staleness: k >= 1`` rollouts keep going while the learner trains, so 
 been played, in whole or in part, by weights older than the ones being trained. Versions count
 updates: the weights of version ``v`` hold ``v`` optimizer steps, and training step ``s``
 updates the weights of version ``s``. Every turn records the version that generated it
-(:attr:`~strategic_arena.train.episode.Turn.weight_version`); a turn whose request spanned a
+(:attr:`~strategic_arena.rl.episode.Turn.weight_version`); a turn whose request spanned a
 weight update (vLLM's ``/pause?mode=keep`` lets it finish with the new weights) records the
 version its request was sent with, the older one.
 
-**The rule.** The unit is the game (an :class:`~strategic_arena.train.episode.Episode`: every
+**The rule.** The unit is the game (an :class:`~strategic_arena.rl.episode.Episode`: every
 learner trajectory of it, both seats in self-play, because the advantage estimators compare the
 seats of a game). Its *lag* at step ``s`` is ``s`` minus the version of its **oldest** turn:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 
 
 def game_lag(episode: Episode, version: int) -> int:

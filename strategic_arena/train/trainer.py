@@ -5,7 +5,7 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 1. :meth:`Trainer.generate` -- plan the step's games and play them through the arena's match
    loop with the policy in every learner seat (:mod:`strategic_arena.train.rollout`);
 2. :meth:`Trainer.score` -- per-turn rewards and gating
-   (:func:`strategic_arena.train.rewards.score`);
+   (:func:`strategic_arena.rl.rewards.score`);
 3. :meth:`Trainer.advantage` -- the configured estimator
    (:mod:`strategic_arena.train.estimators`; a stateful one, RAE, keeps its state across steps
    and in checkpoints);
@@ -25,7 +25,9 @@ With an episode bank (``bank:``, :mod:`strategic_arena.train.bank`) the scored g
 the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
-Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
+Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. A step whose
+answers all earned the same reward within every group (every advantage 0: no gradient) is a
+collapse, named on the console as it happens (:mod:`strategic_arena.train.collapse`). Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
@@ -55,10 +57,14 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.rl.rewards import score
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
+from strategic_arena.train.collapse import CollapseDetector, signal_metrics
+from strategic_arena.train.colocation import ColocatedMemory, TorchCuda
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
@@ -72,10 +78,10 @@ from strategic_arena.train.dist import (
     shutdown,
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
+from strategic_arena.train.memory import GIB
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
     load_policy,
@@ -99,7 +105,6 @@ from strategic_arena.train.placement import (
     server_groups,
     visible_devices,
 )
-from strategic_arena.train.rewards import score
 from strategic_arena.train.rollout import (
     GamePlan,
     OpponentPool,
@@ -191,10 +196,29 @@ class Trainer:
         self.sampling = Sampling(
             cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
         )
+        self.colocated = self._colocated_memory()
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
         self._set_up(resume_from)  # on failure __init__ closes the engine (a started server)
+
+    def _colocated_memory(self) -> ColocatedMemory | None:
+        """The learner's side of a GPU shared with a sleeping server (``None``: no sleep mode).
+
+        A wake's need is the estimate's server weights and KV cache (0 when the model's
+        shape is unknown: the cache is still emptied and the margin still checked).
+        """
+        cfg = self.cfg
+        if not cfg.vllm_sleep_level or self.device.type != "cuda":
+            return None
+        server = self.memory_estimate.server if self.memory_estimate is not None else {}
+        return ColocatedMemory(
+            TorchCuda(self.device),
+            weights_bytes=server.get("weights", 0),
+            kv_bytes=server.get("KV cache", 0),
+            margin_bytes=int(cfg.colocated_wake_margin_gib * GIB),
+            offload_optimizer=cfg.colocated_offload_optimizer,
+        )
 
     def _set_up(self, resume_from: Path | None) -> None:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
@@ -221,6 +245,7 @@ class Trainer:
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
         self.last_evaluation: Evaluation | None = None
+        self.collapse = CollapseDetector()  # names steps without learning signal
         self.rollouts = RolloutRunner(cfg, self.client, self.encoder, self.opponents)
         self.worker: RolloutWorker | None = None  # the asynchronous loop's (collect makes it)
         self._rollout_idle_s = 0.0
@@ -342,6 +367,7 @@ class Trainer:
             sleep_level=cfg.vllm_sleep_level,
             weight_dtype=self.server_dtype,
             keep_requests=cfg.max_staleness > 0,
+            before_wake=self.colocated.check_wake if self.colocated is not None else None,
         )
 
     def _context_length(self) -> int:
@@ -476,10 +502,14 @@ class Trainer:
             cfg.old_logprobs == "auto"
             and (cfg.corrects_behaviour or not self.engine.logprobs_match_learner(self.sampling))
         )
+        if self.colocated is not None:  # the optimizer's state back from host memory
+            self.colocated.restore([self.learner.optimizer], self.device)
         old = self.learner.recompute_logprobs(turns) if use_learner else None
         metrics = self.learner.update(
             turns, rng, old_logprobs=old, correct_behaviour=cfg.corrects_behaviour
         )
+        if self.colocated is not None:  # the update's cache back to the driver for the wake
+            self.colocated.release([self.learner.optimizer])
         # The sync check compares against the engine's numbers of this step's weights: a turn
         # an episode bank kept from an earlier step, or a stale turn of the asynchronous loop,
         # differs by the updates since (the importance correction's business).
@@ -493,6 +523,7 @@ class Trainer:
             metrics["train/logprob_ratio"] = float(np.mean(np.exp(diffs)))
             metrics["train/logprob_max_abs_diff"] = float(np.max(np.abs(diffs)))
         metrics["train/trainable_turns"] = float(len(turns))
+        metrics.update(signal_metrics([t.advantage for t in turns], [t.reward for t in turns]))
         ratio = metrics.get("train/logprob_ratio", 1.0)
         # Under top-k / top-p the engine's log-probs are of the truncated distribution: a
         # ratio below 1 is then expected (the importance correction's business), not a bug.
@@ -745,6 +776,10 @@ class Trainer:
             try:
                 while self.step < cfg.steps and not self._stopping():
                     metrics = self.train_step()
+                    warning = self.collapse.check(self.step, metrics)
+                    if warning is not None and self.info.main:  # loud: where a person reads
+                        print(warning, flush=True)
+                        log.warning("%s", warning)
                     evaluated = bool(cfg.eval_every) and (
                         self.step % cfg.eval_every == 0 or self.step == cfg.steps
                     )

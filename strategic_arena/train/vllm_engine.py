@@ -99,6 +99,17 @@ def on_every_server(admins: Sequence[ServerAdmin], call: Callable[[ServerAdmin],
         future.result()
 
 
+#: Sampling fields every request pins to their neutral values, whatever defaults the server
+#: took from the model's ``generation_config.json`` (Qwen2.5-Instruct ships a repetition penalty
+#: of 1.05): the learner models plain ``softmax(logits / T)``, so no penalty and no ``min_p``.
+NEUTRAL_SAMPLING: dict[str, float] = {
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "min_p": 0.0,
+}
+
+
 def in_dtype(
     weights: Iterable[tuple[str, torch.Tensor]], dtype: torch.dtype | None
 ) -> Iterator[tuple[str, torch.Tensor]]:
@@ -170,6 +181,10 @@ class VLLMServerEngine:
             running KV cache recomputed; where the server refuses ``keep``,
             ``/pause?mode=wait`` lets them finish first. Off: plain ``/pause`` (nothing is in
             flight between the synchronous loop's rollouts).
+        before_wake: called with the tags about to wake (none: everything) before every
+            ``/wake_up`` of a sleeping server (a colocated learner empties its allocator's
+            cache there and checks that the wake fits:
+            :meth:`strategic_arena.train.colocation.ColocatedMemory.check_wake`).
     """
 
     def __init__(
@@ -187,6 +202,7 @@ class VLLMServerEngine:
         sleep_level: int = 0,
         weight_dtype: torch.dtype | None = None,
         keep_requests: bool = False,
+        before_wake: Callable[[Sequence[str]], object] | None = None,
     ) -> None:
         if not base_urls:
             raise ValueError("the vLLM engine needs at least one server base URL")
@@ -205,6 +221,7 @@ class VLLMServerEngine:
         self.asleep = False
         self.weight_dtype = weight_dtype
         self.keep_requests = keep_requests
+        self.before_wake = before_wake
         self.pause_mode: PauseMode = "keep"
         self.weight_version: int | None = None
         self.requests = 0
@@ -235,8 +252,13 @@ class VLLMServerEngine:
         """``POST /wake_up`` on every sleeping server (nothing to do when awake)."""
         if not self.asleep:
             return
+        self._before_wake(())
         on_every_server(self.admins, lambda admin: admin.wake_up())
         self.asleep = False
+
+    def _before_wake(self, tags: Sequence[str]) -> None:
+        if self.before_wake is not None:
+            self.before_wake(tags)
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: Sampling
@@ -325,11 +347,13 @@ class VLLMServerEngine:
         Sleeping servers schedule nothing (sleep paused them) and dropped their prefix cache,
         so no ``/pause`` or ``/reset_prefix_cache``; the last ``/wake_up`` resumes scheduling.
         """
+        self._before_wake(["weights"])
         on_every_server(self.admins, lambda admin: admin.wake_up(["weights"]))
         try:
             self.transport.push(weights, self.admins)
             on_every_server(self.admins, lambda admin: admin.set_weight_version(version))
         finally:
+            self._before_wake(["kv_cache"])  # the push's buffers (casts, NCCL) are freed by now
             on_every_server(self.admins, lambda admin: admin.wake_up(["kv_cache"]))
             self.asleep = False
         self.weight_version = version
@@ -357,6 +381,7 @@ class VLLMServerEngine:
             "return_token_ids": True,
             "stop_token_ids": self.stop_ids,
             "skip_special_tokens": False,
+            **NEUTRAL_SAMPLING,
         }
         if sampling.stop:
             body["stop"] = list(sampling.stop)

@@ -43,6 +43,16 @@ class VLLMServerError(RuntimeError):
     """A vLLM server failed: it would not start, it died, or it answered an error."""
 
 
+class PrefixCacheResetError(VLLMServerError):
+    """A server kept declining ``/reset_prefix_cache`` (``{"success": false}``)."""
+
+
+#: Tries of ``/reset_prefix_cache`` before a sync stops, and the wait after the first refusal
+#: (seconds; it grows by as much after each).
+RESET_ATTEMPTS = 3
+RESET_WAIT_S = 0.5
+
+
 class PauseModeRefused(VLLMServerError):
     """The server does not know the asked ``/pause`` mode (a vLLM older than ``keep``)."""
 
@@ -196,6 +206,10 @@ class VLLMServer:
             # The learner's quantity: log_softmax(logits / T), see train.engine.
             "--logprobs-mode",
             "processed_logprobs",
+            # vLLM's neutral sampling defaults, not the model's generation_config.json (whose
+            # repetition_penalty, min_p... would change the distribution the learner models)
+            "--generation-config",
+            "vllm",
             ("--" if self.enable_prefix_caching else "--no-") + "enable-prefix-caching",
         ]
         if self.max_model_len is not None:
@@ -440,9 +454,26 @@ class ServerAdmin:
         ``running``: also preempt the requests frozen by a ``keep`` pause, whose KV cache holds
         blocks (otherwise vLLM declines the reset): they go back to the waiting queue and
         recompute their prompt and tokens so far with the new weights when scheduled again.
+
+        vLLM declines a reset while blocks are held with HTTP 200 ``{"success": false}``; the
+        reset is tried :data:`RESET_ATTEMPTS` times, a little later each time.
+
+        Raises:
+            PrefixCacheResetError: every attempt was declined (the sync must not go on: the
+                server would reuse KV computed with the old weights).
         """
         query = "?reset_running_requests=true" if running else ""
-        self._call("POST", "/reset_prefix_cache" + query)
+        for attempt in range(RESET_ATTEMPTS):
+            answer = self._call("POST", "/reset_prefix_cache" + query)
+            if not (isinstance(answer, Mapping) and answer.get("success") is False):
+                return
+            if attempt + 1 < RESET_ATTEMPTS:
+                time.sleep(RESET_WAIT_S * (attempt + 1))
+        raise PrefixCacheResetError(
+            f"{self.root_url}/reset_prefix_cache answered success: false {RESET_ATTEMPTS} times "
+            "(blocks still held): its prefix cache holds KV computed with the old weights, so "
+            "the weight sync stops here"
+        )
 
     def set_weight_version(self, version: int) -> None:
         """Tag the weights (``/weight_info`` reports it)."""

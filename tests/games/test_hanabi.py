@@ -447,3 +447,45 @@ def test_losing_all_lives_scores_zero_in_random_games() -> None:
             text = MINI.observation_text(state, 0)
             assert "all life tokens are lost, so the final score is 0" in text
     assert seen
+
+
+def _first_deal_observation(spec: HanabiSpec, seat: int = 0) -> str:
+    state = spec.game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    return str(state.observation_string(seat))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.env_id)
+def test_a_real_observation_has_no_problem(spec: HanabiSpec) -> None:
+    assert spec.observation_problem(_first_deal_observation(spec)) is None
+    assert spec.observation_problem(_first_deal_observation(spec, seat=1)) is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda text: "Life tokens: 3", "not a Hanabi observation"),
+        (lambda text: text.replace("Life tokens: 3", "Life tokens: 4"), "life tokens must be"),
+        (lambda text: text.replace("Info tokens: 8", "Info tokens: 9"), "information tokens"),
+        (lambda text: text.replace("Deck size: 2", "Deck size: 13"), "the deck holds between"),
+        (lambda text: text.replace("R0 Y0 G0", "R0 Y0 B1"), "a firework names"),
+        # A fourth Y1 (the deck holds three), and a card of a rank the variant does not have.
+        (
+            lambda text: text.replace("Y2 || XX", "Y1 || XX").replace("G1 || XX", "Y1 || XX", 1),
+            "cards the deck does not hold (Y1)",
+        ),
+        (lambda text: text.replace("Y2 || XX", "Y3 || XX"), "cards the deck does not hold (Y3)"),
+        (lambda text: text.replace("-----\n", "-----\nY1 || XX|RYG12\n"), "more than the variant"),
+    ],
+)
+def test_an_impossible_observation_is_named(edit, problem: str) -> None:
+    """What a served Hanabi seat may not claim (strategic_arena.seat_checks asks the spec)."""
+    text = edit(_first_deal_observation(SIMPLE))
+    assert problem in (SIMPLE.observation_problem(text) or "")
+
+
+def test_a_game_without_limits_finds_no_problem() -> None:
+    from strategic_arena.games import get_spec
+
+    assert get_spec("kuhn_poker-v0").observation_problem("anything at all") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ from strategic_arena.arena.defaults import DEFAULT_OPPONENTS, PROTOCOLS, SOLVER_
 from strategic_arena.arena.metrics import MARSHAL_PAPER, PaperReference
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.games.listing import Listing
-from strategic_arena.games.tables import DerivedTable
+from strategic_arena.games.tables import DerivedTable, facts
 from strategic_arena.leaderboard.ladder import NUM_GAMES
 
 # The tables as they were written by hand before they moved into the specs.
@@ -96,8 +97,12 @@ def test_opponent_registry_reads_the_games_from_the_specs() -> None:
 
 
 def test_every_registered_game_names_a_solver_suite_entrant_that_plays_it() -> None:
-    for env_id in sa.list_envs():
+    # Every spec states its entrant or why it has none: the curated menu and free-text games,
+    # and the adapters of any OpenSpiel or TextArena game.
+    generic = ["openspiel/blackjack", "textarena/SimpleNegotiation-v0"]
+    for env_id in [*sa.list_envs(), *sa.list_text_envs(), *generic]:
         listing = get_spec(env_id).listing
+        assert "not stated" not in facts(get_spec(env_id))["solver-suite entrant"]
         if listing.solver is None:  # allowed only when the spec says why (Hanabi, 3-5 players)
             assert listing.no_solver, f"{env_id} has no solver-suite entrant and says not why"
             assert env_id not in SOLVER_SUITE
@@ -120,8 +125,9 @@ def test_a_derived_table_leaves_out_games_whose_value_is_none() -> None:
 
 def test_the_default_listing_is_random_only_with_no_solver() -> None:
     generic = get_spec("openspiel/blackjack")
-    assert generic.listing == Listing()
+    assert dataclasses.replace(generic.listing, no_solver="") == Listing()
     assert generic.listing.solver is None and generic.listing.opponents == ("random",)
+    assert "--base-url" in generic.listing.no_solver
 
 
 def test_spec_says_rules_source_and_reward_range() -> None:
@@ -161,3 +167,17 @@ def test_envs_shows_everything_one_spec_says(capsys: pytest.CaptureFixture[str])
     assert main(["envs", "chess-v9"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown env id 'chess-v9'" in err[0]
+
+
+def test_envs_lists_the_curated_text_games_too(capsys: pytest.CaptureFixture[str]) -> None:
+    from strategic_arena.cli import main
+
+    assert main(["envs"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [
+        *sa.list_envs(),
+        *sa.list_text_envs(),
+        "openspiel/<game_name>",
+        "textarena/<EnvId>",
+    ]
+    assert "spiral_negotiation-v0" in listed

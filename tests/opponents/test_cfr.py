@@ -13,7 +13,7 @@ import opponents
 from opponents import cfr, equilibrium
 from opponents.kuhn_nash import KUHN_VALUE, kuhn_equilibrium
 from strategic_arena.arena.match import play_match_sync
-from strategic_arena.players import GameState
+from strategic_arena.turn import GameState
 
 LEDUC_VALUE = -0.0856064
 GAMES = ["kuhn_poker", "leduc_poker"]

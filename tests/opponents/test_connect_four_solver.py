@@ -19,7 +19,8 @@ from opponents.connect_four_solver import (
 )
 from opponents.minimax import optimal_moves
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState
 
 C4 = "connect_four-v0"
 GAME = pyspiel.load_game("connect_four")

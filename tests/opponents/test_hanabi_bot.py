@@ -13,7 +13,8 @@ from opponents.hanabi_bot import HanabiBot
 from strategic_arena.arena import MoveRecord, play_match_sync
 from strategic_arena.games import get_spec
 from strategic_arena.games.hanabi import HanabiSpec, parse_observation
-from strategic_arena.players import GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState, Player
 
 MINI = "mini_hanabi-v0"
 SIMPLE = "simple_hanabi-v0"

@@ -16,7 +16,8 @@ from opponents.mcts import (
     state_from_history,
 )
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState
 
 TTT = "tic_tac_toe-v0"
 C4 = "connect_four-v0"

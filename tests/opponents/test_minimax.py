@@ -13,7 +13,8 @@ from opponents.minimax import (
     ttt_value,
 )
 from strategic_arena.arena import play_match_sync
-from strategic_arena.players import GameState, RandomPlayer
+from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import GameState
 
 TTT = "tic_tac_toe-v0"
 GAME = pyspiel.load_game("tic_tac_toe")

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.estimators import (
     EstimatorConfig,
     assign,

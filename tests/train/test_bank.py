@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from strategic_arena.cli import main
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.bank import (
     BankConfig,
     EpisodeBank,
@@ -22,7 +23,6 @@ from strategic_arena.train.bank import (
     episode_reward,
 )
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators.rloo import RLOOConfig
 from strategic_arena.train.rollout import OpponentPool, plan_games
 

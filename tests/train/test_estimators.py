@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import from_dict, load_config
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import EstimatorConfig, assign, build, names
 from strategic_arena.train.estimators.grpo import GRPOConfig, grpo
 from strategic_arena.train.estimators.marshal import MarshalConfig, gae, marshal

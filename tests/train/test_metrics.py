@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.metrics import rollout_metrics
 
 KUHN = "kuhn_poker-v0"

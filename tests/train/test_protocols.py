@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import load_config
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import assign, build
 from strategic_arena.train.estimators.grpo import GRPOConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig

@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
+from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.rl.rewards import score
 from strategic_arena.train.config import load_config
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.estimators import build
-from strategic_arena.train.rewards import score
 
 KUHN = "kuhn_poker-v0"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.async_rollouts import RolloutWorker
-from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.rollout import GamePlan
 from strategic_arena.train.staleness import filter_stale, game_lag
 

@@ -40,7 +40,7 @@ def _prompts(tokenizer: Any) -> list[list[int]]:
 
 
 def _turns(prompts: list[list[int]], generations: list[Generation]) -> list[Any]:
-    from strategic_arena.train.episode import Turn
+    from strategic_arena.rl.episode import Turn
 
     return [
         Turn("kuhn_poker-v0", 0, "Player 0", p, g.token_ids, g.logprobs, "", None, advantage=1.0)

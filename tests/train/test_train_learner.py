@@ -14,9 +14,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
-from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.learner import (  # noqa: E402
     Learner,
     collate,

@@ -102,13 +102,17 @@ def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overri
         "time/update",
     ):
         assert key in records[0], key
+    assert [r["train/no_signal"] for r in records] == [0.0, 0.0]  # learning: no collapse
     assert records[1]["eval/kuhn_poker-v0/random/mean_return"] is not None
     assert "eval/kuhn_poker-v0/random/seat1/win_rate" in records[1]
     assert [p.name for p in (out / "checkpoints").iterdir()] == ["step-000002"]  # keep 1
     with sqlite3.connect(out / "eval.db") as db:
         runs = [row[0] for row in db.execute("SELECT name FROM runs")]
         games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        # The policy's decisions carry their real wall-clock time (the solver's are instant).
+        latencies = [row[0] for row in db.execute("SELECT latency_s FROM moves WHERE completion_tokens > 0")]
     assert runs == ["train/eval/step-000002"] and games == 4
+    assert latencies and all(latency > 0.0 for latency in latencies)
 
 
 def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
@@ -223,7 +227,8 @@ def test_the_cli_trains_the_shipped_tiny_config(tmp_path: Path) -> None:
 
 def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: Overrides) -> None:
     from strategic_arena.actions import ActionError
-    from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+    from strategic_arena.players import RandomPlayer
+    from strategic_arena.turn import Decision, GameState, Player
 
     class DownOnce:
         """An endpoint opponent whose server fails for its first decision, then recovers."""

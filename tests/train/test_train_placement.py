@@ -4,6 +4,7 @@ sleep mode driven over real HTTP."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -44,14 +45,17 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
     """The issue's layout: one 80 GiB GPU, the server at 0.5, fp32 masters, a KL reference."""
     p = 4_022_458_880
     tokens = 4096
-    activations = 36 * tokens * 2560 * 2 + tokens * (6 * 2560 + 3 * 9728) * 2
-    logits = 2 * 4 * tokens * 151936
-    resident = 4 * p + 8 * p + 2 * p + 2 * GIB  # masters, AdamW, reference, runtime
+    # the saved layer inputs in the float32 of the residual stream (autocast), one layer's
+    # bf16 activations recomputed
+    activations = 36 * tokens * 2560 * 4 + tokens * (6 * 2560 + 3 * 9728) * 2
+    logits = 2 * 2 * tokens * 151936 + 4 * 128 * 2**20  # bf16 logits + grad, one fp32 chunk
     casts = 2 * 2 * 151936 * 2560  # bf16 casts in flight: the output head's, twice
-    peak = resident + 4 * p + casts + activations + logits  # + gradients
-    reserved = 40 * GIB
-    assert (resident + reserved) / GIB == pytest.approx(94.45, abs=0.005)
-    assert (peak + reserved) / GIB == pytest.approx(116.56, abs=0.005)
+    held = 4 * p + 4 * p + 8 * p + casts + 2 * p + activations + logits  # fused AdamW: no temp
+    peak = held + 2 * GIB + int(0.05 * held)  # runtime, fragmentation
+    resident = 4 * p + 8 * p + 2 * p + 2 * GIB  # masters, AdamW, reference, runtime
+    reserved, graphs = 40 * GIB, 1 * GIB
+    assert (resident + reserved + graphs) / GIB == pytest.approx(95.45, abs=0.005)
+    assert (peak + reserved + graphs) / GIB == pytest.approx(120.12, abs=0.005)
     result = estimate(
         QWEN3_4B,
         Layout(
@@ -63,10 +67,13 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
             reference=True,
         ),
     )
-    assert result.phases == {"rollout": resident + reserved, "update": peak + reserved}
+    assert result.phases == {
+        "rollout": resident + reserved + graphs,
+        "update": peak + reserved + graphs,
+    }
     assert result.problems == [
-        "the rollout phase needs 94.45 GiB per GPU but a GPU has 80.00 GiB",
-        "the update phase needs 116.56 GiB per GPU but a GPU has 80.00 GiB",
+        "the rollout phase needs 95.45 GiB per GPU but a GPU has 80.00 GiB",
+        "the update phase needs 120.12 GiB per GPU but a GPU has 80.00 GiB",
     ]
     # sleep mode frees the server's 40 GiB during the update; no reference, a 0.3 server: fits
     asleep = estimate(
@@ -74,7 +81,44 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
         Layout(80 * GIB, colocated=True, server_gpus=1, server_utilization=0.3, sleep_level=1),
     )
     assert asleep.fits, asleep.table()
-    assert asleep.phases["update"] == peak - 2 * p + 2 * GIB  # no reference; server asleep
+    alone = held - 2 * p
+    assert asleep.phases["update"] == alone + 2 * GIB + int(0.05 * alone) + 2 * GIB + graphs
+
+
+def test_each_term_of_the_estimate_counts_what_it_says() -> None:
+    """The terms the first estimate left out, one at a time against the base layout."""
+    base = Layout(80 * GIB, colocated=True, server_gpus=1, server_utilization=0.3, sleep_level=1)
+    p, v, tokens = QWEN3_4B.parameters, QWEN3_4B.vocab, 4096
+
+    def learner(**changes: object) -> dict[str, int]:
+        return estimate(QWEN3_4B, dataclasses.replace(base, **changes)).learner
+
+    def server(**changes: object) -> dict[str, int]:
+        return estimate(QWEN3_4B, dataclasses.replace(base, **changes)).server
+
+    # the residual stream: float32 under autocast in one process, bf16 under FSDP's policy
+    one, sharded = learner()["activations"], learner(learners=2)["activations"]
+    assert one - sharded == 36 * tokens * 2560 * (4 - 2)
+    # AdamW's temporaries: none fused, a float32 copy of the weights multi-tensor
+    assert learner()["optimizer temporaries"] == 0
+    assert learner(fused_adamw=False)["optimizer temporaries"] == 4 * p
+    # logits: compute-dtype logits and their gradient, plus one float32 chunk, never T x V fp32
+    assert learner()["logits"] == 2 * 2 * tokens * v + 4 * 128 * 2**20
+    # fragmentation: 5% of everything the learner holds but the fixed runtime
+    terms = learner()
+    held = sum(value for name, value in terms.items() if name not in ("runtime", "fragmentation"))
+    assert terms["fragmentation"] == int(0.05 * held)
+    assert learner(fragmentation=0.0)["fragmentation"] == 0
+    # the server's sampler: three float32 (S, V) tensors inside its share, out of the KV cache
+    assert server()["sampler"] == 3 * 4 * 256 * v
+    assert server(server_sequences=1024)["KV cache"] == server()["KV cache"] - 3 * 4 * 768 * v
+    # CUDA graphs: outside the share, kept while asleep, none with enforce_eager
+    assert server()["CUDA graphs"] == GIB and server()["asleep"] == 3 * GIB
+    eager = estimate(QWEN3_4B, dataclasses.replace(base, enforce_eager=True))
+    assert eager.server["CUDA graphs"] == 0
+    assert estimate(QWEN3_4B, base).phases["rollout"] - eager.phases["rollout"] == GIB
+    cfg = load_config(None, ["engine=vllm", "vllm_server_args=[--max-num-seqs, 64]"])
+    assert layout(cfg, World(1, 1), 80 * GIB).server_sequences == 64
 
 
 def test_the_trainer_refuses_before_loading_anything(
@@ -102,7 +146,7 @@ def test_the_trainer_refuses_before_loading_anything(
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("strategic-arena train: error: this layout cannot work: ")
-    assert "the rollout phase needs 94.45 GiB per GPU but a GPU has 80.00 GiB" in err
+    assert "the rollout phase needs 95.45 GiB per GPU but a GPU has 80.00 GiB" in err
     assert "optimizer (AdamW)          29.97 GiB" in err
     assert "Traceback" not in err and not (tmp_path / "run").exists()
 
@@ -174,6 +218,7 @@ RECIPES = {
     "gpu1_qwen3_4b_colocated.yaml": (World(1, 1), 79),
     "node8_qwen3_4b.yaml": (World(4, 4), 79),
     "multinode_qwen3_4b.yaml": (World(16, 8), 79),
+    "gpu_smoke.yaml": (World(1, 1), 79),
 }
 
 

@@ -11,8 +11,8 @@ pytest.importorskip("transformers")
 
 from strategic_arena.games import get_spec
 from strategic_arena.games.generic import GenericSpec
+from strategic_arena.rl.rewards import length_penalty
 from strategic_arena.train.config import load_config
-from strategic_arena.train.rewards import length_penalty
 from strategic_arena.train.rollout import learner_team
 from strategic_arena.train.trainer import Trainer
 

@@ -17,9 +17,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.batching import plan_micro_batches  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.episode import Turn  # noqa: E402
 from strategic_arena.train.learner import Learner  # noqa: E402
 from strategic_arena.train.tiny import build_tiny  # noqa: E402
 from tests.train.launch import torchrun  # noqa: E402

@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 import torch
 
+from strategic_arena.rl.episode import Turn
 from strategic_arena.train.engine import GenerationRequest, Sampling, stop_token_ids
-from strategic_arena.train.episode import Turn
 from strategic_arena.train.learner import collate, sequence_logprobs
 from strategic_arena.train.models import save_full_model
 from strategic_arena.train.tiny import build_tiny

@@ -28,7 +28,7 @@ rloo       leave-one-out baseline per environment and role, In2AI's (:mod:`.rloo
    implemented (plus ``state_dict``/``load_state_dict`` if it keeps state across steps: the
    trainer checkpoints whatever they return);
 2. decorate the estimator class with ``@register`` and add the module's name to
-   :data:`_MODULES` below (so that it is imported);
+   :data:`~.base._MODULES` (so that it is imported);
 3. test it against hand-computed values (``tests/train/test_estimators.py``).
 
 The config loader, ``--set advantage.type=<name>``, validation and checkpoints then take it
@@ -37,18 +37,18 @@ with no other change.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 
-from strategic_arena.train.episode import Episode
+from strategic_arena.rl.episode import Episode
 from strategic_arena.train.estimators.base import (
-    _REGISTRY,
     Estimator,
     EstimatorConfig,
     FloatArray,
     Trajectory,
+    names,
     normalize,
     register,
+    registered,
     returns_to_go,
     trajectories,
 )
@@ -67,35 +67,6 @@ __all__ = [
     "returns_to_go",
     "trajectories",
 ]
-
-#: The modules whose estimators are registered, in the order the names are listed.
-_MODULES = ("grpo", "marshal", "mt_grpo", "rae", "rloo")
-
-
-def _load() -> None:
-    """Import the built-in estimator modules (each registers itself with ``@register``)."""
-    for module_name in _MODULES:
-        importlib.import_module(f"{__name__}.{module_name}")
-
-
-def names() -> tuple[str, ...]:
-    """Every registered estimator name."""
-    _load()
-    return tuple(sorted(_REGISTRY))
-
-
-def registered(name: object) -> type[Estimator]:
-    """The estimator class registered as ``name``.
-
-    Raises:
-        ValueError: no estimator has that name.
-    """
-    _load()
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(
-            f"unknown advantage estimator {name!r}; use one of {', '.join(sorted(_REGISTRY))}"
-        )
-    return _REGISTRY[name]
 
 
 def build(config: EstimatorConfig) -> Estimator:

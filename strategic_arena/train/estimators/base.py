@@ -12,13 +12,14 @@ Conventions every estimator follows:
 * A group whose values are all equal (a singleton group in particular) gets advantage 0
   everywhere: nothing in it is better or worse than its own baseline. Equality is checked
   exactly (max == min), so there is no ``0 / eps`` round-off and never a NaN.
-* Only **eligible** turns (:mod:`strategic_arena.train.rewards`) form trajectories: a gated turn
+* Only **eligible** turns (:mod:`strategic_arena.rl.rewards`) form trajectories: a gated turn
   contributes nothing to any return and gets advantage 0.0.
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
@@ -26,7 +27,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from strategic_arena.train.episode import Episode, Turn
+from strategic_arena.rl.episode import Episode, Turn
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 
@@ -60,8 +61,6 @@ class EstimatorConfig:
     @classmethod
     def variant(cls, name: object) -> type[EstimatorConfig]:
         """The config class registered under ``name`` (the tagged union's dispatch)."""
-        from strategic_arena.train.estimators import registered
-
         return registered(name).config_class
 
 
@@ -73,7 +72,7 @@ class CenteredConfig(EstimatorConfig):
     """``mean_std``: (x - mean) / (std + eps) over the group; ``mean``: x - mean only."""
 
 
-#: name -> estimator class; filled by :func:`register`, read through the package's functions.
+#: name -> estimator class; filled by :func:`register`, read through :func:`registered`.
 _REGISTRY: dict[str, type[Estimator]] = {}
 
 
@@ -84,6 +83,37 @@ def register(estimator: type[Estimator]) -> type[Estimator]:
         raise ValueError(f"{estimator.config_class.__name__} has no type tag")
     _REGISTRY[name] = estimator
     return estimator
+
+
+#: The modules of the built-in estimators, imported on first use of the registry (each registers
+#: itself with ``@register``; imported by name, so this module imports none of them).
+_MODULES = ("grpo", "marshal", "mt_grpo", "rae", "rloo")
+
+
+def _load() -> None:
+    """Import the built-in estimator modules (each registers itself with ``@register``)."""
+    for module_name in _MODULES:
+        importlib.import_module(f"{__package__}.{module_name}")
+
+
+def names() -> tuple[str, ...]:
+    """Every registered estimator name."""
+    _load()
+    return tuple(sorted(_REGISTRY))
+
+
+def registered(name: object) -> type[Estimator]:
+    """The estimator class registered as ``name``.
+
+    Raises:
+        ValueError: no estimator has that name.
+    """
+    _load()
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(
+            f"unknown advantage estimator {name!r}; use one of {', '.join(sorted(_REGISTRY))}"
+        )
+    return _REGISTRY[name]
 
 
 def check_groups(num_values: int, groups: Sequence[Hashable]) -> None:

@@ -12,11 +12,8 @@ from strategic_arena.actions import ActionError
 from strategic_arena.arena import play_match_sync
 from strategic_arena.backends import TokenTrace
 from strategic_arena.games import get_spec
-from strategic_arena.players import Decision, GameState
-from strategic_arena.train.episode import Episode, Turn
-from strategic_arena.train.estimators import returns_to_go
-from strategic_arena.train.game_rewards import rewards_by_move
-from strategic_arena.train.rewards import (
+from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.rl.rewards import (
     RewardConfig,
     game_reward,
     length_penalty,
@@ -24,7 +21,10 @@ from strategic_arena.train.rewards import (
     score_episode,
     unobserved_turns,
 )
+from strategic_arena.train.estimators import returns_to_go
+from strategic_arena.train.game_rewards import rewards_by_move
 from strategic_arena.train.rollout import GamePlan, episode_from_record
+from strategic_arena.turn import Decision, GameState
 
 TTT = "tic_tac_toe-v0"
 KUHN = "kuhn_poker-v0"

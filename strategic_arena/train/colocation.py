@@ -1,0 +1,133 @@
+"""GPU memory of a learner that shares its GPU with a sleeping vLLM server.
+
+With ``vllm_sleep_level`` > 0 the server releases its weights and KV cache during each update
+and takes them back when it wakes. PyTorch's caching allocator keeps every block the update
+used reserved (for the 4B one-GPU recipe: the update's peak, ~69 GiB of 79), so the server
+cannot get its memory back unless the cache is emptied first -- TRL and verl both call
+``torch.cuda.empty_cache()`` before ``wake_up``. :class:`ColocatedMemory` does the three
+things around a wake:
+
+1. :meth:`~ColocatedMemory.release` after each update: drop the update's garbage, empty the
+   cache, and (``offload_optimizer``) move AdamW's moments to host memory;
+2. :meth:`~ColocatedMemory.check_wake` before each wake: empty the cache again, and refuse
+   with both numbers when the free memory is below what the server needs plus a margin for
+   fragmentation (a clear error, not an out-of-memory error from inside the server);
+3. :meth:`~ColocatedMemory.restore` before the next update: the optimizer state back on the GPU.
+
+The CUDA calls go through a small :class:`CudaMemory` object, so the order of the calls can be
+checked without a GPU.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from strategic_arena._extras import require
+from strategic_arena.train.memory import GIB, gib
+
+log = logging.getLogger("strategic_arena.train")
+
+#: Free memory kept on top of what a waking server asks for: the allocator rounds blocks and
+#: the server's own start-up of its CUDA graphs and sampler needs some slack.
+DEFAULT_WAKE_MARGIN_BYTES = 1 * GIB
+
+
+class CudaMemory(Protocol):
+    """The allocator calls the manager makes (``torch.cuda``'s, or a recorder's in tests)."""
+
+    def empty_cache(self) -> None:
+        """Return the allocator's unused cached blocks to the driver."""
+
+    def mem_get_info(self) -> tuple[int, int]:
+        """``(free, total)`` bytes of the device."""
+
+
+class TorchCuda:
+    """:class:`CudaMemory` of one CUDA device through ``torch.cuda``."""
+
+    def __init__(self, device: Any) -> None:
+        self.torch = require("torch", "colocated training")
+        self.device = device
+
+    def empty_cache(self) -> None:
+        """``torch.cuda.empty_cache()``."""
+        self.torch.cuda.empty_cache()
+
+    def mem_get_info(self) -> tuple[int, int]:
+        """``torch.cuda.mem_get_info(device)``."""
+        free, total = self.torch.cuda.mem_get_info(self.device)
+        return int(free), int(total)
+
+
+class WakeMemoryError(RuntimeError):
+    """The GPU has less free memory than the waking server needs."""
+
+
+@dataclass
+class ColocatedMemory:
+    """The learner's side of sharing a GPU with a sleeping server (module docstring).
+
+    Attributes:
+        cuda: the allocator calls.
+        weights_bytes: what the server's weights take back when they wake.
+        kv_bytes: what its KV cache takes back (with the weights: its share
+            ``vllm_gpu_memory_utilization`` of the GPU, less what it keeps asleep).
+        margin_bytes: free memory required on top of what a wake takes.
+        offload_optimizer: move the optimizer's state to host memory between updates.
+    """
+
+    cuda: CudaMemory
+    weights_bytes: int
+    kv_bytes: int
+    margin_bytes: int = DEFAULT_WAKE_MARGIN_BYTES
+    offload_optimizer: bool = False
+
+    def wake_bytes(self, tags: Sequence[str] = ()) -> int:
+        """What waking ``tags`` (``weights``, ``kv_cache``; none: everything) takes back."""
+        parts = {"weights": self.weights_bytes, "kv_cache": self.kv_bytes}
+        return sum(parts[tag] for tag in tags or parts)
+
+    def release(self, optimizers: Iterable[Any] = ()) -> None:
+        """After an update: free what it left (and offload ``optimizers``' state)."""
+        if self.offload_optimizer:
+            for optimizer in optimizers:
+                move_optimizer_state(optimizer, "cpu")
+        gc.collect()  # cycles can hold activations of a failed pass
+        self.cuda.empty_cache()
+
+    def check_wake(self, tags: Sequence[str] = ()) -> int:
+        """Before waking ``tags``: empty the cache, check the free memory; returns it (bytes).
+
+        Raises:
+            WakeMemoryError: less free memory than the wake takes plus ``margin_bytes``.
+        """
+        self.cuda.empty_cache()
+        free, total = self.cuda.mem_get_info()
+        wake = self.wake_bytes(tags)
+        if free < wake + self.margin_bytes:
+            what = " and ".join(tags) if tags else "weights and KV cache"
+            raise WakeMemoryError(
+                f"the vLLM server needs {gib(wake)} (+ {gib(self.margin_bytes)} margin) to wake "
+                f"its {what}, but only {gib(free)} of {gib(total)} is free after the update: "
+                "lower vllm_gpu_memory_utilization or micro_batch_size, or set "
+                "colocated_offload_optimizer: true"
+            )
+        return free
+
+    def restore(self, optimizers: Iterable[Any], device: Any) -> None:
+        """Before an update: the optimizers' state back on ``device`` (when offloaded)."""
+        if self.offload_optimizer:
+            for optimizer in optimizers:
+                move_optimizer_state(optimizer, device)
+
+
+def move_optimizer_state(optimizer: Any, device: Any) -> None:
+    """Every tensor of ``optimizer``'s state moved to ``device`` in place (step counts too)."""
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if hasattr(value, "to") and hasattr(value, "device"):
+                state[key] = value.to(device)  # no copy when it is there already

@@ -1,0 +1,98 @@
+"""A collapse into answers that all earn the same reward (no gradient) is measured and named.
+
+The detector's rules on known numbers, then a real tiny run whose every answer is cut at one
+token (so every answer is invalid and earns the same -11): its console names the collapse at
+its first step, again at the next, and in the closing summary; ``metrics.jsonl`` marks both
+steps. A healthy tiny run (``test_train_loop``) has the signal and no warning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from strategic_arena.train.collapse import (
+    NO_SIGNAL,
+    CollapseDetector,
+    collapsed_steps,
+    is_collapsed,
+    signal_metrics,
+)
+
+Overrides = Callable[..., list[str]]
+
+
+def test_signal_metrics_count_zero_advantages_and_the_reward_spread() -> None:
+    healthy = signal_metrics([0.5, -0.5, 0.0, 1.0], [1.0, -1.0, 0.0, 1.0])
+    assert healthy == {
+        "train/zero_advantage_fraction": 0.25,
+        "train/reward_spread": 2.0,
+        NO_SIGNAL: 0.0,
+    }
+    # Every group's answers earned the same reward: every advantage 0, no signal.
+    flat = signal_metrics([0.0, 0.0, 0.0], [-11.0, -11.0, -11.0])
+    assert flat[NO_SIGNAL] == 1.0 and flat["train/reward_spread"] == 0.0
+    assert signal_metrics([], [])[NO_SIGNAL] == 1.0  # nothing to train on at all
+
+
+def test_a_zero_gradient_or_no_signal_is_a_collapse() -> None:
+    assert is_collapsed({NO_SIGNAL: 1.0, "train/grad_norm": 0.0})
+    assert is_collapsed({NO_SIGNAL: 0.0, "train/grad_norm": 0.0})
+    assert not is_collapsed({NO_SIGNAL: 0.0, "train/grad_norm": 0.7})
+    assert not is_collapsed({"train/reward": -11.0})  # nothing measured: no claim
+
+
+def test_the_detector_names_the_first_step_of_a_streak_and_counts_the_rest() -> None:
+    detector = CollapseDetector()
+    dead = {
+        NO_SIGNAL: 1.0,
+        "train/grad_norm": 0.0,
+        "train/reward": -11.0,
+        "train/reward_spread": 0.0,
+        "train/invalid_rate": 1.0,
+        "train/response_length": 1.0,
+    }
+    assert detector.check(38, {NO_SIGNAL: 0.0, "train/grad_norm": 0.4}) is None
+    first = detector.check(39, dead)
+    assert first is not None and first.startswith("COLLAPSE at step 39: no learning signal")
+    assert "the same reward (-11.000)" in first and "invalid rate 100.0%" in first
+    assert "response length 1.00 tokens" in first and "grad norm 0" in first
+    second = detector.check(40, dead)
+    assert second == (
+        "COLLAPSE: step 40 still has no learning signal (2 steps in a row since step 39)"
+    )
+    assert detector.steps == [39, 40]
+    assert detector.check(41, {NO_SIGNAL: 0.0, "train/grad_norm": 0.2}) is None
+    assert detector.streak == 0
+
+
+def test_collapsed_steps_read_back_from_metrics(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    records = [{"step": 1, NO_SIGNAL: 0.0}, {"step": 2, NO_SIGNAL: 1.0}, {"step": 3}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + '{"step": 4, "tr')
+    assert collapsed_steps(path) == [2]
+    assert collapsed_steps(tmp_path / "missing.jsonl") == []
+
+
+def test_a_run_whose_answers_all_earn_the_same_reward_says_so(
+    tiny_overrides: Overrides, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from strategic_arena.cli import main
+
+    overrides = tiny_overrides("steps=2", "max_new_tokens=1", "opponents=[random]")
+    assert main(["train", *[arg for item in overrides for arg in ("--set", item)]]) == 0
+    out = capsys.readouterr().out
+    assert "COLLAPSE at step 1: no learning signal -- every trainable answer earned the same " in (
+        out
+    )
+    assert "COLLAPSE: step 2 still has no learning signal (2 steps in a row since step 1)" in out
+    assert "WARNING      2 step(s) without learning signal (collapse" in out
+    run = Path(next(item for item in overrides if item.startswith("output_dir=")).split("=", 1)[1])
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r[NO_SIGNAL] for r in records] == [1.0, 1.0]
+    assert all(r["train/invalid_rate"] == 1.0 and r["train/grad_norm"] == 0.0 for r in records)

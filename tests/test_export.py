@@ -169,3 +169,17 @@ def test_publish_from_the_postgres_copy_and_from_several_stores(
     pooled = published([str(first), str(second)], tmp_path / "pooled")
     assert pooled["source"]["database"] == "first.db, second.db"
     assert without_source(pooled) == without_source(original)
+
+
+def test_grading_a_postgres_store_writes_the_grades_sqlite_got(
+    source: Path, pg_url: str, pg_server: Any, tmp_path: Path
+) -> None:
+    assert main(["runs", "--db", str(source), "--export", pg_url]) == 0
+    database = pg_url.split("/")[3].split("?")[0]
+    pg_server.sql(database, "DELETE FROM move_grades")
+    pg_server.sql(database, "DELETE FROM graded_games")
+    assert main(["grade", "--db", pg_url, "--no-strategies", "--quiet"]) == 0
+    back = tmp_path / "back.db"
+    assert main(["runs", "--db", pg_url, "--export", str(back)]) == 0
+    assert dump(back)["move_grades"] == dump(source)["move_grades"]
+    assert dump(back)["graded_games"] == dump(source)["graded_games"]

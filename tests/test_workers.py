@@ -9,6 +9,7 @@ whichever worker asks and in whatever order: the games are equal move for move.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -110,23 +111,45 @@ def wait_for_games(server: Server, name: str, at_least: int, *processes: subproc
     raise AssertionError("no game was stored in time")
 
 
+def leases(server: Server, name: str, process: subprocess.Popen[str]) -> list[tuple[object, ...]]:
+    """The keys of the games ``process`` holds a lease on."""
+    try:
+        return server.sql(
+            name, f"SELECT game_key FROM claims WHERE worker LIKE '%:{process.pid}:%'"
+        )
+    except Exception:  # the tables do not exist yet
+        return []
+
+
+def wait_for_lease(server: Server, name: str, process: subprocess.Popen[str]) -> None:
+    """Wait (bounded) until ``process`` holds a lease: it plays."""
+    deadline = time.monotonic() + 300
+    while not leases(server, name, process):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the worker never took a game"
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_three_workers_one_killed_store_every_game_once(
     tmp_path: Path, served: str, pg_server: Server, pg_url: str
 ) -> None:
-    num_games = 60
+    num_games = 150
     expected = reference(tmp_path, served, num_games)
     name = database(pg_url)
-    workers = [worker(eval_command(pg_url, served, num_games, "--lease-s", "3")) for _ in range(3)]
-    victim = workers[0]
-    wait_for_games(pg_server, name, 3, *workers)
+    command = eval_command(pg_url, served, num_games, "--lease-s", "3")
+    # The victim first, until it plays (a worker that starts last on a loaded machine could find
+    # every game taken), then the two others, until they play too.
+    victim = worker(command)
+    wait_for_lease(pg_server, name, victim)
+    workers = [victim, worker(command), worker(command)]
+    for survivor in workers[1:]:
+        wait_for_lease(pg_server, name, survivor)
     # Freeze the victim while it holds a lease (it then cannot store that game), then kill it.
     held: list[tuple[object, ...]] = []
     while not held:
         os.kill(victim.pid, signal.SIGSTOP)
-        held = pg_server.sql(
-            name, f"SELECT game_key FROM claims WHERE worker LIKE '%:{victim.pid}:%'"
-        )
+        held = leases(pg_server, name, victim)
         if not held:
             os.kill(victim.pid, signal.SIGCONT)
             assert victim.poll() is None, "the victim finished before it could be killed"
@@ -136,6 +159,9 @@ def test_three_workers_one_killed_store_every_game_once(
     for survivor in workers[1:]:
         _, err = survivor.communicate(timeout=600)
         assert survivor.returncode == 0, err
+        # Its summary counts the whole run: its own games played, every other one resumed.
+        counts = re.search(r"(\d+) games played, (\d+) resumed", err)
+        assert counts is not None and sum(map(int, counts.groups())) == num_games, err
     stored = games(pg_url)
     assert stored == expected  # every game once, the same keys, seeds and moves
     assert len({game[0] for game in stored}) == len(stored) == num_games
@@ -146,6 +172,7 @@ def test_three_workers_one_killed_store_every_game_once(
     assert main(["runs", "--db", pg_url]) == 0
 
 
+@pytest.mark.slow
 def test_a_connection_dropped_mid_run_loses_nothing(
     tmp_path: Path, served: str, pg_server: Server, pg_url: str
 ) -> None:

@@ -81,12 +81,19 @@ class Leases:
         self.worker = worker or worker_name()
 
     def offer(self, keys: Sequence[str]) -> None:
-        """Add the games ``keys`` (in the order to play them) to the run's claims."""
+        """Add the games ``keys`` (in the order to play them) to the run's claims.
+
+        A game another worker stored since this one listed its games is left out.
+        """
         with self.store.transaction():
             self.store.execute_many(
-                "INSERT INTO claims (run_id, game_key, position) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                [(self.run_id, key, position) for position, key in enumerate(keys)],
+                "INSERT INTO claims (run_id, game_key, position) SELECT ?, ?, ? WHERE NOT EXISTS "
+                "(SELECT 1 FROM games WHERE run_id = ? AND game_key = ? "
+                "AND status != 'incomplete') ON CONFLICT DO NOTHING",
+                [
+                    (self.run_id, key, position, self.run_id, key)
+                    for position, key in enumerate(keys)
+                ],
             )
 
     def claim(self) -> str | None:
@@ -118,11 +125,16 @@ class Leases:
         return row is not None
 
     def release(self) -> None:
-        """Give back every game this worker still holds (it stops without playing them)."""
+        """Give back every game this worker still holds (it stops without playing them).
+
+        And drop the rows of games already stored: an offer that raced with the store of its
+        game leaves one behind, which no worker would play and the last one to leave removes.
+        """
         self.store.execute(
             "UPDATE claims SET worker = NULL, expires = NULL WHERE run_id = ? AND worker = ?",
             (self.run_id, self.worker),
         )
+        self.store.execute(f"DELETE FROM claims c WHERE c.run_id = ? AND {_SCORED}", (self.run_id,))
 
     def scored(self) -> int:
         """How many games of the run are scored, by every worker: the whole run's progress."""

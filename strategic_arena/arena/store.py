@@ -394,6 +394,7 @@ class ResultsStore:
         self.target: str | Path = path
         #: The store's name in messages (a path, or the URL without credentials).
         self.location = location(path)
+        #: The SQLite file (a PostgreSQL store has none: messages use :attr:`location`).
         self.path = Path(self.location)
         #: Whether workers may share a run in this store (leases; PostgreSQL only).
         self.shared = is_postgres(path)

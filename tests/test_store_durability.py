@@ -221,3 +221,17 @@ def test_an_archived_store_of_an_older_version_reads_without_an_upgrade(
     assert main(["report", "--db", str(db), "--all-players"]) == 0
     assert "baseline-ladder (seed 0)" in capsys.readouterr().out
     assert digest(db) == before  # (SQLite's -wal/-shm files of a WAL store may appear beside)
+
+
+def test_runs_lists_a_read_only_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by a read-only store opened as a non-root user: listing runs wrote to it.
+    db = tmp_path / "archive.sqlite"
+    filled_store(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    db.chmod(0o444)
+    before = digest(db)
+    assert main(["runs", "--db", str(db)]) == 0
+    assert main(["runs", "--db", str(db), "--games", "r"]) == 0
+    assert "r" in capsys.readouterr().out
+    assert digest(db) == before and sorted(p.name for p in tmp_path.iterdir()) == [db.name]

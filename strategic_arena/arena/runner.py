@@ -605,7 +605,12 @@ async def run_async(
             record = dataclasses.replace(record, players=names)
             # Off the event loop: a store that waits for a lock must not stall the requests
             # of the other games in flight.
-            if not await asyncio.to_thread(store.add_game, run_id, task.key, record):
+            try:
+                added = await asyncio.to_thread(store.add_game, run_id, task.key, record)
+            except BaseException:  # the store failed (a full disk, a deleted run): start
+                pending.clear()  # nothing more; the games in flight end, the error is raised
+                raise
+            if not added:
                 summary.resumed += 1  # another process running this run stored it first
                 continue
             if record.status == "incomplete":
@@ -620,7 +625,14 @@ async def run_async(
             if bar is not None:
                 bar.update(error=had_error)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+    # Every worker ends before an error is raised: one store failure is one error, not one
+    # traceback per worker printed at the loop's shutdown.
+    ended = await asyncio.gather(
+        *(worker() for _ in range(min(concurrency, len(pending)))), return_exceptions=True
+    )
+    failures = [outcome for outcome in ended if isinstance(outcome, BaseException)]
+    if failures:
+        raise failures[0]
     summary.elapsed_s = time.perf_counter() - started
     if bar is not None:
         bar.update(final=True)

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import http.cookiejar
 import json
 import os
@@ -211,6 +212,12 @@ def credential_headers(base_url: str, api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Basic {token}"}
 
 
+@functools.cache
+def _tls_context() -> Any:
+    """The TLS settings every client shares (building them reads the CA bundle: ~0.1 s)."""
+    return require("httpx", "OpenAI-compatible endpoints").create_ssl_context()
+
+
 def http_client(timeout_s: float) -> Any:
     """An ``httpx.AsyncClient`` that follows no redirect and keeps no cookie.
 
@@ -218,6 +225,7 @@ def http_client(timeout_s: float) -> Any:
     """
     httpx = require("httpx", "OpenAI-compatible endpoints")
     return httpx.AsyncClient(
+        verify=_tls_context(),
         timeout=httpx.Timeout(timeout_s),
         follow_redirects=False,
         cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),

@@ -483,3 +483,43 @@ def test_no_message_shows_a_secret_of_the_base_url(
     assert "/v1?api-key=***" in err  # the hint, masked
     for secret in (user_key, query_key):
         assert_nowhere(secret, out + err, tmp_path)
+
+
+def test_a_selective_refusers_run_completes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The attack: refuse (HTTP 400) whenever holding the Jack. Before, each refusal stopped
+    # the run, so every rerun stopped early and the run never finished. Now the refused games
+    # are replayed --max-replays times, then final; the run completes, the player unranked.
+    pytest.importorskip("trueskill")
+    from strategic_arena.leaderboard import build
+
+    def refuse_the_jack(request: Request) -> Reply:
+        if request.information["information_state"].startswith(str(JACK)):
+            return Reply(400, {"error": {"message": "I would rather not"}})
+        return Reply(payload=request.answer)
+
+    db = tmp_path / "refuser.sqlite"
+    args = eval_args("", db, "--name", "m", "--num-games", "12", "--seed", "5", "--no-report")
+    args[args.index("--max-replays") + 1] = "1"
+    statuses = []
+    with HostileServer(nash_service(), refuse_the_jack) as server:
+        args[2] = server.base_url
+        for _ in range(3):
+            statuses.append(main(args))
+            capsys.readouterr()
+        assert main(["report", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    # Calls 1 and 2 meet refusals (the second replays them once); the third has nothing left.
+    assert statuses == [2, 2, 1]
+    with ResultsStore(db) as store:
+        run_id = only_run(store)
+        scored = store.games(run_id)
+        tries = store.incomplete_counts(run_id)
+        data = build(store)
+    refused = {key for key, count in tries.items() if count == 2}  # both tries refused
+    assert refused and len(scored) + len(refused) == 12  # every game final: scored or given up
+    assert f"stopped by them (refused {2 * len(refused)})" in out
+    assert f"{len(refused)} given up (--max-replays reached)" in out
+    (coverage,) = [row for row in data["coverage"] if row["player"] == "m"]
+    assert coverage["left_out_games"] == len(refused) and coverage["ranked"] is False

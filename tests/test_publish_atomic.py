@@ -20,6 +20,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.leaderboard import FILES, atomic, publish
 from strategic_arena.ratings import TrueSkillSettings
+from tests.disks import fill, tmpfs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -217,33 +218,8 @@ def test_a_full_disk_leaves_the_old_publication_and_says_so_in_one_line(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs (root on Linux only; skipped where it cannot be mounted)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    try:
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
-        )
-    except OSError:  # no mount command
-        done = None
-    if done is None or done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (the injected ENOSPC test covers this)")
-    try:
+    with tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
-
-
-def fill(folder: Path) -> None:
-    """Fill the file system of ``folder`` to the last byte."""
-    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        for size in (65536, 4096, 1):  # big writes, then the last blocks and bytes
-            with pytest.raises(OSError) as full:
-                while True:
-                    os.write(fd, b"\0" * size)
-            assert full.value.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
 
 
 def test_a_really_full_disk_leaves_the_old_publication(

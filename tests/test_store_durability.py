@@ -18,6 +18,7 @@ from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.cli import main
 from strategic_arena.players import RandomPlayer
 from strategic_arena.turn import Decision, GameState
+from tests.disks import resize, tmpfs
 
 # Holds the store's write lock until told to let go (a line on stdin, or a minute at most),
 # then holds it argv[2] seconds more and commits; says whether it was told.
@@ -222,3 +223,46 @@ def test_an_archived_store_of_an_older_version_reads_without_an_upgrade(
     assert main(["report", "--db", str(db), "--all-players"]) == 0
     assert "baseline-ladder (seed 0)" in capsys.readouterr().out
     assert digest(db) == before  # (SQLite's -wal/-shm files of a WAL store may appear beside)
+
+
+def test_runs_lists_a_read_only_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by a read-only store opened as a non-root user: listing runs wrote to it.
+    db = tmp_path / "archive.sqlite"
+    filled_store(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    db.chmod(0o444)
+    before = digest(db)
+    assert main(["runs", "--db", str(db)]) == 0
+    assert main(["runs", "--db", str(db), "--games", "r"]) == 0
+    assert "r" in capsys.readouterr().out
+    assert digest(db) == before and sorted(p.name for p in tmp_path.iterdir()) == [db.name]
+
+
+def test_an_eval_whose_disk_fills_up_says_so_once_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A real full disk (a 600 KiB tmpfs) under eval's eight workers: one line, not one
+    # traceback per worker; the games stored before it are whole, and the same command
+    # resumes once there is room.
+    with tmpfs(tmp_path / "disk", "600k") as disk:
+        db = disk / "store.sqlite"
+        args = ["eval", "--envs", "kuhn_poker-v0", "tic_tac_toe-v0", "--num-games", "150"]
+        args += ["--db", str(db), "--quiet", "--no-report", "--seed", "1"]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        (line,) = [line for line in err.splitlines() if line.startswith("strategic-arena: ")]
+        assert "the disk (or the database's size limit) is full" in line
+        assert "Traceback" not in err
+        assert not [r.getMessage() for r in caplog.records if r.levelno >= 40]
+        with ResultsStore(db) as store:
+            stored = len(store.games())
+        assert 0 < stored < 600
+        resize(disk, "50m")
+        assert main(args) == 0
+        assert f"{600 - stored} games played, {stored} resumed" in capsys.readouterr().err
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        finally:
+            conn.close()  # the file system is unmounted next

@@ -116,13 +116,14 @@ def list_served_models(
     key = os.environ.get(api_key_env) if api_key_env else None
 
     async def get() -> HttpReply:
-        async with http_client(timeout_s) as client:
+        async with http_client(timeout_s) as client:  # made before the deadline starts
             headers = credential_headers(base_url, key)
-            return await exchange(client, "GET", url, max_reply_bytes, headers=headers)
+            request = exchange(client, "GET", url, max_reply_bytes, headers=headers)
+            return await asyncio.wait_for(request, timeout_s)
 
     httpx = require("httpx", "OpenAI-compatible endpoints")
     try:
-        reply = asyncio.run(asyncio.wait_for(get(), timeout_s))
+        reply = asyncio.run(get())
     except (TimeoutError, httpx.TimeoutException):
         raise PreflightError(f"no answer from {shown} within {timeout_s:g} s (--timeout)") from None
     except ReplyTooLarge:

@@ -636,7 +636,12 @@ async def run_async(
             record = dataclasses.replace(record, players=names)
             # Off the event loop: a store that waits for a lock must not stall the requests
             # of the other games in flight.
-            if not await asyncio.to_thread(store.add_game, run_id, task.key, record):
+            try:
+                added = await asyncio.to_thread(store.add_game, run_id, task.key, record)
+            except BaseException:  # the store failed (a full disk, a deleted run): start
+                pending.clear()  # nothing more; the games in flight end, the error is raised
+                raise
+            if not added:
                 summary.resumed += 1  # another process running this run stored it first
                 continue
             if record.status == "incomplete":
@@ -653,10 +658,17 @@ async def run_async(
                 bar.resumed = await source.scored(bar.resumed + bar.done) - bar.done
                 bar.update(error=had_error)
 
+    # Every worker ends before an error is raised: one store failure is one error, not one
+    # traceback per worker printed at the loop's shutdown.
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+        ended = await asyncio.gather(
+            *(worker() for _ in range(min(concurrency, len(pending)))), return_exceptions=True
+        )
     finally:
         await source.close()
+    failures = [outcome for outcome in ended if isinstance(outcome, BaseException)]
+    if failures:
+        raise failures[0]
     # Shared: games other workers stored count as resumed, so the summary covers the run.
     summary.resumed = await source.scored(summary.resumed + summary.played) - summary.played
     summary.elapsed_s = time.perf_counter() - started

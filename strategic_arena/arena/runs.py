@@ -46,7 +46,7 @@ def list_runs(db: str | Path) -> list[RunInfo]:
     Raises:
         ValueError: no results store at ``db`` (listing never creates one).
     """
-    with ResultsStore(existing(db)) as store:
+    with ResultsStore.for_reading(db) as store:  # a read-only store lists too
         infos = []
         for run in store.runs():
             games = store.games(run.id, include_incomplete=True)
@@ -75,7 +75,7 @@ def run_games(db: str | Path, name: str) -> list[StoredGame]:
         ValueError: no results store at ``db``.
         KeyError: no such run (the message lists the runs).
     """
-    with ResultsStore(existing(db)) as store:
+    with ResultsStore.for_reading(db) as store:
         return store.games(store.run_id(name), include_incomplete=True)
 
 

@@ -362,3 +362,17 @@ def test_chunked_logprobs_and_entropy_equal_the_per_row_softmax(dtype: Any, posi
     for before, after in zip(outputs[0], outputs[1], strict=True):
         torch.testing.assert_close(after, before, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+def test_the_disk_sync_folder_is_sized_for_bf16_pushes(tmp_path: Path) -> None:
+    """On a GPU the weights travel in bf16: 2 bytes a parameter (the recipes said 16 GB)."""
+    from strategic_arena.train.memory import KNOWN_SHAPES, ModelShape
+    from strategic_arena.train.placement import sync_dir_problems
+
+    cfg = load_config(None, ["engine=vllm", f"weight_sync_dir={tmp_path / 'sync'}"])
+    huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)
+    (problem,) = sync_dir_problems(cfg, huge, gpu=True)
+    assert f"{huge.parameters:,} parameters x 2 bytes" in problem
+    recipe = Path(__file__).resolve().parents[2] / "configs" / "gpu1_qwen3_4b_colocated.yaml"
+    assert "/dev/shm needs 8 GB free (bf16 weights)" in recipe.read_text(encoding="utf-8")
+    assert 2 * KNOWN_SHAPES["Qwen/Qwen3-4B"].parameters / 1e9 == pytest.approx(8.04, abs=0.01)

@@ -92,8 +92,7 @@ def test_report_trueskill_and_pages_show_the_same_wdl(store_path: Path) -> None:
     expected = {p: (c["win"], c["draw"], c["loss"]) for p, c in overall.items()}
     assert {r.player: (r.wins, r.draws, r.losses) for r in tables[OVERALL].ratings} == expected
     page_overall = {
-        row["player"]: (row["wins"], row["draws"], row["losses"])
-        for row in data["overall"]["rows"]
+        row["player"]: (row["wins"], row["draws"], row["losses"]) for row in data["overall"]["rows"]
     }
     assert page_overall == expected
 

@@ -11,8 +11,8 @@ spec names it: ``model:NAME@BASE_URL as DISPLAY`` (quoted in a shell: ``--oppone
 "model:/ckpt/policy@http://localhost:8000/v1 as step-40"``). A name is an entrant: a model
 opponent that is the evaluated model itself (the same served model at the same base URL) takes
 the evaluated model's name (``--name``), so one model on one server is one entrant, never two
-(the runner seats no entrant against itself in a competitive game); and a display name already stored for another player
-is refused by the store, as ``--name`` is.
+(the runner seats no entrant against itself in a competitive game); and a display name already
+stored for another player is refused by the store, as ``--name`` is.
 
 A model opponent is asked exactly as the evaluated model is (the same answer style, prompts,
 sampling and illegal-move policy: the run compares models, not settings), through its own

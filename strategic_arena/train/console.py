@@ -193,6 +193,10 @@ def _next_commands(
             evaluate.append(f"--opponents {' '.join(quote(spec) for spec in specs)}")
         if not cfg.strict:
             evaluate.append("--lenient")
+        if cfg.require_reasoning is not None:  # the run's rule, not the style's default
+            evaluate.append(
+                "--require-reasoning" if cfg.require_reasoning else "--no-require-reasoning"
+            )
         if cfg.include_history:
             evaluate.append("--history")
         if cfg.shuffle_actions:

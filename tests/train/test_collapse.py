@@ -96,3 +96,32 @@ def test_a_run_whose_answers_all_earn_the_same_reward_says_so(
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r[NO_SIGNAL] for r in records] == [1.0, 1.0]
     assert all(r["train/invalid_rate"] == 1.0 and r["train/grad_norm"] == 0.0 for r in records)
+
+
+@pytest.mark.slow
+def test_the_tiny_cpu_recipe_finishes_better_than_it_started(tmp_path: Path) -> None:
+    """``configs/tiny_cpu.yaml`` as shipped (seed 0, 40 steps, about a minute): no step without
+    learning signal, and its final evaluation is invalid no more often than any earlier one or
+    any training step (the newcomer's run collapsed at step 39 and ended 100% invalid)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from strategic_arena.arena.metrics import summarize
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.cli import main
+
+    config = Path(__file__).resolve().parents[2] / "configs" / "tiny_cpu.yaml"
+    out = tmp_path / "tiny"
+    assert main(["train", "--config", str(config), "--set", f"output_dir={out}"]) == 0
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert len(records) == 40 and not any(r[NO_SIGNAL] for r in records)
+    invalid: dict[int, float] = {}
+    with ResultsStore(out / "eval.db") as store:
+        for run in store.runs():
+            rows = [r for r in summarize(store, [run.name]) if r.seat is None and "@" in r.player]
+            answers = sum(r.answers for r in rows)
+            invalid[int(run.name.rsplit("-", 1)[1])] = (
+                sum(r.invalid_answers for r in rows) / answers
+            )
+    assert sorted(invalid) == [20, 40]
+    assert invalid[40] <= min(invalid.values())
+    assert invalid[40] <= min(r["train/invalid_rate"] for r in records)

@@ -142,3 +142,16 @@ def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
         served = [r for r in summarize(store) if r.player == "served-nash" and r.seat is None]
     # the solver behind the endpoint answered every move validly, over real HTTP
     assert served and served[0].games == 4 and served[0].invalid_rate == 0.0
+
+
+def test_the_printed_eval_command_carries_the_runs_reasoning_rule(tmp_path: Path) -> None:
+    from strategic_arena.train.console import run_summary
+
+    cfg = load_config(
+        None,
+        ["model=tiny", "style=boxed", "require_reasoning=false", f"output_dir={tmp_path}"],
+    )
+    text = run_summary(cfg, 3, tmp_path / "checkpoints" / "step-000003")
+    assert "--style boxed --no-require-reasoning" in text
+    default = load_config(None, ["model=tiny", "style=boxed", f"output_dir={tmp_path}"])
+    assert "require-reasoning" not in run_summary(default, 3, tmp_path / "step-000003")

@@ -110,7 +110,8 @@ def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overri
         runs = [row[0] for row in db.execute("SELECT name FROM runs")]
         games = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
         # The policy's decisions carry their real wall-clock time (the solver's are instant).
-        latencies = [row[0] for row in db.execute("SELECT latency_s FROM moves WHERE completion_tokens > 0")]
+        rows = db.execute("SELECT latency_s FROM moves WHERE completion_tokens > 0")
+        latencies = [row[0] for row in rows]
     assert runs == ["train/eval/step-000002"] and games == 4
     assert latencies and all(latency > 0.0 for latency in latencies)
 

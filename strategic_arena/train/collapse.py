@@ -16,12 +16,14 @@ learning rate too high, an unlucky update, a reward that cannot tell answers apa
 * ``train/no_signal`` -- 1 when the step had no learning signal: no trainable turn, or every
   advantage 0 (then each group's answers all earned the same reward), else 0.
 
-:class:`CollapseDetector` names it: a step without signal, or whose gradient norm is 0, is a
-*collapse*; the first step of a streak gets a loud warning that says what happened, with the
-step's reward, invalid rate, response length and grad norm, and the way out (resume from an
-earlier checkpoint with a lower learning rate, or an entropy bonus / KL penalty); each later
-step of the streak one line. :func:`collapsed_steps` reads the steps back from
-``metrics.jsonl`` for the run's closing summary.
+:class:`CollapseDetector` names it. A step without signal (or whose gradient norm is 0) gets
+one line: a small batch may have one by chance (eight games whose trainable answers were all
+invalid). :data:`COLLAPSE_STEPS` such steps in a row are a *collapse*: a loud warning says what
+happened, with the step's reward, invalid rate, response length and grad norm, and the way out
+(resume from an earlier checkpoint with a lower learning rate, or an entropy bonus / KL
+penalty); each later step of the streak one line. :func:`collapsed_steps` reads the steps
+without signal back from ``metrics.jsonl`` and :func:`longest_streak` measures them, for the
+run's closing summary.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from pathlib import Path
 
 #: The metric that marks a step without learning signal.
 NO_SIGNAL = "train/no_signal"
+
+#: Steps in a row without learning signal that make a collapse.
+COLLAPSE_STEPS = 2
 
 
 def signal_metrics(advantages: Sequence[float], rewards: Sequence[float]) -> dict[str, float]:
@@ -63,38 +68,47 @@ class CollapseDetector:
     """
 
     def __init__(self) -> None:
-        self.streak = 0  # consecutive collapsed steps up to the last one checked
-        self.steps: list[int] = []  # every collapsed step
+        self.streak = 0  # consecutive steps without signal up to the last one checked
+        self.steps: list[int] = []  # every step without signal
 
     def check(self, step: int, metrics: Mapping[str, float]) -> str | None:
-        """The warning for ``step`` (1-based) if it collapsed, else ``None``."""
+        """The warning for ``step`` (1-based) if it had no learning signal, else ``None``."""
         if not is_collapsed(metrics):
             self.streak = 0
             return None
         self.streak += 1
         self.steps.append(step)
-        if self.streak > 1:
+        first = step - self.streak + 1
+        if self.streak < COLLAPSE_STEPS:
             return (
-                f"COLLAPSE: step {step} still has no learning signal ({self.streak} steps in a "
-                f"row since step {step - self.streak + 1})"
+                f"no learning signal at step {step}: {_same(metrics)}, so every advantage is 0 "
+                "and the step changed nothing"
             )
-        return describe(step, metrics)
+        if self.streak == COLLAPSE_STEPS:
+            return describe(first, step, metrics)
+        return (
+            f"COLLAPSE: step {step} still has no learning signal ({self.streak} steps in a "
+            f"row since step {first})"
+        )
 
 
-def describe(step: int, metrics: Mapping[str, float]) -> str:
-    """The first warning of a collapse: what the step shows, why it stays, what to do."""
+def _same(metrics: Mapping[str, float]) -> str:
+    """What the answers of a step without signal earned."""
+    if metrics.get("train/reward_spread") == 0.0 and "train/reward" in metrics:
+        return f"every trainable answer earned the same reward ({metrics['train/reward']:+.3f})"
+    return "within every group the answers earned the same reward"
+
+
+def describe(first: int, step: int, metrics: Mapping[str, float]) -> str:
+    """The warning of a collapse: what ``step`` shows, why it stays, what to do."""
 
     def shown(key: str, fmt: str) -> str:
         return format(metrics[key], fmt) if key in metrics else "?"
 
-    spread = metrics.get("train/reward_spread")
-    if spread == 0.0:
-        same = f"every trainable answer earned the same reward ({shown('train/reward', '+.3f')})"
-    else:
-        same = "within every group the answers earned the same reward"
     return (
-        f"COLLAPSE at step {step}: no learning signal -- {same}, so every advantage is 0 "
-        f"(invalid rate {shown('train/invalid_rate', '.1%')}, response length "
+        f"COLLAPSE since step {first}: {step - first + 1} steps in a row without learning "
+        f"signal -- at step {step} {_same(metrics)}, so every advantage is 0 (invalid rate "
+        f"{shown('train/invalid_rate', '.1%')}, response length "
         f"{shown('train/response_length', '.2f')} tokens, grad norm "
         f"{shown('train/grad_norm', '.3g')}). Nothing in the reward can move the policy out of "
         "this state: stop, and resume from an earlier checkpoint (resume=PATH) with a lower "
@@ -102,8 +116,19 @@ def describe(step: int, metrics: Mapping[str, float]) -> str:
     )
 
 
+def longest_streak(steps: Sequence[int]) -> tuple[int, int]:
+    """The longest run of consecutive steps in ``steps``: (its first step, its length)."""
+    best = (0, 0)
+    start, length, previous = 0, 0, None
+    for step in steps:
+        start, length = (start, length + 1) if previous == step - 1 else (step, 1)
+        previous = step
+        best = max(best, (start, length), key=lambda run: run[1])
+    return best
+
+
 def collapsed_steps(metrics_path: str | Path) -> list[int]:
-    """The steps ``metrics.jsonl`` marks as collapsed (empty when there is no such file)."""
+    """The steps ``metrics.jsonl`` marks as without signal (empty when there is no such file)."""
     path = Path(metrics_path)
     if not path.exists():
         return []

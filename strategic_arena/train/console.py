@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from strategic_arena.printable import printable_line
-from strategic_arena.train.collapse import collapsed_steps
+from strategic_arena.train.collapse import COLLAPSE_STEPS, collapsed_steps, longest_streak
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig
@@ -140,11 +140,17 @@ def run_summary(
     metrics = output / "metrics.jsonl"
     if metrics.exists():
         lines.append(f"  metrics      {metrics}")
-        collapsed = collapsed_steps(metrics)
-        if collapsed:  # named again at the end: the evaluations after it are of a dead policy
+        flat = collapsed_steps(metrics)
+        first, length = longest_streak(flat)
+        if length >= COLLAPSE_STEPS:  # named again at the end: what follows is a dead policy
             lines.append(
-                f"  WARNING      {len(collapsed)} step(s) without learning signal (collapse: "
-                f"every advantage 0), from step {collapsed[0]}; see the COLLAPSE lines above"
+                f"  WARNING      collapse: {length} steps in a row without learning signal "
+                f"(every advantage 0) from step {first}; see the COLLAPSE lines above"
+            )
+        elif flat:
+            lines.append(
+                f"  note         {len(flat)} step(s) without learning signal (every advantage "
+                f"0): {', '.join(map(str, flat[:10]))}"
             )
     db = eval_db(cfg)
     evaluated = bool(cfg.eval_opponents) and db.exists()

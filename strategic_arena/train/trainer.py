@@ -26,8 +26,9 @@ the bank, further rounds are played until it holds enough, and stages 3 and 4 ru
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
 Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. A step whose
-answers all earned the same reward within every group (every advantage 0: no gradient) is a
-collapse, named on the console as it happens (:mod:`strategic_arena.train.collapse`). Then metrics
+answers all earned the same reward within every group (every advantage 0: no gradient) is noted
+on the console, and steps of them in a row are named a collapse as it happens
+(:mod:`strategic_arena.train.collapse`). Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every

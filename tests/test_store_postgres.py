@@ -175,3 +175,30 @@ def test_server_errors_are_named_in_words() -> None:
     )
     leaked = psycopg.OperationalError("invalid dsn: postgresql://u:hunter2@h/db password=hunter2")
     assert "hunter2" not in postgres.explain(leaked)
+
+
+def test_a_connection_dropped_inside_a_write_writes_the_game_once(
+    pg_url: str, pg_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = pg_url.split("/")[3].split("?")[0]
+    with ResultsStore(pg_url) as store:
+        run_id = store.run("r", 1, {})
+        write = store._add_game
+        drops = []
+
+        def dropped_then_written(*args: object) -> bool:
+            if not drops:  # the transaction is open: the server ends its session now
+                drops.extend(
+                    pg_server.sql(
+                        database,
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                        "datname = current_database() AND application_name = 'strategic-arena'",
+                    )
+                )
+            return write(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "_add_game", dropped_then_written)
+        assert store.add_game(run_id, "g0", record(0))
+        assert drops == [(True,)]
+        assert [game.game_key for game in store.games(run_id)] == ["g0"]
+        assert not store.add_game(run_id, "g0", record(0))  # still stored once

@@ -122,7 +122,14 @@ class PostgresConnection:
 
     @property
     def in_transaction(self) -> bool:
-        """Whether a transaction is open (``sqlite3.Connection.in_transaction``)."""
+        """Whether a transaction is open (``sqlite3.Connection.in_transaction``).
+
+        A lost session has none: its transaction died with it, so there is nothing to roll
+        back (and rolling back must not open a new session, which would hide the loss from
+        the writer that replays the transaction).
+        """
+        if self.lost():
+            return False
         status = self._conn.info.transaction_status
         return bool(status != self._psycopg.pq.TransactionStatus.IDLE)
 

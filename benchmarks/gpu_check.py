@@ -77,7 +77,12 @@ SHAPES: dict[str, dict[str, Any]] = {
 
 
 #: The trainer's tiny model in a shape vLLM's attention kernels take (head dim 64).
-TINY_FOR_VLLM = ["model=tiny", "tiny_hidden_size=128", "tiny_heads=2", "tiny_vocab=answers"]
+TINY_FOR_VLLM = [
+    "model.name=tiny",
+    "model.tiny_hidden_size=128",
+    "model.tiny_heads=2",
+    "model.tiny_vocab=answers",
+]
 
 
 @dataclass
@@ -141,8 +146,10 @@ def _learner(model: Any, compute: Any, *overrides: str, world_size: int = 1) -> 
     from strategic_arena.train.config import load_config
     from strategic_arena.train.learner import Learner
 
-    cfg = load_config(None, ["lr=1e-6", "lr_schedule=constant", "grad_clip=1.0", *overrides])
-    return Learner(cfg, model, pad_id=0, compute_dtype=compute, world_size=world_size)
+    cfg = load_config(
+        None, ["ppo.lr=1e-6", "ppo.lr_schedule=constant", "ppo.grad_clip=1.0", *overrides]
+    )
+    return Learner.from_config(cfg, model, pad_id=0, compute_dtype=compute, world_size=world_size)
 
 
 @contextlib.contextmanager
@@ -194,7 +201,7 @@ def check_precision(args: argparse.Namespace) -> Row:
         forward_dtype = ""
         for label, dtype in (("mixed", torch.float32), ("pure_bf16", torch.bfloat16)):
             model = copy.deepcopy(base).to(dtype)
-            learner = _learner(model, torch.bfloat16, "grad_clip=0")
+            learner = _learner(model, torch.bfloat16, "ppo.grad_clip=0")
             if label == "mixed":  # the matrix products really run in bfloat16
                 with torch.no_grad(), learner.compute():
                     ids = torch.tensor([turns[0].prompt_ids], device=device)
@@ -249,7 +256,7 @@ def _update_speed(learner: Any, turns: list[Any], device: Any) -> dict[str, floa
 
 
 def _update_args(args: argparse.Namespace) -> list[str]:
-    return [f"micro_batch_size={args.micro_batch}"]
+    return [f"ppo.micro_batch_size={args.micro_batch}"]
 
 
 def _trainable(args: argparse.Namespace, device: Any) -> Any:
@@ -406,7 +413,7 @@ def colocated_overrides() -> list[str] | None:
     names = {item.name for item in dataclasses.fields(TrainConfig)}
     if "vllm_sleep_level" not in names:
         return None
-    return ["vllm_sleep_level=1", "vllm_gpu_memory_utilization=0.3"]
+    return ["placement.vllm_sleep_level=1", "vllm.gpu_memory_utilization=0.3"]
 
 
 def check_colocated(args: argparse.Namespace) -> Row:
@@ -419,15 +426,15 @@ def check_colocated(args: argparse.Namespace) -> Row:
         return row
     with _timed(row), tempfile.TemporaryDirectory() as folder:
         sets = [
-            *(TINY_FOR_VLLM if args.model is None else [f"model={args.model}"]),
-            "engine=vllm",
-            "vllm_enforce_eager=true",
-            "steps=3",
-            "episodes_per_game=16",
-            "tensorboard=false",
-            "checkpoint_every=0",
-            "resume=never",
-            f"output_dir={folder}",
+            *(TINY_FOR_VLLM if args.model is None else [f"model.name={args.model}"]),
+            "rollout.engine=vllm",
+            "vllm.enforce_eager=true",
+            "run.steps=3",
+            "games.episodes_per_game=16",
+            "run.tensorboard=false",
+            "run.checkpoint_every=0",
+            "run.resume=never",
+            f"run.output_dir={folder}",
             *overrides,
         ]
         command = [sys.executable, "-m", "strategic_arena.cli", "train"]

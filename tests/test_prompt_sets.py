@@ -184,14 +184,17 @@ def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
     from strategic_arena.train.config import load_config
     from strategic_arena.train.rollout import configured_player
 
-    cfg = load_config(None, ["style=spiral", f"prompts={SPIRAL_SET}", "require_reasoning=true"])
+    cfg = load_config(
+        None,
+        ["answer.style=spiral", f"answer.prompts={SPIRAL_SET}", "answer.require_reasoning=true"],
+    )
     player = configured_player(cfg, None, None, 0, name="policy")  # type: ignore[arg-type]
     assert player.style.name == "spiral" and player.require_reasoning is True
     assert player.prompts == PromptSet.load(SPIRAL_SET)
     with pytest.raises(ValueError, match="style must be one of marshal, boxed"):
-        load_config(None, ["style=xml"])
+        load_config(None, ["answer.style=xml"])
     with pytest.raises(ValueError, match="no such folder"):
-        load_config(None, ["prompts=/no/such/prompt/set"])
+        load_config(None, ["answer.prompts=/no/such/prompt/set"])
 
 
 def test_a_store_from_before_prompt_sets_gains_the_column_and_keeps_its_games(
@@ -232,5 +235,5 @@ def test_the_spiral_config_uses_spirals_parser_and_template() -> None:
     configs = Path(__file__).parents[1] / "configs"
     for name in ("spiral_multi_game.yaml", "spiral_multi_game_no_rae.yaml"):
         cfg = load_config(configs / name)
-        assert cfg.style == "spiral" and cfg.prompts is not None
-        assert PromptSet.load(cfg.prompts) == PromptSet.load(SPIRAL_SET)
+        assert cfg.answer.style == "spiral" and cfg.answer.prompts is not None
+        assert PromptSet.load(cfg.answer.prompts) == PromptSet.load(SPIRAL_SET)

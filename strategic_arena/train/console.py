@@ -73,10 +73,10 @@ def missing_model(cfg: TrainConfig) -> str | None:
     """Why the model or tokenizer cannot load, when a local path names no directory.
 
     A value starting with ``/``, ``.`` or ``~`` is a path (a hub id never does); anything else
-    is left to transformers. Not part of :meth:`TrainConfig.validate`: a shipped config may
-    name a model a machine has not downloaded yet.
+    is left to transformers. Not part of :func:`~strategic_arena.train.config.validate`: a
+    shipped config may name a model a machine has not downloaded yet.
     """
-    for name, value in (("model", cfg.model), ("tokenizer", cfg.tokenizer)):
+    for name, value in (("model", cfg.model.name), ("tokenizer", cfg.model.tokenizer)):
         local = value is not None and value.startswith(("/", ".", "~"))
         if local and value is not None and not Path(value).expanduser().is_dir():
             return f"{name}: no model directory at {value} (download it, or fix the path)"
@@ -93,13 +93,15 @@ def finished_checkpoint(cfg: TrainConfig) -> Path | None:
     """The checkpoint ``resume`` would continue from, when it already holds ``steps`` steps."""
     from strategic_arena.train.checkpoint import latest_checkpoint
 
-    if cfg.resume == "never":
+    if cfg.run.resume == "never":
         return None
-    path = latest_checkpoint(cfg.output_dir) if cfg.resume == "auto" else Path(cfg.resume)
+    path = (
+        latest_checkpoint(cfg.run.output_dir) if cfg.run.resume == "auto" else Path(cfg.run.resume)
+    )
     if path is None:
         return None
     step = checkpoint_step(path)
-    return path if step is not None and step >= cfg.steps else None
+    return path if step is not None and step >= cfg.run.steps else None
 
 
 def run_summary(
@@ -119,17 +121,17 @@ def run_summary(
     """
     from strategic_arena.train.evaluation import eval_db
 
-    output = Path(cfg.output_dir)
+    output = Path(cfg.run.output_dir)
     if already:
         head = (
-            f"run {cfg.run_name!r} had already finished: step {steps} of {cfg.steps}; nothing "
+            f"run {cfg.run.name!r} had already finished: step {steps} of {cfg.run.steps}; nothing "
             f"to do (raise steps, or set resume=never or another output_dir to start again)"
         )
-    elif steps >= cfg.steps:
-        head = f"run {cfg.run_name!r} finished: step {steps} of {cfg.steps}"
+    elif steps >= cfg.run.steps:
+        head = f"run {cfg.run.name!r} finished: step {steps} of {cfg.run.steps}"
     else:
         head = (
-            f"run {cfg.run_name!r} stopped at step {steps} of {cfg.steps}; "
+            f"run {cfg.run.name!r} stopped at step {steps} of {cfg.run.steps}; "
             "rerun the same command to resume"
         )
     lines = [head]
@@ -139,9 +141,9 @@ def run_summary(
     if metrics.exists():
         lines.append(f"  metrics      {metrics}")
     db = eval_db(cfg)
-    evaluated = bool(cfg.eval_opponents) and db.exists()
+    evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:
-        lines.append(f"  evaluations  {db}  (runs {cfg.run_name}/eval/step-NNNNNN)")
+        lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
     commands = _next_commands(cfg, checkpoint, db if evaluated else None, steps)
     if commands:
         lines.append("next:")
@@ -159,10 +161,10 @@ def _next_commands(
         commands += [
             f"strategic-arena report --db {quote(str(db))}",
             f"strategic-arena publish --db {quote(str(db))} "
-            f"--out {quote(str(Path(cfg.output_dir) / 'leaderboard'))}",
+            f"--out {quote(str(Path(cfg.run.output_dir) / 'leaderboard'))}",
         ]
     if checkpoint is not None:
-        served = f"{cfg.run_name}-step-{steps}"
+        served = f"{cfg.run.name}-step-{steps}"
         commands.append(
             f"vllm serve {quote(str(checkpoint / 'policy'))} --served-model-name "
             f"{quote(served)} --port 8000   # in the vLLM venv (make vllm), another terminal"
@@ -170,24 +172,24 @@ def _next_commands(
         evaluate = [
             "strategic-arena eval --base-url http://127.0.0.1:8000/v1",
             f"--model {quote(served)}",
-            f"--envs {' '.join(quote(game) for game in cfg.games)}",
-            f"--style {cfg.style}",
+            f"--envs {' '.join(quote(game) for game in cfg.games.ids)}",
+            f"--style {cfg.answer.style}",
         ]
         specs = sorted(
             {
                 entry
-                for entries in cfg.eval_opponents.values()
+                for entries in cfg.eval.opponents.values()
                 for entry in entries
                 if isinstance(entry, str) and not entry.startswith("checkpoint:")
             }
         )
         if specs:
             evaluate.append(f"--opponents {' '.join(quote(spec) for spec in specs)}")
-        if not cfg.strict:
+        if not cfg.answer.strict:
             evaluate.append("--lenient")
-        if cfg.include_history:
+        if cfg.answer.include_history:
             evaluate.append("--history")
-        if cfg.shuffle_actions:
+        if cfg.answer.shuffle_actions:
             evaluate.append("--shuffle-actions")
         commands.append(" ".join(evaluate))
     return commands

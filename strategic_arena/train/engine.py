@@ -33,14 +33,23 @@ import asyncio
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from strategic_arena._extras import require
 
 if TYPE_CHECKING:
     import torch
 
+    from strategic_arena import asking
+
 FinishReason = Literal["stop", "length"]
+
+
+Number = TypeVar("Number", int, float)
+
+
+def _given(value: Number | None, default: Number) -> Number:
+    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,21 @@ class Sampling:
     top_k: int = 0
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, settings: asking.Sampling) -> Sampling:
+        """The engine's sampling from a model's sampling settings.
+
+        An unset field takes the default above.
+        """
+        default = cls()
+        return cls(
+            temperature=_given(settings.temperature, default.temperature),
+            top_p=_given(settings.top_p, default.top_p),
+            top_k=_given(settings.top_k, default.top_k),
+            max_new_tokens=_given(settings.max_tokens, default.max_new_tokens),
+            stop=tuple(settings.stop),
+        )
 
     @property
     def greedy(self) -> bool:

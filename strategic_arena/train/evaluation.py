@@ -16,7 +16,7 @@ one process playing every game: each game's seeds come from its key, not from wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ class Evaluation:
 
 def eval_db(cfg: TrainConfig) -> Path:
     """The results store of the run's evaluations (``eval_db``, else ``output_dir/eval.db``)."""
-    return Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
+    return Path(cfg.eval.db) if cfg.eval.db else Path(cfg.run.output_dir) / "eval.db"
 
 
 def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) -> runner.Entrant:
@@ -68,10 +68,10 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
         entrant = runner.Entrant.llm(
             opponents.endpoint_backend(config),
             name=config.spec,
-            style=opponents.cfg.style,
-            include_history=opponents.cfg.include_history,
-            strict=opponents.cfg.strict,
-            shuffle_actions=opponents.cfg.shuffle_actions,
+            style=opponents.cfg.answer.style,
+            include_history=opponents.cfg.answer.include_history,
+            strict=opponents.cfg.answer.strict,
+            shuffle_actions=opponents.cfg.answer.shuffle_actions,
         )
         return entrant
     if config.spec.startswith("checkpoint:"):
@@ -87,10 +87,15 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
 
 
 def eval_sampling(cfg: TrainConfig) -> Sampling:
-    """The sampling of evaluation: ``eval_temperature`` and ``eval_top_p`` where set."""
-    temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-    top_p = cfg.top_p if cfg.eval_top_p is None else cfg.eval_top_p
-    return Sampling(temperature, top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
+    """The sampling of evaluation: ``eval.temperature`` and ``eval.top_p`` where set."""
+    training, evaluation = Sampling.of(cfg.sampling), cfg.eval
+    return replace(
+        training,
+        temperature=training.temperature
+        if evaluation.temperature is None
+        else evaluation.temperature,
+        top_p=training.top_p if evaluation.top_p is None else evaluation.top_p,
+    )
 
 
 async def evaluate_policy(
@@ -101,7 +106,7 @@ async def evaluate_policy(
     opponents: OpponentPlayers,
     info: DistInfo | None = None,
 ) -> Evaluation:
-    """Play the policy of ``step`` against ``cfg.eval_opponents``; every rank calls it.
+    """Play the policy of ``step`` against ``cfg.eval.opponents``; every rank calls it.
 
     The policy samples at ``eval_temperature`` and ``eval_top_p`` through ``engine``; games
     land in the results store (:func:`eval_db`) under the run ``<run_name>/eval/step-NNNNNN``,
@@ -111,28 +116,28 @@ async def evaluate_policy(
     engine.wake_up()
     sampling = eval_sampling(cfg)
     temperature = sampling.temperature
-    client = EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size)
-    name = f"{cfg.run_name}@step-{step}"
+    client = EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size)
+    name = f"{cfg.run.name}@step-{step}"
 
     def build(env_id: str, seed: int) -> Player:
         return configured_player(cfg, client, encoder, seed, name=name)
 
     params: dict[str, Any] = {
-        "run": cfg.run_name,
+        "run": cfg.run.name,
         "step": step,
-        "model": cfg.model,
+        "model": cfg.model.name,
         "temperature": temperature,
     }
-    if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
+    if cfg.eval.top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
     rivals = {
         env_id: [opponent_entrant(entry, opponents) for entry in entries]
-        for env_id, entries in cfg.eval_opponents.items()
+        for env_id, entries in cfg.eval.opponents.items()
     }
-    tasks = evaluation_tasks(policy, rivals, cfg.eval_games, cfg.seed)
-    run_name = f"{cfg.run_name}/eval/step-{step:06d}"
-    settings = {"run": cfg.run_name, "step": step, "style": cfg.style}
+    tasks = evaluation_tasks(policy, rivals, cfg.eval.games, cfg.run.seed)
+    run_name = f"{cfg.run.name}/eval/step-{step:06d}"
+    settings = {"run": cfg.run.name, "step": step, "style": cfg.answer.style}
     db = eval_db(cfg)
 
     async def play(store: ResultsStore, share: Sequence[runner.GameTask]) -> None:
@@ -140,8 +145,8 @@ async def evaluate_policy(
             store,
             run_name,
             share,
-            seed=cfg.seed,
-            concurrency=cfg.max_concurrent_episodes,
+            seed=cfg.run.seed,
+            concurrency=cfg.rollout.max_concurrent_episodes,
             settings=settings,
             progress=False,
             max_replays=MAX_REPLAYS,
@@ -153,7 +158,7 @@ async def evaluate_policy(
                 await play(store, tasks)
                 rows = _policy_rows(store, run_name, name)
             return Evaluation(step, db, run_name, rows, eval_metrics(rows))
-        return await _spread(tasks, info, db, run_name, name, step, cfg.seed, settings, play)
+        return await _spread(tasks, info, db, run_name, name, step, cfg.run.seed, settings, play)
     finally:
         await client.aclose()
 

@@ -11,6 +11,7 @@ until the pool drops the snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,14 @@ class OpponentPlayers:
             return LLMPlayer(
                 self.endpoint_backend(config, entry.name),
                 name=entry.name,
-                style=cfg.style,
+                style=cfg.answer.style,
                 policy="forfeit",
-                include_history=cfg.include_history,
-                strict=cfg.strict,
+                include_history=cfg.answer.include_history,
+                strict=cfg.answer.strict,
                 seed=seed,
-                shuffle_actions=cfg.shuffle_actions,
-                require_reasoning=cfg.require_reasoning,
-                prompts=cached_prompts(cfg.prompts),
+                shuffle_actions=cfg.answer.shuffle_actions,
+                require_reasoning=cfg.answer.require_reasoning,
+                prompts=cached_prompts(cfg.answer.prompts),
             )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
@@ -80,16 +81,20 @@ class OpponentPlayers:
         if backend is None:
             if config.base_url is None:
                 raise ValueError(f"opponent {config.spec!r} has no base_url")
-            temperature = cfg.temperature if config.temperature is None else config.temperature
+            temperature = (
+                cfg.sampling.temperature if config.temperature is None else config.temperature
+            )
             sampling = SamplingParams(
-                temperature=temperature, top_p=cfg.top_p, max_tokens=cfg.max_new_tokens
+                temperature=temperature,
+                top_p=cfg.sampling.top_p,
+                max_tokens=cfg.sampling.max_tokens,
             )
             backend = OpenAIBackend(
                 config.spec,
                 config.base_url,
                 api_key_env=config.api_key_env,
                 sampling=sampling,
-                seed=derive_seed(cfg.seed, "endpoint", name),
+                seed=derive_seed(cfg.run.seed, "endpoint", name),
             )
             self._backends[name] = backend
         return backend
@@ -100,7 +105,7 @@ class OpponentPlayers:
         if path not in self._frozen:
             transformers = require("transformers", "frozen opponents")
             tokenizer = (
-                load_saved_tokenizer(path, tiny=cfg.model == "tiny")
+                load_saved_tokenizer(path, tiny=cfg.model.name == "tiny")
                 if (Path(path) / "tokenizer_config.json").exists()
                 else self.tokenizer
             )
@@ -108,21 +113,20 @@ class OpponentPlayers:
             model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
             model.eval()
             model.requires_grad_(False)
-            sampling = Sampling(
-                cfg.temperature if temperature is None else temperature,
-                cfg.top_p,
-                cfg.top_k,
-                cfg.max_new_tokens,
-                tuple(cfg.stop),
+            own = (
+                cfg.sampling
+                if temperature is None
+                else replace(cfg.sampling, temperature=temperature)
             )
-            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
+            sampling = Sampling.of(own)
+            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.rollout.max_batch_size)
             encoder = PromptEncoder(
                 tokenizer,
-                response_prefix=cfg.response_prefix,
-                chat_template_kwargs=cfg.chat_template_kwargs,
+                response_prefix=cfg.answer.response_prefix,
+                chat_template_kwargs=cfg.answer.chat_template_kwargs,
             )
             self._frozen[path] = (
-                EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size),
+                EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size),
                 encoder,
             )
         client, encoder = self._frozen[path]

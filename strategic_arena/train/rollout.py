@@ -46,7 +46,7 @@ from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
-from strategic_arena.train.engine import EngineClient, GenerationRequest
+from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 
@@ -195,23 +195,23 @@ def configured_player(
     backend = EngineBackend(
         client,
         encoder,
-        max_new_tokens=cfg.max_new_tokens,
-        max_sequence_tokens=cfg.max_sequence_tokens,
+        max_new_tokens=Sampling.of(cfg.sampling).max_new_tokens,
+        max_sequence_tokens=cfg.rollout.max_sequence_tokens,
         seed=seed,
         model=name,
-        overlong_tokens_left=cfg.overlong_tokens_left,
+        overlong_tokens_left=cfg.rollout.overlong_tokens_left,
     )
     return LLMPlayer(
         backend,
         name=name,
-        style=cfg.style,
+        style=cfg.answer.style,
         policy="forfeit",
-        include_history=cfg.include_history,
-        strict=cfg.strict,
+        include_history=cfg.answer.include_history,
+        strict=cfg.answer.strict,
         seed=seed,
-        shuffle_actions=cfg.shuffle_actions,
-        require_reasoning=cfg.require_reasoning,
-        prompts=cached_prompts(cfg.prompts),
+        shuffle_actions=cfg.answer.shuffle_actions,
+        require_reasoning=cfg.answer.require_reasoning,
+        prompts=cached_prompts(cfg.answer.prompts),
     )
 
 
@@ -305,9 +305,9 @@ class OpponentPool:
                 from_step=o.from_step,
                 config=o,
             )
-            for o in cfg.opponents
+            for o in cfg.games.opponents
         ]
-        return cls(entries, cfg.self_play_weight)
+        return cls(entries, cfg.games.self_play_weight)
 
     def add_snapshot(self, path: str, step: int, weight: float, keep: int) -> None:
         """Add a frozen snapshot of the policy (dropping the oldest beyond ``keep``)."""
@@ -392,14 +392,14 @@ def plan_games(
     rounds' so that every game's sampling seed differs.
     """
     key = (step, "plan") if round_ == 0 else (step, "plan", round_)
-    rng = np.random.default_rng(derive_seed(cfg.seed, *key))
-    env_ids = games or cfg.games
-    first = round_ * len(env_ids) * cfg.episodes_per_game
+    rng = np.random.default_rng(derive_seed(cfg.run.seed, *key))
+    env_ids = games or cfg.games.ids
+    first = round_ * len(env_ids) * cfg.games.episodes_per_game
     plans: list[GamePlan] = []
     for env_id in env_ids:
         spec = get_spec(env_id)
         seats = spec.num_players
-        for _ in range(cfg.episodes_per_game):
+        for _ in range(cfg.games.episodes_per_game):
             env_seed = int(rng.integers(2**31))
             opponent = pool.sample(env_id, step, rng)
             if opponent is None:
@@ -481,13 +481,13 @@ class RolloutRunner:
         game of the step is dropped there is nothing to train on, and that raises.
         """
         self.dropped = 0
-        limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
+        limit = asyncio.Semaphore(self.cfg.rollout.max_concurrent_episodes)
         envs: dict[str, list[TextGameEnv]] = {}
 
         async def one(plan: GamePlan) -> Episode | None:
             async with limit:
                 spec = get_spec(plan.env_id)
-                seed = derive_seed(self.cfg.seed, step, plan.index, "policy")
+                seed = derive_seed(self.cfg.run.seed, step, plan.index, "policy")
                 # A game an endpoint opponent's server broke (incomplete) is no training data:
                 # it is played again from the start, a few times at most.
                 for _ in range(INCOMPLETE_REPLAYS + 1):

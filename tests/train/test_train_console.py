@@ -32,12 +32,12 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
     tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     overrides = tiny_overrides(
-        "steps=2",
-        "eval_every=2",
-        "eval_games=4",
-        "eval_opponents={kuhn_poker-v0: [random, nash]}",
-        "checkpoint_every=2",
-        "run_name=console",
+        "run.steps=2",
+        "eval.every=2",
+        "eval.games=4",
+        "eval.opponents={kuhn_poker-v0: [random, nash]}",
+        "run.checkpoint_every=2",
+        "run.name=console",
     )
     assert _train(overrides) == 0
     out = capsys.readouterr().out
@@ -76,7 +76,7 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
 def test_a_finished_run_says_so_and_trains_nothing(
     tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    overrides = tiny_overrides("steps=1", "resume=auto", "checkpoint_every=1")
+    overrides = tiny_overrides("run.steps=1", "run.resume=auto", "run.checkpoint_every=1")
     assert _train(overrides) == 0
     metrics = tmp_path / "run" / "metrics.jsonl"
     before = metrics.read_text()
@@ -110,17 +110,17 @@ def test_bad_yaml_and_a_missing_model_are_one_line(
 def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
-    first = load_config(None, tiny_overrides("steps=1", "checkpoint_every=1"))
+    first = load_config(None, tiny_overrides("run.steps=1", "run.checkpoint_every=1"))
     with Trainer(first) as trainer:
         trainer.train()
-    frozen = Path(first.output_dir) / "checkpoints" / "step-000001" / "policy"
+    frozen = Path(first.run.output_dir) / "checkpoints" / "step-000001" / "policy"
     with PlayerServer("nash", model="served-nash") as endpoint:
         cfg = load_config(
             None,
             [
-                *tiny_overrides("steps=1", "eval_every=1", "eval_games=4"),
-                f"output_dir={tmp_path / 'second'}",
-                f"eval_opponents={{kuhn_poker-v0: [checkpoint:{frozen}, "
+                *tiny_overrides("run.steps=1", "eval.every=1", "eval.games=4"),
+                f"run.output_dir={tmp_path / 'second'}",
+                f"eval.opponents={{kuhn_poker-v0: [checkpoint:{frozen}, "
                 f"{{spec: served-nash, base_url: '{endpoint.base_url}'}}]}}",
             ],
         )

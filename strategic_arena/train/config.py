@@ -26,12 +26,8 @@ Only the standard library, numpy and PyYAML (imported when a file is read) are n
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
-import functools
-import inspect
-import itertools
 import os
 import textwrap
 import types
@@ -44,6 +40,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from opponents.registry import parse_spec
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking, Sampling
+from strategic_arena.field_docs import field_docs as _field_docs
 from strategic_arena.games import get_spec
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.estimators import EstimatorConfig
@@ -602,6 +600,43 @@ class TrainConfig:
             )
         return problems
 
+    def asking(self) -> Asking:
+        """How the policy is asked, in rollouts and evaluation (and beside each checkpoint).
+
+        The one place the trainer reads its answer settings: invalid answers forfeit
+        (MARSHAL's protocol).
+        """
+        return Asking(
+            style=self.style,
+            strict=self.strict,
+            require_reasoning=self.require_reasoning,
+            include_history=self.include_history,
+            shuffle_actions=self.shuffle_actions,
+            policy="forfeit",
+            prompts=self.prompts,
+            response_prefix=self.response_prefix,
+            chat_template_kwargs=dict(self.chat_template_kwargs),
+        )
+
+    def sampling_settings(self, *, evaluation: bool = False) -> Sampling:
+        """How the policy samples in rollouts, or in evaluation.
+
+        Evaluation takes ``eval_temperature`` and ``eval_top_p`` where set. The one place the
+        trainer reads its sampling settings.
+        """
+        temperature, top_p = self.temperature, self.top_p
+        if evaluation and self.eval_temperature is not None:
+            temperature = self.eval_temperature
+        if evaluation and self.eval_top_p is not None:
+            top_p = self.eval_top_p
+        return Sampling(
+            temperature=temperature,
+            top_p=top_p,
+            top_k=self.top_k,
+            max_tokens=self.max_new_tokens,
+            stop=tuple(self.stop),
+        )
+
     def reward_config(self) -> RewardConfig:
         """The reward settings of this config, as :func:`rewards.score` takes them."""
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RewardConfig)}
@@ -913,26 +948,9 @@ def _convert(value: Any, kind: Any, name: str) -> Any:
 # -- help text -------------------------------------------------------------------------------
 
 
-@functools.cache
 def field_docs(cls: type = TrainConfig) -> dict[str, str]:
-    """Each field's docstring (the string literal under it in the class body), one line each."""
-    try:
-        source = inspect.getsource(cls)
-    except (OSError, TypeError):  # no source shipped: help without descriptions
-        return {}
-    tree = ast.parse(textwrap.dedent(source))
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-    docs: dict[str, str] = {}
-    for node, after in itertools.pairwise(body):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            docs[node.target.id] = " ".join(after.value.value.split())
-    return docs
+    """Each field's docstring, one line each (:func:`strategic_arena.field_docs.field_docs`)."""
+    return _field_docs(cls)
 
 
 def _type_name(kind: Any) -> str:

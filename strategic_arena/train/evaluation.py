@@ -65,15 +65,7 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
     """The arena entrant of one ``eval_opponents`` entry (see the module docstring)."""
     config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
     if config.base_url is not None:
-        entrant = runner.Entrant.llm(
-            opponents.endpoint_backend(config),
-            name=config.spec,
-            style=opponents.cfg.style,
-            include_history=opponents.cfg.include_history,
-            strict=opponents.cfg.strict,
-            shuffle_actions=opponents.cfg.shuffle_actions,
-        )
-        return entrant
+        return runner.Entrant.llm(opponents.endpoint_backend(config), name=config.spec)
     if config.spec.startswith("checkpoint:"):
         path = config.spec.removeprefix("checkpoint:")
         temperature = config.temperature
@@ -87,10 +79,8 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
 
 
 def eval_sampling(cfg: TrainConfig) -> Sampling:
-    """The sampling of evaluation: ``eval_temperature`` and ``eval_top_p`` where set."""
-    temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-    top_p = cfg.top_p if cfg.eval_top_p is None else cfg.eval_top_p
-    return Sampling(temperature, top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
+    """The engine's sampling in evaluation (:meth:`TrainConfig.sampling_settings`)."""
+    return Sampling.of(cfg.sampling_settings(evaluation=True))
 
 
 async def evaluate_policy(

@@ -188,9 +188,7 @@ class Trainer:
             world_size=self.info.world_size,
             compute_dtype=self.compute_dtype,
         )
-        self.sampling = Sampling(
-            cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
-        )
+        self.sampling = Sampling.of(cfg.sampling_settings())
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
         )
@@ -200,11 +198,7 @@ class Trainer:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
         cfg = self.cfg
         self.client = EngineClient(self.engine, self.sampling, max_batch_size=cfg.max_batch_size)
-        self.encoder = PromptEncoder(
-            self.tokenizer,
-            response_prefix=cfg.response_prefix,
-            chat_template_kwargs=cfg.chat_template_kwargs,
-        )
+        self.encoder = PromptEncoder(self.tokenizer, cfg.asking())
         self.pool = OpponentPool.from_config(cfg)
         self.estimator = build_estimator(cfg.advantage)
         self.bank = (

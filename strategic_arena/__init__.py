@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from strategic_arena.actions import ERROR_KINDS, Action, ActionError
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
+from strategic_arena.asking import Asking, Sampling
 from strategic_arena.env import IllegalActionError, TextGameEnv, make
 from strategic_arena.games import get_spec, list_envs, list_text_envs
 from strategic_arena.players import (
@@ -42,6 +43,7 @@ __all__ = [
     "STYLES",
     "Action",
     "ActionError",
+    "Asking",
     "Decision",
     "GameState",
     "HumanPlayer",
@@ -52,6 +54,7 @@ __all__ = [
     "MoveRecord",
     "Player",
     "RandomPlayer",
+    "Sampling",
     "SeatInformation",
     "SeatView",
     "TextActionWrapper",

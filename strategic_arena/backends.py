@@ -49,42 +49,19 @@ import re
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking, Sampling
 from strategic_arena.tools import tool_calls_text
 
 # Re-exported: TokenTrace lived here before it moved to strategic_arena.traces.
 from strategic_arena.traces import TokenTrace as TokenTrace
 
 Messages = Sequence[Mapping[str, str]]
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """Sampling settings sent with every request (``None``: the server's default).
-
-    ``extra_body`` carries server-specific fields such as vLLM's ``top_k`` and ``min_p``.
-    """
-
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    seed: int | None = None
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-
-    def request_fields(self) -> dict[str, Any]:
-        """The fields of ``chat.completions.create`` that are set."""
-        fields = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-        return {key: value for key, value in fields.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -171,7 +148,14 @@ class OpenAIBackend:
         api_key: the key; when ``None`` it is read from ``api_key_env`` (a placeholder is sent
             if that is unset, as local servers need none).
         api_key_env: environment variable holding the key.
-        sampling: sampling settings.
+        sampling: sampling settings (:class:`~strategic_arena.asking.Sampling`; its top-k and
+            min-p go in the extra body).
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`); the backend
+            sends its request fields (chat template kwargs, extra body: after the sampling's,
+            so they win) and its ``response_prefix`` as a final assistant message that the
+            server continues (``continue_final_message``: vLLM, SGLang), the reply's content
+            being the prefix plus what the model wrote. A model player over this backend asks
+            in the same way (:class:`~strategic_arena.players.LLMPlayer`).
         timeout_s: deadline of each request, from connecting to the reply's last byte.
         max_attempts: requests per completion, the first included.
         backoff_base_s / backoff_max_s: exponential backoff bounds.
@@ -185,7 +169,8 @@ class OpenAIBackend:
         *,
         api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        sampling: SamplingParams | None = None,
+        sampling: Sampling | None = None,
+        asking: Asking | None = None,
         timeout_s: float = 120.0,
         max_attempts: int = 6,
         backoff_base_s: float = 0.5,
@@ -197,7 +182,8 @@ class OpenAIBackend:
         openai = require("openai", "OpenAI-compatible endpoints")
         self.model = model
         self.base_url = base_url
-        self.sampling = sampling or SamplingParams()
+        self.sampling = sampling or Sampling()
+        self.asking = asking or Asking()
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
@@ -297,12 +283,20 @@ class OpenAIBackend:
     ) -> dict[str, Any]:
         """Send one request; raise :class:`_Retry` for a retryable failure."""
         openai = self._openai
+        sent = [dict(message) for message in messages]
+        prefill: dict[str, Any] = {}
+        prefix = self.asking.response_prefix
+        if prefix:  # the server continues the answer's start (the trainer's prefix)
+            sent.append({"role": "assistant", "content": prefix})
+            prefill = {"continue_final_message": True, "add_generation_prompt": False}
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(message) for message in messages],
+            "messages": sent,
             **offered,
             **self.sampling.request_fields(),
-            **dict(self.sampling.extra_body),
+            **self.sampling.extra_fields(),
+            **prefill,
+            **self.asking.request_fields(),
         }
         try:
             # The client's generic ``post`` (OpenAI's documented way to reach any endpoint)
@@ -335,7 +329,10 @@ class OpenAIBackend:
             raise _Retry(f"408: {_short(error.message)}") from None
         except (ValueError, RecursionError) as error:  # not JSON, or nested past the stack
             raise _Retry(f"malformed response: {_short(str(error))}") from None
-        return read_reply(payload, self._scrub)
+        reply = read_reply(payload, self._scrub)
+        if self.asking.response_prefix:
+            reply["content"] = self.asking.response_prefix + reply["content"]
+        return reply
 
     def _scrub(self, text: str) -> str:
         """``text`` with every secret masked: servers echo keys in error messages and replies."""

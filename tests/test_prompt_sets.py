@@ -16,6 +16,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.cli import main
 from strategic_arena.prompt_sets import PromptSet, default_prompts, load_prompts
 from strategic_arena.prompting import render_messages
@@ -167,13 +168,13 @@ def test_eval_spiral_prompts_are_recorded_and_reported_apart(
 def test_a_game_session_renders_with_its_prompt_set() -> None:
     from strategic_arena.integrations.session import GameSession
 
-    session = GameSession("kuhn_poker-v0", style="spiral", prompts=PromptSet.load(SPIRAL_SET))
+    session = GameSession("kuhn_poker-v0", asking=Asking(style="spiral", prompts=str(SPIRAL_SET)))
     session.reset(seed=0, seat=0)
     messages = session.messages()
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"].startswith(SPIRAL_OPENING)
     assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move
-    strict = GameSession("kuhn_poker-v0", style="spiral", require_reasoning=True)
+    strict = GameSession("kuhn_poker-v0", asking=Asking(style="spiral", require_reasoning=True))
     strict.reset(seed=0, seat=0)
     outcome = strict.step("\\boxed{bet}")
     assert outcome.error is not None and outcome.error.kind == "missing_reasoning"
@@ -189,7 +190,7 @@ def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
         ["answer.style=spiral", f"answer.prompts={SPIRAL_SET}", "answer.require_reasoning=true"],
     )
     player = configured_player(cfg, None, None, 0, name="policy")  # type: ignore[arg-type]
-    assert player.style.name == "spiral" and player.require_reasoning is True
+    assert player.style.name == "spiral" and player.asking.require_reasoning is True
     assert player.prompts == PromptSet.load(SPIRAL_SET)
     with pytest.raises(ValueError, match="style must be one of marshal, boxed"):
         load_config(None, ["answer.style=xml"])

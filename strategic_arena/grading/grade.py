@@ -101,7 +101,7 @@ def grade(
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
     if not Path(db).exists():
         raise ValueError(f"no results store at {db}")
-    if strategies and model is not None and model.sampling_seed is not None:
+    if strategies and model is not None and model.sampling.seed is not None:
         raise ValueError(
             "--sampling-seed would make every one of the K answers at an information "
             "set the same draw; leave it out when measuring a strategy"
@@ -218,7 +218,7 @@ def _strategy_players(
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
     if measured is not None and model is not None:
         for env_id in envs:
-            found.append((measured.name, env_id, _builder(measured, env_id), model.policy))
+            found.append((measured.name, env_id, _builder(measured, env_id), model.asking.policy))
     return found
 
 

@@ -33,23 +33,15 @@ import asyncio
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Sampling as SamplingSettings
 
 if TYPE_CHECKING:
     import torch
 
-    from strategic_arena import asking
-
 FinishReason = Literal["stop", "length"]
-
-
-Number = TypeVar("Number", int, float)
-
-
-def _given(value: Number | None, default: Number) -> Number:
-    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -72,18 +64,19 @@ class Sampling:
     stop: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, settings: asking.Sampling) -> Sampling:
-        """The engine's sampling from a model's sampling settings.
+    def of(cls, settings: SamplingSettings) -> Sampling:
+        """The engine's sampling of a :class:`~strategic_arena.asking.Sampling`.
 
-        An unset field takes the default above.
+        Unset fields take the engine's defaults (temperature 1, no top-p, top-k or stop);
+        ``min_p`` and ``seed`` have no meaning here (each request carries its own seed).
         """
         default = cls()
         return cls(
-            temperature=_given(settings.temperature, default.temperature),
-            top_p=_given(settings.top_p, default.top_p),
-            top_k=_given(settings.top_k, default.top_k),
-            max_new_tokens=_given(settings.max_tokens, default.max_new_tokens),
-            stop=tuple(settings.stop),
+            temperature=_or(settings.temperature, default.temperature),
+            top_p=_or(settings.top_p, default.top_p),
+            top_k=max(0, settings.top_k or 0),
+            max_new_tokens=settings.max_tokens or default.max_new_tokens,
+            stop=settings.stop,
         )
 
     @property
@@ -95,6 +88,11 @@ class Sampling:
     def logprob_temperature(self) -> float:
         """The temperature the recorded log-probs (and the learner's) are computed at."""
         return 1.0 if self.greedy else self.temperature
+
+
+def _or(value: float | None, default: float) -> float:
+    """``value`` unless it is unset."""
+    return default if value is None else value
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ one process playing every game: each game's seeds come from its key, not from wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,15 +65,7 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
     """The arena entrant of one ``eval_opponents`` entry (see the module docstring)."""
     config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
     if config.base_url is not None:
-        entrant = runner.Entrant.llm(
-            opponents.endpoint_backend(config),
-            name=config.spec,
-            style=opponents.cfg.answer.style,
-            include_history=opponents.cfg.answer.include_history,
-            strict=opponents.cfg.answer.strict,
-            shuffle_actions=opponents.cfg.answer.shuffle_actions,
-        )
-        return entrant
+        return runner.Entrant.llm(opponents.endpoint_backend(config), name=config.spec)
     if config.spec.startswith("checkpoint:"):
         path = config.spec.removeprefix("checkpoint:")
         temperature = config.temperature
@@ -87,15 +79,8 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
 
 
 def eval_sampling(cfg: TrainConfig) -> Sampling:
-    """The sampling of evaluation: ``eval.temperature`` and ``eval.top_p`` where set."""
-    training, evaluation = Sampling.of(cfg.sampling), cfg.eval
-    return replace(
-        training,
-        temperature=training.temperature
-        if evaluation.temperature is None
-        else evaluation.temperature,
-        top_p=training.top_p if evaluation.top_p is None else evaluation.top_p,
-    )
+    """The engine's sampling in evaluation (:meth:`EvalConfig.sampling`)."""
+    return Sampling.of(cfg.eval.sampling(cfg.sampling))
 
 
 async def evaluate_policy(

@@ -17,9 +17,9 @@ from typing import Any
 
 import opponents
 from strategic_arena._extras import require
-from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.asking import Sampling as SamplingSettings
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.players import LLMPlayer, Player
-from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
@@ -45,25 +45,13 @@ class OpponentPlayers:
 
     def __call__(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
         """The player of ``entry`` in ``seat`` of the game seeded with ``game_seed``."""
-        cfg = self.cfg
         seed = derive_seed(game_seed, seat, "opponent")
         if entry.snapshot is not None:
             return self.frozen(entry.snapshot, entry.name, seed, None)
         config = entry.config
         assert config is not None
         if config.base_url is not None:
-            return LLMPlayer(
-                self.endpoint_backend(config, entry.name),
-                name=entry.name,
-                style=cfg.answer.style,
-                policy="forfeit",
-                include_history=cfg.answer.include_history,
-                strict=cfg.answer.strict,
-                seed=seed,
-                shuffle_actions=cfg.answer.shuffle_actions,
-                require_reasoning=cfg.answer.require_reasoning,
-                prompts=cached_prompts(cfg.answer.prompts),
-            )
+            return LLMPlayer(self.endpoint_backend(config, entry.name), name=entry.name, seed=seed)
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
             return self.frozen(path, entry.name, seed, config.temperature)
@@ -72,8 +60,10 @@ class OpponentPlayers:
     def endpoint_backend(self, config: OpponentConfig, name: str | None = None) -> OpenAIBackend:
         """The backend of an endpoint opponent (one per name, kept for the run).
 
-        Sampling: the opponent's temperature (else the training one), the training top-p and
-        response budget; its seed derives from the run's seed and ``name`` (default: the spec).
+        Asked as the policy is (``cfg.answer``), but with neither its prefix nor
+        its chat template kwargs (they belong to the policy's template); sampling: the opponent's
+        temperature (else the training one), the training top-p and response budget; its seed
+        derives from the run's seed and ``name`` (default: the spec).
         """
         cfg = self.cfg
         name = name or config.spec
@@ -84,7 +74,7 @@ class OpponentPlayers:
             temperature = (
                 cfg.sampling.temperature if config.temperature is None else config.temperature
             )
-            sampling = SamplingParams(
+            sampling = SamplingSettings(
                 temperature=temperature,
                 top_p=cfg.sampling.top_p,
                 max_tokens=cfg.sampling.max_tokens,
@@ -94,6 +84,7 @@ class OpponentPlayers:
                 config.base_url,
                 api_key_env=config.api_key_env,
                 sampling=sampling,
+                asking=replace(cfg.answer, response_prefix="", chat_template_kwargs={}),
                 seed=derive_seed(cfg.run.seed, "endpoint", name),
             )
             self._backends[name] = backend
@@ -113,18 +104,12 @@ class OpponentPlayers:
             model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
             model.eval()
             model.requires_grad_(False)
-            own = (
-                cfg.sampling
-                if temperature is None
-                else replace(cfg.sampling, temperature=temperature)
-            )
-            sampling = Sampling.of(own)
+            settings = cfg.sampling
+            if temperature is not None:
+                settings = replace(settings, temperature=temperature)
+            sampling = Sampling.of(settings)
             engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.rollout.max_batch_size)
-            encoder = PromptEncoder(
-                tokenizer,
-                response_prefix=cfg.answer.response_prefix,
-                chat_template_kwargs=cfg.answer.chat_template_kwargs,
-            )
+            encoder = PromptEncoder(tokenizer, cfg.answer)
             self._frozen[path] = (
                 EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size),
                 encoder,

@@ -39,11 +39,11 @@ import numpy as np
 
 from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import MatchRecord, play_match
+from strategic_arena.asking import Asking
 from strategic_arena.backends import ChatResult, Messages, TokenTrace
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
-from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
@@ -58,22 +58,22 @@ log = logging.getLogger("strategic_arena.train")
 class PromptEncoder:
     """Chat messages -> prompt token ids with the tokenizer's chat template.
 
+    What a vLLM server does with the same messages and an
+    :class:`~strategic_arena.backends.OpenAIBackend` over the same :class:`Asking`: the
+    template with the generation prompt and the asking's ``chat_template_kwargs``, then its
+    ``response_prefix`` (a prefill, part of the prompt), tokenized without added special
+    tokens; the answer decoded with special tokens left out, the token that ended it kept.
+
     Args:
         tokenizer: a Hugging Face tokenizer with a chat template.
-        response_prefix: text appended after the generation prompt (part of the prompt).
-        chat_template_kwargs: extra template arguments (``enable_thinking``...).
+        asking: how the model is asked (its prefix and template kwargs are used here).
     """
 
-    def __init__(
-        self,
-        tokenizer: Any,
-        *,
-        response_prefix: str = "",
-        chat_template_kwargs: Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, tokenizer: Any, asking: Asking | None = None) -> None:
+        asking = asking or Asking()
         self.tokenizer = tokenizer
-        self.response_prefix = response_prefix
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.response_prefix = asking.response_prefix
+        self.chat_template_kwargs = dict(asking.chat_template_kwargs)
 
     def encode(
         self,
@@ -188,7 +188,7 @@ class EngineBackend:
 def configured_player(
     cfg: TrainConfig, client: EngineClient, encoder: PromptEncoder, seed: int, *, name: str
 ) -> LLMPlayer:
-    """The policy (or a frozen model) as the one model player, with the settings of ``cfg``.
+    """The policy (or a frozen model) as the one model player, asked as ``cfg.answer`` says.
 
     Invalid answers forfeit (MARSHAL's protocol); ``seed`` is the game's sampling seed.
     """
@@ -201,18 +201,7 @@ def configured_player(
         model=name,
         overlong_tokens_left=cfg.rollout.overlong_tokens_left,
     )
-    return LLMPlayer(
-        backend,
-        name=name,
-        style=cfg.answer.style,
-        policy="forfeit",
-        include_history=cfg.answer.include_history,
-        strict=cfg.answer.strict,
-        seed=seed,
-        shuffle_actions=cfg.answer.shuffle_actions,
-        require_reasoning=cfg.answer.require_reasoning,
-        prompts=cached_prompts(cfg.answer.prompts),
-    )
+    return LLMPlayer(backend, cfg.answer, name=name, seed=seed)
 
 
 def learner_turns(

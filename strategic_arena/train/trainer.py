@@ -200,11 +200,7 @@ class Trainer:
         self.client = EngineClient(
             self.engine, self.sampling, max_batch_size=cfg.rollout.max_batch_size
         )
-        self.encoder = PromptEncoder(
-            self.tokenizer,
-            response_prefix=cfg.answer.response_prefix,
-            chat_template_kwargs=cfg.answer.chat_template_kwargs,
-        )
+        self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
         self.pool = OpponentPool.from_config(cfg)
         self.estimator = build_estimator(cfg.advantage)
         self.bank = (

@@ -46,7 +46,7 @@ def test_a_three_player_game_trains_with_every_seat_a_learner(
             seats = [turn.seat for turn in episode.turns]
             assert seats == [0, 1, 2] * (len(seats) // 3)
     trainer.score(episodes)
-    rewards = cfg.reward_config()
+    rewards = cfg.rewards
     checked = 0
     for episode in episodes:
         for seat in range(3):

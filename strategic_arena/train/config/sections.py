@@ -17,13 +17,14 @@ config (:mod:`strategic_arena.train.estimators`), the bank section
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
 from opponents.registry import parse_spec
+from strategic_arena.asking import Sampling
 from strategic_arena.games import get_spec
 
 EngineKind = Literal["transformers", "vllm"]
@@ -479,6 +480,15 @@ class EvalConfig:
     evaluates at temperature 0.6 and top-p 0.95."""
     db: str | None = None
     """Results store of evaluations (``null``: run.output_dir/eval.db)."""
+
+    def sampling(self, training: Sampling) -> Sampling:
+        """How the policy samples in evaluation.
+
+        ``training`` with this section's temperature and top-p where they are set.
+        """
+        temperature = training.temperature if self.temperature is None else self.temperature
+        top_p = training.top_p if self.top_p is None else self.top_p
+        return replace(training, temperature=temperature, top_p=top_p)
 
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""

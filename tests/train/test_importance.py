@@ -64,7 +64,7 @@ def test_the_correction_is_on_with_vllm_by_default() -> None:
         None, ["rollout.engine=vllm", "ppo.old_logprobs=engine"]
     ).corrects_behaviour
     assert load_config(None, ["correction.mode=always"]).corrects_behaviour
-    with pytest.raises(ValueError, match="importance_correction: always needs"):
+    with pytest.raises(ValueError, match=r"correction\.mode: always needs"):
         load_config(None, ["correction.mode=always", "ppo.old_logprobs=engine"])
     with pytest.raises(ValueError, match="is_mask_low must be below"):
         load_config(None, ["correction.is_mask_low=2", "correction.is_mask_high=1"])

@@ -86,16 +86,10 @@ def test_eval_top_p_beside_the_eval_temperature() -> None:
     from strategic_arena.train.evaluation import eval_sampling
 
     spiral = eval_sampling(load_config(CONFIGS / "spiral_multi_game.yaml"))
-    assert (spiral.sampling.temperature, spiral.sampling.top_p) == (
-        0.6,
-        0.95,
-    )  # SPIRAL's evaluation
+    assert (spiral.temperature, spiral.top_p) == (0.6, 0.95)  # SPIRAL's evaluation
     plain = eval_sampling(load_config(None, ["sampling.top_p=0.9", "sampling.temperature=0.7"]))
-    assert (plain.sampling.temperature, plain.sampling.top_p) == (
-        0.7,
-        0.9,
-    )  # unset: the training sampling
-    with pytest.raises(ValueError, match="eval_top_p must lie in"):
+    assert (plain.temperature, plain.top_p) == (0.7, 0.9)  # unset: the training sampling
+    with pytest.raises(ValueError, match=r"eval\.top_p must lie in"):
         load_config(None, ["eval.top_p=0"])
 
 

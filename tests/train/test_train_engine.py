@@ -72,7 +72,7 @@ def test_first_ppo_ratio_is_one(tiny: tuple[Any, Any]) -> None:
 
     model, tokenizer = tiny
     cfg = load_config(None, ["ppo.lr=1e-9", "ppo.micro_batch_size=2", "sampling.temperature=0.8"])
-    learner = Learner(cfg, model, pad_id=tokenizer.pad_token_id)
+    learner = Learner.from_config(cfg, model, pad_id=tokenizer.pad_token_id)
     engine = TransformersEngine(model, tokenizer)
     prompts = _prompts(tokenizer)
     generations = engine.generate(

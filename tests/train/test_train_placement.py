@@ -167,10 +167,10 @@ def test_one_node_split_places_servers_by_tensor_parallel_groups(
             None,
             ["rollout.engine=vllm", "placement.vllm_gpus=[4,5,6]", "vllm.tensor_parallel_size=2"],
         )
-    with pytest.raises(ValueError, match="vllm_sleep_level must be 0, 1 or 2"):
+    with pytest.raises(ValueError, match="vllm_sleep_level must be one of 0, 1 or 2"):
         load_config(None, ["rollout.engine=vllm", "placement.vllm_sleep_level=3"])
     # rank 0 starts the server while the other ranks wait in a collective: shorter than it
-    with pytest.raises(ValueError, match=r"vllm_startup_timeout_s \(2000\) must be below"):
+    with pytest.raises(ValueError, match=r"vllm\.startup_timeout_s \(2000\) must be below"):
         load_config(None, ["rollout.engine=vllm", "vllm.startup_timeout_s=2000"])
     assert load_config(
         None,

@@ -282,14 +282,14 @@ def test_importance_correction_against_top_k_sampling(
         )
         for r, g in zip(requests, generations, strict=True)
     ]
-    first = Learner(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
+    first = Learner.from_config(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
     old = first.recompute_logprobs(turns)
     ratios = np.exp(
         np.concatenate([np.subtract(o, t.logprobs) for o, t in zip(old, turns, strict=True)])
     )
     assert ratios.max() <= 1 + 1e-3 and ratios.mean() < 0.9  # the correction has work to do
     cap = float(np.median(ratios))
-    learner = Learner(
+    learner = Learner.from_config(
         load_config(
             None, ["ppo.lr=1e-3", f"correction.tis_cap={cap}", "correction.is_mask_low=0.01"]
         ),

@@ -135,17 +135,20 @@ def _merged(base: Any, value: Any) -> Any:
     return merged
 
 
+_UnionType = type(int | None)
+
+
+def _options(hint: Any) -> tuple[Any, ...]:
+    """The types a field of type ``hint`` takes (the members of a union, else ``hint``)."""
+    return typing.get_args(hint) if typing.get_origin(hint) in (Union, _UnionType) else (hint,)
+
+
 def _section_class(name: str) -> type | None:
     """The dataclass of section ``name`` (``None``: no such section)."""
-    hint = _hints(TrainConfig).get(name)
-    options = typing.get_args(hint) if typing.get_origin(hint) in (Union, _UnionType) else (hint,)
-    for option in options:
+    for option in _options(_hints(TrainConfig).get(name)):
         if dataclasses.is_dataclass(option) and isinstance(option, type):
             return option
     return None
-
-
-_UnionType = type(int | None)
 
 
 @functools.cache
@@ -158,9 +161,7 @@ def _takes_text(section: str, key: str) -> bool:
     section_class = _section_class(section)
     if section_class is None:
         return False
-    hint = _hints(section_class).get(key)
-    options = typing.get_args(hint) if typing.get_origin(hint) in (Union, _UnionType) else (hint,)
-    return str in options
+    return str in _options(_hints(section_class).get(key))
 
 
 def _parse_value(raw: str, text: bool, key: str) -> Any:

@@ -187,7 +187,7 @@ def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
 
     cfg = load_config(None, ["style=spiral", f"prompts={SPIRAL_SET}", "require_reasoning=true"])
     player = configured_player(cfg, None, None, 0, name="policy")  # type: ignore[arg-type]
-    assert player.style.name == "spiral" and player.require_reasoning is True
+    assert player.style.name == "spiral" and player.asking.require_reasoning is True
     assert player.prompts == PromptSet.load(SPIRAL_SET)
     with pytest.raises(ValueError, match="style must be one of marshal, boxed"):
         load_config(None, ["style=xml"])

@@ -434,9 +434,6 @@ class TrainConfig:
         Raises:
             ValueError: a value out of range, or settings that contradict each other.
         """
-        from strategic_arena.prompt_sets import PromptSet
-        from strategic_arena.styles import style_names
-
         # ``~/...`` model and tokenizer paths mean the user's home, as in a shell.
         if self.model.startswith("~"):
             self.model = os.path.expanduser(self.model)
@@ -447,13 +444,10 @@ class TrainConfig:
             problems += self.bank.problems()
         if self.steps < 1:
             problems.append("steps must be >= 1")
-        if self.style not in style_names():
-            problems.append(f"style must be one of {', '.join(style_names())}; got {self.style!r}")
-        if self.prompts is not None:
-            try:
-                PromptSet.load(self.prompts)
-            except ValueError as error:
-                problems.append(str(error))
+        try:  # the answer settings check themselves (style in the registry, prompt set)
+            self.asking().prompt_set()
+        except ValueError as error:
+            problems.append(str(error))
         if not self.games:
             problems.append("games must name at least one env id")
         for env_id in [*self.games, *self.eval_opponents]:

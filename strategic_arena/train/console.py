@@ -7,8 +7,8 @@ reads at the terminal comes from here, on stdout:
   games, mean return, win rate, invalid-answer rate;
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
   checkpoint, the metrics and the evaluation store are, and the commands to run next
-  (``strategic-arena report``, ``publish``, and ``eval`` of the checkpoint through
-  ``vllm serve``);
+  (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
+  the ``eval`` that asks it as the trainer's evaluation did: :mod:`strategic_arena.train.serving`);
 * :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
   already holds every step, so a rerun says so instead of pretending to resume;
 
@@ -164,32 +164,14 @@ def _next_commands(
             f"--out {quote(str(Path(cfg.run.output_dir) / 'leaderboard'))}",
         ]
     if checkpoint is not None:
-        served = f"{cfg.run.name}-step-{steps}"
-        commands.append(
-            f"vllm serve {quote(str(checkpoint / 'policy'))} --served-model-name "
-            f"{quote(served)} --port 8000   # in the vLLM venv (make vllm), another terminal"
-        )
-        evaluate = [
-            "strategic-arena eval --base-url http://127.0.0.1:8000/v1",
-            f"--model {quote(served)}",
-            f"--envs {' '.join(quote(game) for game in cfg.games.ids)}",
-            f"--style {cfg.answer.style}",
-        ]
-        specs = sorted(
-            {
-                entry
-                for entries in cfg.eval.opponents.values()
-                for entry in entries
-                if isinstance(entry, str) and not entry.startswith("checkpoint:")
-            }
-        )
-        if specs:
-            evaluate.append(f"--opponents {' '.join(quote(spec) for spec in specs)}")
-        if not cfg.answer.strict:
-            evaluate.append("--lenient")
-        if cfg.answer.include_history:
-            evaluate.append("--history")
-        if cfg.answer.shuffle_actions:
-            evaluate.append("--shuffle-actions")
-        commands.append(" ".join(evaluate))
+        from strategic_arena.asking import settings_file
+        from strategic_arena.train.serving import eval_command, serve_recipe, served_name
+
+        try:  # written beside every checkpoint: how its evaluation asked the policy
+            settings: Path | None = settings_file(checkpoint)
+        except ValueError:  # a checkpoint from before the settings file
+            settings = None
+        recipe = serve_recipe(checkpoint, served=served_name(cfg.run.name, steps))
+        commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
+        commands.append(eval_command(recipe, settings))
     return commands

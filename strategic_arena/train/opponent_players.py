@@ -17,6 +17,7 @@ from typing import Any
 
 import opponents
 from strategic_arena._extras import require
+from strategic_arena.arena.runner import Entrant
 from strategic_arena.asking import Sampling as SamplingSettings
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.players import LLMPlayer, Player
@@ -51,7 +52,10 @@ class OpponentPlayers:
         config = entry.config
         assert config is not None
         if config.base_url is not None:
-            return LLMPlayer(self.endpoint_backend(config, entry.name), name=entry.name, seed=seed)
+            # The arena's entrant builds the model player, as in eval and evaluation.
+            return Entrant.llm(self.endpoint_backend(config, entry.name), name=entry.name).build(
+                env_id, seed
+            )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
             return self.frozen(path, entry.name, seed, config.temperature)

@@ -107,6 +107,7 @@ from strategic_arena.train.rollout import (
     RolloutRunner,
     plan_games,
 )
+from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
 
 log = logging.getLogger("strategic_arena.train")
@@ -640,6 +641,15 @@ class Trainer:
         if self.info.main:
             staging = ckpt.begin(self.output_dir, self.step)
             save_policy(model, self.tokenizer, staging / "policy", state_dict=full)
+            # How its evaluation asked it, and how to serve it so eval asks it the same way.
+            write_eval_settings(
+                self.cfg,
+                staging,
+                self.step,
+                dtype=str(self.server_dtype).removeprefix("torch."),
+                max_model_len=self.cfg.vllm.max_model_len or self._context_length(),
+                tokenizer=self.tokenizer,
+            )
             ckpt.save_trainer_state(
                 staging,
                 {

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 
 from strategic_arena.arena.metrics import summarize
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import SETTINGS_FILE, read_settings
 from strategic_arena.cli import main
 from strategic_arena.serve import PlayerServer
 from strategic_arena.train.config import load_config
@@ -66,11 +67,20 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
     assert f"evaluations  {db}" in out
     assert f"strategic-arena report --db {db}" in out
     assert f"strategic-arena publish --db {db} --out {run / 'leaderboard'}" in out
-    assert f"vllm serve {checkpoint / 'policy'} --served-model-name console-step-2" in out
+    policy = (checkpoint / "policy").resolve()
+    assert f"{policy} --served-model-name console-step-2 --host 127.0.0.1 --port 8000" in out
+    assert "--generation-config vllm" in out
+    settings = checkpoint / SETTINGS_FILE
     assert (
         "strategic-arena eval --base-url http://127.0.0.1:8000/v1 --model console-step-2 "
-        "--envs kuhn_poker-v0 --style boxed --opponents nash random --lenient"
+        f"--settings {settings} --name console@step-2 --envs kuhn_poker-v0 "
+        "--opponents nash random --num-games 4 --seed 0"
     ) in out
+    # the checkpoint says how its evaluation asked the policy: what --settings reads
+    asking, sampling = read_settings(checkpoint)
+    assert (asking.style, asking.strict, asking.policy) == ("boxed", False, "forfeit")
+    assert asking.extra_body == {"include_stop_str_in_output": True}
+    assert (sampling.temperature, sampling.max_tokens, sampling.top_k) == (1.0, 8, 0)
 
 
 def test_a_finished_run_says_so_and_trains_nothing(

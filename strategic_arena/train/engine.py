@@ -368,7 +368,7 @@ class EngineClient:
     """Batches the requests of concurrently running games into engine calls.
 
     A request waits until every coroutine that can run has had its turn (the event loop goes
-    idle for a few rounds) or ``max_batch_size`` requests are pending, then all pending
+    idle for a few rounds) or ``rollout.max_batch_size`` requests are pending, then all pending
     requests go to the engine together. The engine runs in the event loop's thread, so the
     order of everything is a function of the seeds alone: rollouts are reproducible.
 

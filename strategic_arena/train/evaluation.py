@@ -45,7 +45,7 @@ class Evaluation:
         db: the results store.
         run: the run's name in the store (``<run_name>/eval/step-NNNNNN``).
         rows: the policy's summaries, both seats (``seat`` None) and each seat, in the
-            order of ``eval_opponents`` (rank 0 only; empty on the other ranks).
+            order of ``eval.opponents`` (rank 0 only; empty on the other ranks).
         metrics: ``eval/`` metrics (every rank).
     """
 
@@ -57,12 +57,12 @@ class Evaluation:
 
 
 def eval_db(cfg: TrainConfig) -> Path:
-    """The results store of the run's evaluations (``eval_db``, else ``output_dir/eval.db``)."""
+    """The results store of the run's evaluations (``eval.db``, else ``output_dir/eval.db``)."""
     return Path(cfg.eval.db) if cfg.eval.db else Path(cfg.run.output_dir) / "eval.db"
 
 
 def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) -> runner.Entrant:
-    """The arena entrant of one ``eval_opponents`` entry (see the module docstring)."""
+    """The arena entrant of one ``eval.opponents`` entry (see the module docstring)."""
     config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
     if config.base_url is not None:
         return runner.Entrant.llm(opponents.endpoint_backend(config), name=config.spec)
@@ -93,7 +93,7 @@ async def evaluate_policy(
 ) -> Evaluation:
     """Play the policy of ``step`` against ``cfg.eval.opponents``; every rank calls it.
 
-    The policy samples at ``eval_temperature`` and ``eval_top_p`` through ``engine``; games
+    The policy samples at ``eval.temperature`` and ``eval.top_p`` through ``engine``; games
     land in the results store (:func:`eval_db`) under the run ``<run_name>/eval/step-NNNNNN``,
     so a re-run of the same step resumes it.
     """
@@ -208,7 +208,7 @@ class _Collector(ResultsStore):
 
 
 def _policy_rows(store: ResultsStore, run_name: str, name: str) -> list[Summary]:
-    """The policy's summaries of ``run_name``."""
+    """The policy's summaries of ``run.name``."""
     return [row for row in summarize(store, [run_name]) if row.player == name]
 
 

@@ -11,11 +11,11 @@ of its turn, and the current log-prob ``logprob``:
    so a token whose ratio exploded cannot dominate the loss;
 4. optional k3 KL to the frozen initial policy (Schulman's estimator, as in GRPO/MARSHAL):
    ``kl = exp(ref - logprob) - (ref - logprob) - 1``, added as ``kl_coef * kl``;
-5. optional entropy bonus (``entropy_coef``; verl's ``entropy_coeff``): ``-entropy_coef * H``
+5. optional entropy bonus (``ppo.entropy_coef``; verl's ``entropy_coeff``): ``-entropy_coef * H``
    with H the entropy of the token's whole next-token distribution, so a policy does not
    collapse onto one answer before the game's signal has had a say; ``train/entropy``
    reports H either way;
-6. aggregation over a minibatch (``loss_aggregation``): ``seq-mean-token-mean`` (mean over a
+6. aggregation over a minibatch (``ppo.loss_aggregation``): ``seq-mean-token-mean`` (mean over a
    response's tokens, then over responses), ``seq-mean-token-sum-norm`` (token sum over a
    constant, then mean over responses: Dr. GRPO and SPIRAL, no length normalization), or
    ``token-mean``.
@@ -455,8 +455,8 @@ class Learner:
             rng: shuffles the turns into minibatches (same seed on every rank).
             old_logprobs: the old policy's log-probs per turn (default: the engine's).
             correct_behaviour: weight each token's policy-gradient term by the importance
-                correction of ``old_logprobs`` against the engine's (``tis_cap``,
-                ``is_mask_low/high``); needs ``old_logprobs``. Adds the ``train/is_*``
+                correction of ``ppo.old_logprobs`` against the engine's (``correction.tis_cap``,
+                ``is_mask_low/high``); needs ``ppo.old_logprobs``. Adds the ``train/is_*``
                 metrics.
         """
         stats = _Stats()

@@ -6,14 +6,14 @@ The policy is a transformers causal LM: a hub id or local directory (``model``),
 * **device**: ``auto`` is CUDA when available, else CPU; under ``torchrun`` each rank takes
   ``cuda:LOCAL_RANK``;
 * **precision**: master weights and AdamW state in ``dtype`` (``auto``: float32 on every
-  device), arithmetic in ``compute_dtype`` (``auto``: bfloat16 on CUDA, float32 on CPU) --
+  device), arithmetic in ``precision.compute_dtype`` (``auto``: bfloat16 on CUDA, float32 on CPU) --
   under ``torch.autocast`` in one process (:func:`compute_context`), through FSDP2's
   mixed-precision policy under ``torchrun``. Why: Adam's first steps move each weight by about
   ``lr``; at lr 1e-6 a bfloat16 weight of size 0.01 (spacing 6e-5 there) keeps almost none of
   that, so pure-bfloat16 training looks alive (loss, gradient norm, KL move) yet does not
   learn. The frozen KL reference only computes, so it is held in the compute dtype;
 * **LoRA** (``lora_rank > 0``): adapters from ``peft`` (imported only then) on the modules
-  named by ``lora_target_modules``; the reference policy of the KL term is then the same model
+  named by ``lora.target_modules``; the reference policy of the KL term is then the same model
   with its adapters disabled, so no second copy is loaded;
 * **resume**: the weights come from a checkpoint's ``policy/`` directory (a full
   ``save_pretrained`` directory, or a LoRA adapter over the configured base).
@@ -91,7 +91,7 @@ def resolve_policy_dtype(cfg: TrainConfig, master_dtype: Any, compute_dtype: Any
 
 
 def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
-    """The rollout server's dtype (``vllm_dtype``; ``auto``: the learner's compute dtype)."""
+    """The rollout server's dtype (``precision.server_dtype``; ``auto``: the compute dtype)."""
     torch = require("torch", "training")
     return (
         compute_dtype
@@ -101,7 +101,7 @@ def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
 
 
 def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
-    """Forward passes in ``compute_dtype`` over ``master_dtype`` weights (autocast, or a no-op).
+    """Forward passes in the compute dtype over master-dtype weights (autocast, or a no-op).
 
     Autocast casts each matrix product's inputs (weights included) to the compute dtype and
     keeps reductions such as softmax in float32; gradients flow back to the float32 masters.

@@ -2,19 +2,19 @@
 
 One node (docs/training.md, "Placement"):
 
-* ``learner_gpus`` -- the GPU of each learner rank (local rank ``i`` uses ``learner_gpus[i]``;
-  empty: GPU ``LOCAL_RANK``, torchrun's default);
-* ``vllm_gpus`` -- the GPUs of the vLLM servers the trainer starts, cut into groups of
-  ``vllm_tensor_parallel_size``: one server per group (data parallel over servers, the
+* ``placement.learner_gpus`` -- the GPU of each learner rank (local rank ``i`` uses
+  ``learner_gpus[i]``; empty: GPU ``LOCAL_RANK``, torchrun's default);
+* ``placement.vllm_gpus`` -- the GPUs of the vLLM servers the trainer starts, cut into groups of
+  ``vllm.tensor_parallel_size``: one server per group (data parallel over servers, the
   requests spread over them); empty: one server on what the trainer sees (GPU 0 on a GPU
   machine, the first learner's: colocated);
-* colocated -- a server on a learner's GPU -- works with ``vllm_sleep_level`` 1 or 2: the
+* colocated -- a server on a learner's GPU -- works with ``placement.vllm_sleep_level`` 1 or 2: the
   server sleeps (weights and KV cache released) during each update and wakes for the sync.
 
 Before anything is loaded, :func:`check_placement` refuses what cannot work, each problem in
 one line with its numbers: a layout whose memory estimate (:mod:`~strategic_arena.train.
 memory`) exceeds a GPU; under multi-node torchrun a server the trainer would start on
-loopback, or a loopback URL in ``vllm_base_urls`` (other nodes would talk to themselves); and
+loopback, or a loopback URL in ``vllm.base_urls`` (other nodes would talk to themselves); and
 a disk weight sync whose folder has less free space than the weights.
 """
 

@@ -2,7 +2,7 @@
 
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
 seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
-training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
+training game, ``games.episodes_per_game`` games, each with an env seed, an opponent drawn from the
 pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly
 (with its teammates, in a team game: :func:`learner_team`).
 Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
@@ -60,8 +60,8 @@ class PromptEncoder:
 
     What a vLLM server does with the same messages and an
     :class:`~strategic_arena.backends.OpenAIBackend` over the same :class:`Asking`: the
-    template with the generation prompt and the asking's ``chat_template_kwargs``, then its
-    ``response_prefix`` (a prefill, part of the prompt), tokenized without added special
+    template with the generation prompt and the asking's ``answer.chat_template_kwargs``, then its
+    ``answer.response_prefix`` (a prefill, part of the prompt), tokenized without added special
     tokens; the answer decoded with special tokens left out, the token that ended it kept.
 
     Args:
@@ -120,8 +120,8 @@ class EngineBackend:
         seed: this game's sampling seed.
         model: the name the backend reports.
         overlong_tokens_left: MARSHAL's over-long rule: an answer leaving this many tokens or
-            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason`` ``length``:
-            the validator's ``truncated``); 0: off.
+            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason``
+            ``length``: the validator's ``truncated``); 0: off.
     """
 
     def __init__(
@@ -459,7 +459,7 @@ class RolloutRunner:
         self.dropped = 0
 
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
-        """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
+        """Play every plan (``rollout.max_concurrent_episodes`` at once), episodes in order."""
         return [episode for _, episode in await self.play_indexed(plans, step)]
 
     async def play_indexed(self, plans: Sequence[GamePlan], step: int) -> list[tuple[int, Episode]]:

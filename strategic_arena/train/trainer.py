@@ -26,10 +26,10 @@ the bank, further rounds are played until it holds enough, and stages 3 and 4 ru
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
 Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. Then metrics
-go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
+go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval.every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
-``checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
+``run.checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
 and saves; during the later stages (and always under ``torchrun``, where the ranks must agree)
 the step is finished first; a second Ctrl-C stops at once without saving.
 
@@ -346,7 +346,7 @@ class Trainer:
         )
 
     def _context_length(self) -> int:
-        """``max_sequence_tokens``, capped by the model's position limit."""
+        """``rollout.max_sequence_tokens``, capped by the model's position limit."""
         limit = getattr(self.learner.model.config, "max_position_embeddings", None)
         budget = self.cfg.rollout.max_sequence_tokens
         return min(budget, int(limit)) if limit else budget
@@ -409,7 +409,7 @@ class Trainer:
         """Hand the worker every round the weights now in the engine may play.
 
         Version ``v = self.step`` is in the engine: rounds up to ``v + max_staleness`` (and
-        below ``steps``) may start, so no round's oldest turn is more than ``max_staleness``
+        below ``steps``) may start, so no round's oldest turn is more than ``rollout.max_staleness``
         versions behind the step that trains it.
         """
         assert self.worker is not None
@@ -595,9 +595,9 @@ class Trainer:
     # -- evaluation --------------------------------------------------------------------------
 
     def evaluate(self) -> dict[str, float]:
-        """Play the policy against ``eval_opponents`` through the arena runner; ``eval/`` metrics.
+        """Play the policy against ``eval.opponents`` through the arena runner; ``eval/`` metrics.
 
-        Games land in the results store (``eval_db``) under the run
+        Games land in the results store (``eval.db``) under the run
         ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it. Under torchrun
         every rank plays a share of the games. Rank 0 prints the table and keeps the result in
         :attr:`last_evaluation`.

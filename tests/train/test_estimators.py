@@ -192,7 +192,9 @@ def test_legacy_flat_keys_still_load_with_a_warning(tmp_path: Path) -> None:
     path.write_text(
         "estimator: rae\nrole_grouping: false\nrae_alpha: 0.9\nwhiten_advantages: true\n"
     )
-    with pytest.warns(FutureWarning, match="estimator, role_grouping, rae_alpha"):
+    with pytest.warns(
+        FutureWarning, match="estimator -> advantage.type, role_grouping -> advantage.role_grouping"
+    ):
         cfg = load_config(path)
     assert cfg.advantage == RAEConfig(role_grouping=False, alpha=0.9, whiten=True)
     with pytest.warns(FutureWarning, match="estimator -> advantage.type"):

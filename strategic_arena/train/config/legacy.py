@@ -167,8 +167,8 @@ def warn_flat(keys: Sequence[str]) -> None:
     """One ``FutureWarning`` naming each old key's new place."""
     moves = ", ".join(f"{key} -> {FLAT_KEYS[key]}" for key in keys)
     warnings.warn(
-        f"training config keys {', '.join(keys)} are deprecated (flat keys): use {moves} "
-        "(sections; docs/training.md)",
+        f"flat training config keys are deprecated, use the sections: {moves} "
+        '(docs/training.md, "All config fields")',
         FutureWarning,
         stacklevel=4,
     )

@@ -45,7 +45,7 @@ from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.config import OpponentConfig, TrainConfig
+from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
@@ -284,8 +284,8 @@ class OpponentPool:
     snapshots: list[PoolEntry] = field(default_factory=list)
 
     @classmethod
-    def from_config(cls, cfg: TrainConfig) -> OpponentPool:
-        """The configured pool (no snapshots yet)."""
+    def from_config(cls, games: GamesConfig) -> OpponentPool:
+        """The pool of the ``games`` section (no snapshots yet)."""
         entries = [
             PoolEntry(
                 name=o.spec if o.base_url is None else f"{o.spec}@{o.base_url}",
@@ -294,9 +294,9 @@ class OpponentPool:
                 from_step=o.from_step,
                 config=o,
             )
-            for o in cfg.games.opponents
+            for o in games.opponents
         ]
-        return cls(entries, cfg.games.self_play_weight)
+        return cls(entries, games.self_play_weight)
 
     def add_snapshot(self, path: str, step: int, weight: float, keep: int) -> None:
         """Add a frozen snapshot of the policy (dropping the oldest beyond ``keep``)."""
@@ -367,28 +367,30 @@ class GamePlan:
 
 
 def plan_games(
-    cfg: TrainConfig,
+    games: GamesConfig,
+    seed: int,
     pool: OpponentPool,
     step: int,
     *,
-    games: Sequence[str] | None = None,
+    env_ids: Sequence[str] | None = None,
     round_: int = 0,
 ) -> list[GamePlan]:
     """The step's games, drawn from ``(seed, step)`` alone (see the module docstring).
 
-    ``round_`` > 0 plans a further round of the step's games (the episode bank's
+    ``games`` says which games and how many of each (``env_ids``: only these); ``round_`` > 0
+    plans a further round of the step's games (the episode bank's
     over-collection): drawn from ``(seed, step, round_)``, their indices following the earlier
     rounds' so that every game's sampling seed differs.
     """
     key = (step, "plan") if round_ == 0 else (step, "plan", round_)
-    rng = np.random.default_rng(derive_seed(cfg.run.seed, *key))
-    env_ids = games or cfg.games.ids
-    first = round_ * len(env_ids) * cfg.games.episodes_per_game
+    rng = np.random.default_rng(derive_seed(seed, *key))
+    env_ids = env_ids or games.ids
+    first = round_ * len(env_ids) * games.episodes_per_game
     plans: list[GamePlan] = []
     for env_id in env_ids:
         spec = get_spec(env_id)
         seats = spec.num_players
-        for _ in range(cfg.games.episodes_per_game):
+        for _ in range(games.episodes_per_game):
             env_seed = int(rng.integers(2**31))
             opponent = pool.sample(env_id, step, rng)
             if opponent is None:

@@ -202,7 +202,7 @@ class Trainer:
             self.engine, self.sampling, max_batch_size=cfg.rollout.max_batch_size
         )
         self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
-        self.pool = OpponentPool.from_config(cfg)
+        self.pool = OpponentPool.from_config(cfg.games)
         self.estimator = build_estimator(cfg.advantage)
         self.bank = (
             EpisodeBank(cfg.bank, derive_seed(cfg.run.seed, "bank"))
@@ -359,7 +359,7 @@ class Trainer:
         ``round_`` > 0: a further round of the step's games, to fill the episode bank.
         """
         self.engine.wake_up()
-        plans = plan_games(self.cfg, self.pool, step, round_=round_)
+        plans = plan_games(self.cfg.games, self.cfg.run.seed, self.pool, step, round_=round_)
         mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
         with self.learner.compute():  # an in-process engine samples in the compute dtype
             played = asyncio.run(self.rollouts.play_indexed(mine, step))
@@ -416,7 +416,9 @@ class Trainer:
         last = min(self.step + self.cfg.rollout.max_staleness, self.cfg.run.steps - 1)
         while self.worker.submitted <= last:
             round_ = self.worker.submitted
-            self.worker.submit(round_, plan_games(self.cfg, self.pool, round_))
+            self.worker.submit(
+                round_, plan_games(self.cfg.games, self.cfg.run.seed, self.pool, round_)
+            )
 
     def score(self, episodes: list[Episode]) -> None:
         """Stage 2: rewards and eligibility of every turn."""

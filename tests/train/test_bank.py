@@ -348,9 +348,12 @@ def test_a_further_round_plans_other_games_after_the_first() -> None:
     cfg = load_config(
         None, ["games.ids=[kuhn_poker-v0,tic_tac_toe-v0]", "games.episodes_per_game=2"]
     )
-    pool = OpponentPool.from_config(cfg)
-    first, second = plan_games(cfg, pool, 3), plan_games(cfg, pool, 3, round_=1)
-    assert plan_games(cfg, pool, 3, round_=0) == first
+    pool = OpponentPool.from_config(cfg.games)
+    first, second = (
+        plan_games(cfg.games, cfg.run.seed, pool, 3),
+        plan_games(cfg.games, cfg.run.seed, pool, 3, round_=1),
+    )
+    assert plan_games(cfg.games, cfg.run.seed, pool, 3, round_=0) == first
     assert [p.index for p in first] == [0, 1, 2, 3] and [p.index for p in second] == [4, 5, 6, 7]
     assert [p.env_id for p in second] == [p.env_id for p in first]
     assert {p.seed for p in first}.isdisjoint({p.seed for p in second})

@@ -121,9 +121,9 @@ def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
             " {spec: 'random:seed=9', weight: 2, from_step: 5}]",
         ),
     )
-    pool = OpponentPool.from_config(cfg)
-    early = plan_games(cfg, pool, step=0)
-    late = plan_games(cfg, pool, step=5)
+    pool = OpponentPool.from_config(cfg.games)
+    early = plan_games(cfg.games, cfg.run.seed, pool, step=0)
+    late = plan_games(cfg.games, cfg.run.seed, pool, step=5)
     names_early = {p.opponent.name if p.opponent else "self" for p in early}
     assert names_early == {"self", "random"}
     counts = {name: 0 for name in ("self", "random", "random:seed=9")}
@@ -133,10 +133,10 @@ def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
     assert counts["random:seed=9"] > counts["random"]  # weight 2 against 1
     seats = [p.learner_seats for p in late if p.opponent is not None]
     assert set(seats) == {(0,), (1,)} and 0.4 < seats.count((0,)) / len(seats) < 0.6
-    assert plan_games(cfg, pool, step=5) == late
+    assert plan_games(cfg.games, cfg.run.seed, pool, step=5) == late
     pool.add_snapshot("/tmp/snap-a", 3, 1.0, keep=1)
     pool.add_snapshot("/tmp/snap-b", 6, 1.0, keep=1)
-    restored = OpponentPool.from_config(cfg)
+    restored = OpponentPool.from_config(cfg.games)
     restored.load_state_dict(pool.state_dict())
     assert [s.snapshot for s in restored.snapshots] == ["/tmp/snap-b"]
     assert "snapshot@step-6" in {e.name for e in restored.available("kuhn_poker-v0", 6)}
@@ -146,7 +146,7 @@ def test_opponent_entries_name_only_games_they_play() -> None:
     pool = OpponentPool.from_config(
         load_config(
             None, ["games.ids=[kuhn_poker-v0, tic_tac_toe-v0]", "games.opponents=[nash, minimax]"]
-        )
+        ).games
     )
     assert [e.name for e in pool.available("kuhn_poker-v0", 0)] == ["nash"]
     assert [e.name for e in pool.available("tic_tac_toe-v0", 0)] == ["minimax"]
@@ -284,7 +284,7 @@ def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: O
         return player
 
     trainer.rollouts.opponent_factory = odd
-    plans = plan_games(cfg, trainer.pool, 6)
+    plans = plan_games(cfg.games, cfg.run.seed, trainer.pool, 6)
     broken = sum(plan.seed % 2 for plan in plans)
     assert 0 < broken < len(plans)  # the seeds of step 6 break some games, not all
     episodes = trainer.generate(6)  # one flaky opponent does not end the run: its games go

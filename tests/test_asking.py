@@ -18,13 +18,13 @@ from strategic_arena.asking import (
     settings_to_dict,
     write_settings,
 )
-from strategic_arena.cli.settings_flags import (
+from strategic_arena.field_docs import field_docs
+from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,
     add_settings_options,
     settings_from_args,
 )
-from strategic_arena.field_docs import field_docs
 
 ASKED = Asking(
     style="boxed",

@@ -33,17 +33,17 @@ from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
 from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
 from strategic_arena.cli.common import HelpFormatter, turn_label
-from strategic_arena.cli.settings_flags import (
-    ASKING_FLAGS,
-    SAMPLING_FLAGS,
-    add_settings_options,
-    settings_from_args,
-)
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.printable import printable, printable_line
+from strategic_arena.settings_options import (
+    ASKING_FLAGS,
+    SAMPLING_FLAGS,
+    add_settings_options,
+    settings_from_args,
+)
 
 #: A comma outside parentheses (no ``)`` ahead of it before an ``(``).
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")

@@ -37,7 +37,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.asking import Asking
 from strategic_arena.integrations.session import GameSession, run_sync
-from strategic_arena.styles import style_names
+from strategic_arena.settings_options import ASKING_FLAGS, add_settings_options, settings_from_args
 from strategic_arena.train.rewards import RewardConfig
 
 core: Any = require("openenv.core", "the OpenEnv environment")
@@ -317,14 +317,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--env", default="kuhn_poker-v0", help="env id (default kuhn_poker-v0)")
     parser.add_argument("--opponent", default="random", help="opponent spec (default random)")
-    parser.add_argument("--style", choices=style_names(), default="marshal", help="answer style")
-    parser.add_argument(
-        "--prompts",
-        default=None,
-        metavar="DIR",
-        help="a prompt set: a folder like the package's prompts/ whose files override its own",
-    )
-    parser.add_argument("--policy", default="forfeit", help="forfeit, retry:K or random")
+    add_settings_options(parser.add_argument_group("how the model is asked"), Asking, ASKING_FLAGS)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions (64)")
@@ -335,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_sessions=args.max_sessions,
             env_id=args.env,
             opponent=args.opponent,
-            asking=Asking(style=args.style, policy=args.policy, prompts=args.prompts),
+            asking=settings_from_args(args, Asking()),
         )
     except ValueError as error:
         parser.error(str(error))

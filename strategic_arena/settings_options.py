@@ -101,8 +101,10 @@ def add_settings_options(
             kwargs.pop("metavar", None)
         elif item.name == "style" and cls is Asking:
             kwargs["choices"] = style_names()
+            kwargs.pop("metavar")
         elif get_origin(hint) is Literal:
             kwargs["choices"] = list(get_args(hint))
+            kwargs.pop("metavar")
         elif get_origin(hint) is tuple:
             kwargs["action"] = "append"
         elif get_origin(hint) is not None:  # a mapping

@@ -145,6 +145,7 @@ def test_a_partial_sampling_section_keeps_the_training_defaults() -> None:
         ("eval.opponents={kuhn_poker-v0: [solver9]}", "unknown opponent 'solver9'"),
         ("games.opponents=[{spec: random, wieght: 2}]", "unknown opponent key 'wieght'"),
         ("answer.style=nope", "answer: style must be one of"),
+        ("answer.policy=retry:2", "answer.policy: 'retry:2' is for the arena"),
         ("rewards.length_max=5", "rewards: length_max (5) must exceed length_min"),
         ("placement.vllm_sleep_level=3", "placement.vllm_sleep_level must be one of 0, 1 or 2"),
     ],

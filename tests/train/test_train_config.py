@@ -23,6 +23,7 @@ from strategic_arena.train.config import (
     load_config,
 )
 from strategic_arena.train.config.describe import reference_block
+from strategic_arena.train.config.migrate import migrate_file, migrate_text
 from strategic_arena.train.estimators.rae import RAEConfig
 from strategic_arena.train.rewards import RewardConfig
 
@@ -291,7 +292,7 @@ def test_help_lists_the_fields(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_training_docs_carry_the_generated_reference() -> None:
     docs = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
-    # regenerate with: python -m strategic_arena.train.config docs/training.md
+    # regenerate with: python -m strategic_arena.train.config reference docs/training.md
     assert reference_block() in docs
     for item in dataclasses.fields(TrainConfig):
         assert f"| `{item.name}` |" in docs  # the sections table
@@ -343,3 +344,46 @@ def test_no_config_function_is_more_complex_than_twelve() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+FLAT_WITH_COMMENTS = """\
+# a run written before the sections
+extends: base.yaml
+run_name: old   # its name
+model: tiny
+games: [kuhn_poker-v0]
+# the pool
+opponents:
+  - random
+  - {spec: nash, from_step: 2}
+lr: 1.0e-3
+advantage: {type: rae, alpha: 0.5}
+eval_opponents:
+  kuhn_poker-v0: [nash]
+"""
+
+
+def test_migrate_moves_flat_keys_into_sections_and_keeps_comments(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text("run: {steps: 4}\n")
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(FLAT_WITH_COMMENTS)
+    new.write_text(FLAT_WITH_COMMENTS)
+    assert migrate_file(new) and not migrate_file(new)  # a second pass changes nothing
+    text = new.read_text()
+    assert "run:\n  name: old   # its name\n" in text
+    assert "games:\n  ids: [kuhn_poker-v0]\n  # the pool\n  opponents:\n    - random\n" in text
+    assert text.startswith("# a run written before the sections\nextends: base.yaml\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        migrated = load_config(new)
+    with pytest.warns(FutureWarning):
+        assert load_config(old) == migrated
+    assert migrated.run.steps == 4 and migrated.eval.opponents == {"kuhn_poker-v0": ["nash"]}
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_configs_are_what_migrate_writes(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert migrate_text(text) == text

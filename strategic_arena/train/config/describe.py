@@ -124,7 +124,7 @@ def describe_fields(width: int = 100) -> str:
 
 #: The lines around the generated reference in docs/training.md.
 REFERENCE_START = (
-    "<!-- config reference: python -m strategic_arena.train.config docs/training.md -->"
+    "<!-- config reference: python -m strategic_arena.train.config reference docs/training.md -->"
 )
 REFERENCE_END = "<!-- end of config reference -->"
 

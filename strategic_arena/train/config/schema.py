@@ -17,20 +17,8 @@ from pydantic import BeforeValidator, ConfigDict, PlainValidator
 
 from strategic_arena.asking import Asking, Sampling, settings_to_dict
 from strategic_arena.train.bank import BankConfig
+from strategic_arena.train.config import sections
 from strategic_arena.train.config.estimator import estimator_config
-from strategic_arena.train.config.sections import (
-    CorrectionConfig,
-    EvalConfig,
-    GamesConfig,
-    LoraConfig,
-    ModelConfig,
-    PlacementConfig,
-    PPOConfig,
-    PrecisionConfig,
-    RolloutConfig,
-    RunConfig,
-    VllmConfig,
-)
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
 from strategic_arena.train.rewards import RewardConfig
@@ -56,15 +44,15 @@ class TrainConfig:
 
     __pydantic_config__ = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
-    run: RunConfig = field(default_factory=RunConfig)
+    run: sections.RunConfig = field(default_factory=sections.RunConfig)
     """The run: name, output folder, seed, steps, resumption, metrics and checkpoints."""
-    model: ModelConfig = field(default_factory=ModelConfig)
+    model: sections.ModelConfig = field(default_factory=sections.ModelConfig)
     """The policy model and how it is loaded."""
-    precision: PrecisionConfig = field(default_factory=PrecisionConfig)
+    precision: sections.PrecisionConfig = field(default_factory=sections.PrecisionConfig)
     """Dtypes of the master weights, the learner's arithmetic and the rollout server."""
-    lora: LoraConfig = field(default_factory=LoraConfig)
+    lora: sections.LoraConfig = field(default_factory=sections.LoraConfig)
     """LoRA adapters (rank 0: every weight trains)."""
-    games: GamesConfig = field(default_factory=GamesConfig)
+    games: sections.GamesConfig = field(default_factory=sections.GamesConfig)
     """Training games, episodes per step, the opponent pool and self-play snapshots."""
     answer: Asking = field(default_factory=Asking)
     """How the policy is asked for a move (style, strictness, history, prompt set, prefill,
@@ -75,9 +63,9 @@ class TrainConfig:
     )
     """How the policy samples in training (temperature, top_p, top_k, max_tokens, stop;
     defaults 1.0, 1.0, 0, 256, none); the learner's log-probs use the same temperature."""
-    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    rollout: sections.RolloutConfig = field(default_factory=sections.RolloutConfig)
     """The generation engine, sequence budgets, batching and asynchronous rollouts."""
-    vllm: VllmConfig = field(default_factory=VllmConfig)
+    vllm: sections.VllmConfig = field(default_factory=sections.VllmConfig)
     """vLLM servers (rollout.engine: vllm): started or external, and how weights reach them."""
     rewards: RewardConfig = field(default_factory=RewardConfig)
     """Per-turn rewards: game_scale, format_reward, invalid_penalty, draw_reward,
@@ -93,13 +81,13 @@ class TrainConfig:
     that step's games; a mapping, e.g. ``{batch_unit: turns, batch_size: 256, strata: 3}``,
     puts the games into a bank and draws each step's batch from it, balanced across games,
     reward strata and episodes. From the command line ``--set bank.batch_size=64``."""
-    ppo: PPOConfig = field(default_factory=PPOConfig)
+    ppo: sections.PPOConfig = field(default_factory=sections.PPOConfig)
     """The learner: optimizer, schedule, minibatches and the clipped loss."""
-    correction: CorrectionConfig = field(default_factory=CorrectionConfig)
+    correction: sections.CorrectionConfig = field(default_factory=sections.CorrectionConfig)
     """Off-policy (importance) correction between the engine's sampling and the learner."""
-    eval: EvalConfig = field(default_factory=EvalConfig)
+    eval: sections.EvalConfig = field(default_factory=sections.EvalConfig)
     """The trainer's own evaluation against fixed opponents."""
-    placement: PlacementConfig = field(default_factory=PlacementConfig)
+    placement: sections.PlacementConfig = field(default_factory=sections.PlacementConfig)
     """GPU placement, distribution timeouts and the memory check (docs/training.md,
     "Placement")."""
 

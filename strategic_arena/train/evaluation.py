@@ -122,7 +122,7 @@ async def evaluate_policy(
     }
     tasks = evaluation_tasks(policy, rivals, cfg.eval_games, cfg.seed)
     run_name = f"{cfg.run_name}/eval/step-{step:06d}"
-    settings = {"run": cfg.run_name, "step": step, "style": cfg.style}
+    settings = {"run": cfg.run_name, "step": step, "style": cfg.asking().style}
     db = eval_db(cfg)
 
     async def play(store: ResultsStore, share: Sequence[runner.GameTask]) -> None:

@@ -75,9 +75,11 @@ class OpponentPlayers:
         if backend is None:
             if config.base_url is None:
                 raise ValueError(f"opponent {config.spec!r} has no base_url")
-            temperature = cfg.temperature if config.temperature is None else config.temperature
+            trained, own = cfg.sampling_settings(), config.temperature
             sampling = SamplingSettings(
-                temperature=temperature, top_p=cfg.top_p, max_tokens=cfg.max_new_tokens
+                temperature=trained.temperature if own is None else own,
+                top_p=trained.top_p,
+                max_tokens=trained.max_tokens,
             )
             backend = OpenAIBackend(
                 config.spec,

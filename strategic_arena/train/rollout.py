@@ -46,7 +46,7 @@ from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer, Player
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
-from strategic_arena.train.engine import EngineClient, GenerationRequest
+from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
 from strategic_arena.train.episode import Episode, Turn
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 
@@ -195,7 +195,7 @@ def configured_player(
     backend = EngineBackend(
         client,
         encoder,
-        max_new_tokens=cfg.max_new_tokens,
+        max_new_tokens=Sampling.of(cfg.sampling_settings()).max_new_tokens,
         max_sequence_tokens=cfg.max_sequence_tokens,
         seed=seed,
         model=name,

@@ -163,8 +163,11 @@ class LLMPlayer:
     is one :class:`~strategic_arena.asking.Asking` (default: the backend's, if it has one --
     :class:`~strategic_arena.backends.OpenAIBackend` does, as it sends the template kwargs,
     extra body and prefix of the same settings -- else the defaults); how it samples belongs
-    to the backend. This constructor is the only place a model player is made: the
-    arena, the trainer, the integrations and ``serve`` all call it with their ``Asking``.
+    to the backend. A model player is made in two places only, each passing one ``Asking``:
+    the arena's entrant (:meth:`strategic_arena.arena.runner.Entrant.llm`, which ``eval`` and
+    the trainer's endpoint opponents use) and the trainer's engine player
+    (:func:`strategic_arena.train.rollout.configured_player`). A style is a registered name
+    (:func:`strategic_arena.styles.register` adds one).
     """
 
     def __init__(

@@ -84,7 +84,7 @@ def test_a_run_whose_answers_all_earn_the_same_reward_says_so(
     pytest.importorskip("transformers")
     from strategic_arena.cli import main
 
-    overrides = tiny_overrides("steps=2", "max_new_tokens=1", "opponents=[random]")
+    overrides = tiny_overrides("run.steps=2", "sampling.max_tokens=1", "games.opponents=[random]")
     assert main(["train", *[arg for item in overrides for arg in ("--set", item)]]) == 0
     out = capsys.readouterr().out
     assert "COLLAPSE at step 1: no learning signal -- every trainable answer earned the same " in (
@@ -92,7 +92,9 @@ def test_a_run_whose_answers_all_earn_the_same_reward_says_so(
     )
     assert "COLLAPSE: step 2 still has no learning signal (2 steps in a row since step 1)" in out
     assert "WARNING      2 step(s) without learning signal (collapse" in out
-    run = Path(next(item for item in overrides if item.startswith("output_dir=")).split("=", 1)[1])
+    run = Path(
+        next(item for item in overrides if item.startswith("run.output_dir=")).split("=", 1)[1]
+    )
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r[NO_SIGNAL] for r in records] == [1.0, 1.0]
     assert all(r["train/invalid_rate"] == 1.0 and r["train/grad_norm"] == 0.0 for r in records)
@@ -111,7 +113,7 @@ def test_the_tiny_cpu_recipe_finishes_better_than_it_started(tmp_path: Path) -> 
 
     config = Path(__file__).resolve().parents[2] / "configs" / "tiny_cpu.yaml"
     out = tmp_path / "tiny"
-    assert main(["train", "--config", str(config), "--set", f"output_dir={out}"]) == 0
+    assert main(["train", "--config", str(config), "--set", f"run.output_dir={out}"]) == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert len(records) == 40 and not any(r[NO_SIGNAL] for r in records)
     invalid: dict[int, float] = {}

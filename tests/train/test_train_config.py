@@ -198,6 +198,17 @@ def test_every_flat_key_has_a_home() -> None:
         assert name in {f.name for f in dataclasses.fields(owner)}, flat
 
 
+def test_the_colocated_flat_keys_load_into_placement_with_a_warning() -> None:
+    with pytest.warns(FutureWarning, match=r"colocated_wake_margin_gib -> placement\."):
+        cfg = load_config(
+            None, ["colocated_offload_optimizer=true", "colocated_wake_margin_gib=2.5"]
+        )
+    assert cfg.placement.colocated_offload_optimizer is True
+    assert cfg.placement.colocated_wake_margin_gib == 2.5
+    with pytest.raises(ValueError, match=r"placement\.colocated_wake_margin_gib must be >= 0"):
+        load_config(None, ["placement.colocated_wake_margin_gib=-1"])
+
+
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_loads_without_flat_keys(path: Path) -> None:
     import warnings

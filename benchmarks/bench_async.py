@@ -62,14 +62,14 @@ def run(
     cfg = load_config(
         str(ROOT / RECIPES[recipe]),
         [
-            f"max_staleness={staleness}",
-            f"steps={steps}",
-            f"seed={seed}",
-            f"output_dir={out}",
-            "resume=never",
-            "eval_every=0",
-            "checkpoint_every=0",
-            "tensorboard=false",
+            f"rollout.max_staleness={staleness}",
+            f"run.steps={steps}",
+            f"run.seed={seed}",
+            f"run.output_dir={out}",
+            "run.resume=never",
+            "eval.every=0",
+            "run.checkpoint_every=0",
+            "run.tensorboard=false",
             *overrides,
         ],
     )

@@ -46,8 +46,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 MODELS: dict[str, tuple[str, ...]] = {
-    "tiny": ("tiny_vocab=answers", "tiny_hidden_size=128", "tiny_heads=2", "tiny_layers=1"),
-    "larger": ("tiny_vocab=prompts", "tiny_hidden_size=512", "tiny_heads=8", "tiny_layers=4"),
+    "tiny": (
+        "model.tiny_vocab=answers",
+        "model.tiny_hidden_size=128",
+        "model.tiny_heads=2",
+        "model.tiny_layers=1",
+    ),
+    "larger": (
+        "model.tiny_vocab=prompts",
+        "model.tiny_hidden_size=512",
+        "model.tiny_heads=8",
+        "model.tiny_layers=4",
+    ),
 }
 
 
@@ -99,25 +109,27 @@ def _measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
     out = tempfile.mkdtemp(prefix=f"bench-rollout-{name}-")
     overrides = [
-        *(("model=tiny", *MODELS[name]) if args.model_path is None else ()),
-        *((f"model={args.model_path}",) if args.model_path is not None else ()),
-        f"games=[{args.game}]",
-        "style=boxed",
-        "strict=false",
-        "engine=vllm",
-        "dtype=float32" if args.model_path is None else "dtype=auto",
-        "device=cpu" if args.model_path is None else "device=auto",
-        f"vllm_enforce_eager={str(args.enforce_eager).lower()}",
-        "vllm_max_model_len=4096",
-        f"vllm_gpu_memory_utilization={args.gpu_memory_utilization}",
-        "max_sequence_tokens=4096",
-        f"max_new_tokens={args.max_new_tokens}",
-        f"episodes_per_game={args.episodes}",
-        "torch_threads=1",
-        "tensorboard=false",
-        "checkpoint_every=0",
-        "resume=never",
-        f"output_dir={out}",
+        *(("model.name=tiny", *MODELS[name]) if args.model_path is None else ()),
+        *((f"model.name={args.model_path}",) if args.model_path is not None else ()),
+        f"games.ids=[{args.game}]",
+        "answer.style=boxed",
+        "answer.strict=false",
+        "rollout.engine=vllm",
+        "precision.master_dtype=float32"
+        if args.model_path is None
+        else "precision.master_dtype=auto",
+        "model.device=cpu" if args.model_path is None else "model.device=auto",
+        f"vllm.enforce_eager={str(args.enforce_eager).lower()}",
+        "vllm.max_model_len=4096",
+        f"vllm.gpu_memory_utilization={args.gpu_memory_utilization}",
+        "rollout.max_sequence_tokens=4096",
+        f"sampling.max_tokens={args.max_new_tokens}",
+        f"games.episodes_per_game={args.episodes}",
+        "model.torch_threads=1",
+        "run.tensorboard=false",
+        "run.checkpoint_every=0",
+        "run.resume=never",
+        f"run.output_dir={out}",
     ]
     cfg = load_config(None, overrides)
     started = time.perf_counter()

@@ -50,9 +50,9 @@ LOOPS = ("sync", "async", "delayed")
 
 #: Overrides of each loop (``delayed`` is a synchronous run with the async loop's correction).
 LOOP_OVERRIDES = {
-    "sync": ["max_staleness=0"],
-    "async": ["max_staleness=1", "old_logprobs=auto"],
-    "delayed": ["max_staleness=0", "old_logprobs=learner", "importance_correction=always"],
+    "sync": ["rollout.max_staleness=0"],
+    "async": ["rollout.max_staleness=1", "ppo.old_logprobs=auto"],
+    "delayed": ["rollout.max_staleness=0", "ppo.old_logprobs=learner", "correction.mode=always"],
 }
 
 
@@ -68,7 +68,7 @@ class DelayedTrainer(Trainer):
     def collect(self, step: int) -> tuple[list[Episode], dict[str, float]]:
         """Round ``step`` (played a step early), then play round ``step + 1`` with these weights."""
         episodes = self._next_round if self._next_round is not None else self.generate(step)
-        last = step + 1 >= self.cfg.steps
+        last = step + 1 >= self.cfg.run.steps
         self._next_round = None if last else self.generate(step + 1)
         return episodes, {"train/dropped_games": 0.0}
 
@@ -78,14 +78,14 @@ def config(loop: str, seed: int, steps: int, out: Path, overrides: list[str]) ->
     return load_config(
         str(RECIPE),
         [
-            "engine=transformers",
-            f"seed={seed}",
-            f"steps={steps}",
-            f"output_dir={out}",
-            "resume=never",
-            "eval_every=0",
-            "checkpoint_every=0",
-            "tensorboard=false",
+            "rollout.engine=transformers",
+            f"run.seed={seed}",
+            f"run.steps={steps}",
+            f"run.output_dir={out}",
+            "run.resume=never",
+            "eval.every=0",
+            "run.checkpoint_every=0",
+            "run.tensorboard=false",
             *LOOP_OVERRIDES[loop],
             *overrides,
         ],

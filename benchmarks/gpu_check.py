@@ -26,7 +26,7 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
     the colocated hand-off after that update (:class:`~strategic_arena.train.colocation.
     ColocatedMemory`): memory reserved after the update, after emptying the cache, and with
     the optimizer state offloaded, against what waking the recipe's server needs (its weights
-    and KV cache at ``vllm_gpu_memory_utilization`` 0.3); fails where the wake would not fit.
+    and KV cache at ``vllm.gpu_memory_utilization`` 0.3); fails where the wake would not fit.
 ``export``
     the weight export stream (the learner's full weights cast to bfloat16 one by one, as the
     NCCL and disk syncs take them): GB/s; and, with safetensors, the disk sync's file write.
@@ -97,7 +97,12 @@ SHAPES: dict[str, ModelShape] = {
 RECIPE_UTILIZATION = 0.3
 
 #: The trainer's tiny model in a shape vLLM's attention kernels take (head dim 64).
-TINY_FOR_VLLM = ["model=tiny", "tiny_hidden_size=128", "tiny_heads=2", "tiny_vocab=answers"]
+TINY_FOR_VLLM = [
+    "model.name=tiny",
+    "model.tiny_hidden_size=128",
+    "model.tiny_heads=2",
+    "model.tiny_vocab=answers",
+]
 
 #: The smoke mode's command, named by the one-line answer of a machine without a GPU.
 SMOKE_HINT = (
@@ -163,19 +168,24 @@ def build(shape: ModelShape, args: argparse.Namespace, dtype: Any, seed: int = 0
     return model.to(device=device, dtype=dtype)
 
 
-def _config(**values: Any) -> Any:
-    """The learner's config: defaults plus ``values`` (not validated: no games are loaded)."""
-    from strategic_arena.train.config import TrainConfig
-
-    return TrainConfig(
-        **{"lr": 1e-6, "lr_schedule": "constant", "grad_clip": 1.0, "temperature": 1.0, **values}
-    )
-
-
 def _learner(model: Any, compute: Any, world_size: int = 1, **values: Any) -> Any:
+    """A learner whose ``ppo`` section is the defaults plus ``values``.
+
+    The correction section's defaults; not validated: no games are loaded (no OpenSpiel).
+    """
+    from strategic_arena.train.config import CorrectionConfig, PPOConfig
     from strategic_arena.train.learner import Learner
 
-    return Learner(_config(**values), model, pad_id=0, compute_dtype=compute, world_size=world_size)
+    ppo = PPOConfig(**{"lr": 1e-6, "lr_schedule": "constant", "grad_clip": 1.0, **values})
+    return Learner(
+        ppo,
+        CorrectionConfig(),
+        model,
+        pad_id=0,
+        temperature=1.0,
+        compute_dtype=compute,
+        world_size=world_size,
+    )
 
 
 def _turns(vocab: int, batch: int, prompt: int, response: int, seed: int) -> list[Any]:
@@ -617,7 +627,7 @@ def colocated_overrides() -> list[str]:
 
     The started server on the learner's GPU, with vLLM's sleep mode around each update.
     """
-    return ["vllm_sleep_level=1", "vllm_gpu_memory_utilization=0.3"]
+    return ["placement.vllm_sleep_level=1", "vllm.gpu_memory_utilization=0.3"]
 
 
 def check_colocated(args: argparse.Namespace) -> list[Row]:
@@ -626,15 +636,15 @@ def check_colocated(args: argparse.Namespace) -> list[Row]:
     overrides = colocated_overrides()
     with _timed(row), tempfile.TemporaryDirectory() as folder:
         sets = [
-            *(TINY_FOR_VLLM if args.model is None else [f"model={args.model}"]),
-            "engine=vllm",
-            "vllm_enforce_eager=true",
-            "steps=3",
-            "episodes_per_game=16",
-            "tensorboard=false",
-            "checkpoint_every=0",
-            "resume=never",
-            f"output_dir={folder}",
+            *(TINY_FOR_VLLM if args.model is None else [f"model.name={args.model}"]),
+            "rollout.engine=vllm",
+            "vllm.enforce_eager=true",
+            "run.steps=3",
+            "games.episodes_per_game=16",
+            "run.tensorboard=false",
+            "run.checkpoint_every=0",
+            "run.resume=never",
+            f"run.output_dir={folder}",
             *overrides,
         ]
         command = [sys.executable, "-m", "strategic_arena.cli", "train"]
@@ -649,7 +659,7 @@ def check_smoke_recipe(args: argparse.Namespace) -> list[Row]:
     """``configs/gpu_smoke.yaml``: 20 steps of a sub-1B model, and its reward curve."""
     row = Row("smoke_recipe")
     with _timed(row), tempfile.TemporaryDirectory() as folder:
-        sets = [f"output_dir={folder}", "tensorboard=false", "resume=never"]
+        sets = [f"run.output_dir={folder}", "run.tensorboard=false", "run.resume=never"]
         command = [sys.executable, "-m", "strategic_arena.cli", "train"]
         command += ["--config", "configs/gpu_smoke.yaml"]
         done = _run([*command, *(arg for item in sets for arg in ("--set", item))], 1500)

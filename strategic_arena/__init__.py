@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
     from strategic_arena.actions import ERROR_KINDS, Action, ActionError
     from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
+    from strategic_arena.asking import Asking, Sampling
     from strategic_arena.env import IllegalActionError, TextGameEnv, make
     from strategic_arena.games import get_spec, list_envs, list_text_envs
     from strategic_arena.gym_registration import register_envs
@@ -53,6 +54,7 @@ __version__ = "0.1.0"
 _HOMES: dict[str, str] = {
     **dict.fromkeys(("ERROR_KINDS", "Action", "ActionError"), "actions"),
     **dict.fromkeys(("MatchRecord", "MoveRecord", "play_match", "play_match_sync"), "arena.match"),
+    **dict.fromkeys(("Asking", "Sampling"), "asking"),
     **dict.fromkeys(("IllegalActionError", "TextGameEnv", "make"), "env"),
     **dict.fromkeys(("get_spec", "list_envs", "list_text_envs"), "games"),
     **dict.fromkeys(("HumanPlayer", "LLMPlayer", "RandomPlayer"), "players"),
@@ -71,6 +73,7 @@ __all__ = [
     "STYLES",
     "Action",
     "ActionError",
+    "Asking",
     "Decision",
     "GameState",
     "HumanPlayer",
@@ -81,6 +84,7 @@ __all__ = [
     "MoveRecord",
     "Player",
     "RandomPlayer",
+    "Sampling",
     "SeatInformation",
     "SeatView",
     "TextActionWrapper",

@@ -64,12 +64,13 @@ import re
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking, Sampling
 from strategic_arena.http_body import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_REPLY_BYTES,
@@ -84,30 +85,6 @@ from strategic_arena.tools import tool_calls_text
 from strategic_arena.traces import TokenTrace as TokenTrace
 
 Messages = Sequence[Mapping[str, str]]
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """Sampling settings sent with every request (``None``: the server's default).
-
-    ``extra_body`` carries server-specific fields such as vLLM's ``top_k`` and ``min_p``.
-    """
-
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    seed: int | None = None
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-
-    def request_fields(self) -> dict[str, Any]:
-        """The fields of ``chat.completions.create`` that are set."""
-        fields = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-        }
-        return {key: value for key, value in fields.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -327,7 +304,14 @@ class OpenAIBackend:
         api_key: the key; when ``None`` it is read from ``api_key_env``.
         api_key_env: environment variable holding the key; ``None``: no key (nor is one sent
             if the variable is unset: local servers need none).
-        sampling: sampling settings.
+        sampling: sampling settings (:class:`~strategic_arena.asking.Sampling`; its top-k and
+            min-p go in the extra body).
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`); the backend
+            sends its request fields (chat template kwargs, extra body: after the sampling's,
+            so they win) and its ``response_prefix`` as a final assistant message that the
+            server continues (``continue_final_message``: vLLM, SGLang), the reply's content
+            being the prefix plus what the model wrote. A model player over this backend asks
+            in the same way (:class:`~strategic_arena.players.LLMPlayer`).
         timeout_s: deadline of each request, from connecting to the reply's last byte.
         max_attempts: requests per completion, the first included.
         backoff_base_s / backoff_max_s: exponential backoff bounds.
@@ -342,7 +326,8 @@ class OpenAIBackend:
         *,
         api_key: str | None = None,
         api_key_env: str | None = "OPENAI_API_KEY",
-        sampling: SamplingParams | None = None,
+        sampling: Sampling | None = None,
+        asking: Asking | None = None,
         timeout_s: float = 120.0,
         max_attempts: int = 6,
         backoff_base_s: float = 0.5,
@@ -358,7 +343,8 @@ class OpenAIBackend:
         self._httpx = require("httpx", "OpenAI-compatible endpoints")
         self.model = model
         self.base_url = base_url
-        self.sampling = sampling or SamplingParams()
+        self.sampling = sampling or Sampling()
+        self.asking = asking or Asking()
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
@@ -457,12 +443,20 @@ class OpenAIBackend:
         Whatever goes wrong while talking to the endpoint is one of those two, with a
         one-line reason: nothing it sends (or fails to send) raises past this method.
         """
+        sent = [dict(message) for message in messages]
+        prefill: dict[str, Any] = {}
+        prefix = self.asking.response_prefix
+        if prefix:  # the server continues the answer's start (the trainer's prefix)
+            sent.append({"role": "assistant", "content": prefix})
+            prefill = {"continue_final_message": True, "add_generation_prompt": False}
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(message) for message in messages],
+            "messages": sent,
             **offered,
             **self.sampling.request_fields(),
-            **dict(self.sampling.extra_body),
+            **self.sampling.extra_fields(),
+            **prefill,
+            **self.asking.request_fields(),
         }
         limit = self.max_reply_bytes
         try:
@@ -498,7 +492,10 @@ class OpenAIBackend:
             raise _Retry(transport_failure(error)) from None
         status = reply.status
         if status < 300:
-            return read_reply(payload, self._scrub)
+            result = read_reply(payload, self._scrub)
+            if self.asking.response_prefix:
+                result["content"] = self.asking.response_prefix + result["content"]
+            return result
         message = error_message(reply.body)
         if status == 429:
             raise _Retry(f"429: {message}", _retry_after(reply.retry_after))

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError, Attempt, ErrorKind
+from strategic_arena.asking import Asking
 from strategic_arena.backends import ChatBackend
-from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import render_messages
 from strategic_arena.styles import AnswerStyle, get_style
 from strategic_arena.turn import (
@@ -32,7 +32,7 @@ from strategic_arena.turn import (
     feedback,
     random_legal_action,
 )
-from strategic_arena.validation import ThinkingInHistory, history_text, validate
+from strategic_arena.validation import history_text, validate
 
 __all__ = [
     "GAME_HEADER",
@@ -154,54 +154,47 @@ class LLMPlayer:
 
     Each request carries the style's request options (:meth:`AnswerStyle.request_options`: in
     the ``tools`` style the ``play(move)`` tool, legal moves as its enum, and a forced call).
-    ``require_reasoning`` overrides the style's default (``None``: the style decides; SPIRAL's
-    ``spiral`` style needs none). ``prompts`` is the prompt set (default: the package's).
-    ``thinking_in_history`` says what a re-asked model sees of its earlier
-    answers: ``keep`` (default), ``strip`` the ``<think>`` blocks, or the ``answer`` only.
-    ``shuffle_actions`` lists the legal actions in an order drawn from the player's seeded
-    generator at each decision, not the game's canonical order (a small model that copies the
-    first listed action then does not always pick the same move).
+
+    How the model is asked -- style, strictness, reasoning, history, menu order
+    (``shuffle_actions`` draws it from the player's seeded generator), policy, prompt set --
+    is one :class:`~strategic_arena.asking.Asking` (default: the backend's, if it has one --
+    :class:`~strategic_arena.backends.OpenAIBackend` does, as it sends the template kwargs,
+    extra body and prefix of the same settings -- else the defaults); how it samples belongs
+    to the backend. A model player is made in two places only, each passing one ``Asking``:
+    the arena's entrant (:meth:`strategic_arena.arena.runner.Entrant.llm`, which ``eval`` and
+    the trainer's endpoint opponents use) and the trainer's engine player
+    (:func:`strategic_arena.train.rollout.configured_player`). A style is a registered name
+    (:func:`strategic_arena.styles.register` adds one).
     """
 
     def __init__(
         self,
         backend: ChatBackend,
+        asking: Asking | None = None,
         *,
         name: str | None = None,
-        style: str | AnswerStyle = "marshal",
-        policy: str | IllegalMovePolicy = "forfeit",
-        include_history: bool = False,
-        strict: bool = True,
         seed: int | None = None,
-        thinking_in_history: ThinkingInHistory = "keep",
-        shuffle_actions: bool = False,
-        require_reasoning: bool | None = None,
-        prompts: PromptSet | None = None,
     ) -> None:
         self.backend = backend
-        self.require_reasoning = require_reasoning
-        self.prompts = prompts or default_prompts()
-        self.shuffle_actions = shuffle_actions
-        self.thinking_in_history: ThinkingInHistory = thinking_in_history
+        self.asking = asking or getattr(backend, "asking", None) or Asking()
+        self.prompts = self.asking.prompt_set()
         self.name = name or backend.model
-        self.style: AnswerStyle = get_style(style)
-        self.policy = IllegalMovePolicy.of(policy)
-        self.include_history = include_history
-        self.strict = strict
+        self.style: AnswerStyle = get_style(self.asking.style)
+        self.policy = IllegalMovePolicy.parse(self.asking.policy)
         self.rng = np.random.default_rng(seed)
 
     async def act(self, state: GameState, seat: int) -> Decision:
         """Ask the model until it answers a legal move or the policy says otherwise."""
         spec = state.spec
-        view = state.view(seat, history=self.include_history)
+        view = state.view(seat, history=self.asking.include_history)
         order = None
-        if self.shuffle_actions:
+        if self.asking.shuffle_actions:
             order = [int(a) for a in self.rng.permutation(list(view.legal_actions))]
         prompt = render_messages(
             spec,
             view,
             self.style,
-            include_history=self.include_history,
+            include_history=self.asking.include_history,
             action_order=order,
             prompts=self.prompts,
         )
@@ -232,10 +225,10 @@ class LLMPlayer:
                     result.content,
                     view.legal_actions,
                     self.style,
-                    strict=self.strict,
+                    strict=self.asking.strict,
                     finish_reason=result.finish_reason,
                     reasoning=result.reasoning,
-                    require_reasoning=self.require_reasoning,
+                    require_reasoning=self.asking.require_reasoning,
                 )
             error = outcome if isinstance(outcome, ActionError) else None
             ruling = None if error is None else self.policy.rule(error, len(errors) + 1)
@@ -261,7 +254,7 @@ class LLMPlayer:
                     {
                         "role": "assistant",
                         "content": history_text(
-                            result.content, self.style, self.thinking_in_history
+                            result.content, self.style, self.asking.thinking_in_history
                         ),
                     },
                     {"role": "user", "content": said},

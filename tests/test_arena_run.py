@@ -22,6 +22,7 @@ from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
 from strategic_arena.games import get_spec
@@ -180,8 +181,9 @@ def test_random_faults_on_30_percent_of_requests(tmp_path: Path) -> None:
             backoff_base_s=0.005,
             backoff_max_s=0.02,
             seed=1,
+            asking=Asking(policy="retry:3"),
         )
-        model = Entrant.llm(backend, name="flaky", policy="retry:3")
+        model = Entrant.llm(backend, name="flaky")
         tasks = versus(
             [model],
             [Entrant.opponent("random")],

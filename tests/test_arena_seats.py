@@ -114,7 +114,7 @@ def test_at_a_simultaneous_turn_an_endpoint_learns_nothing_of_the_others_moves()
     recorder = RecordingEndpoint()
     try:
         backend = OpenAIBackend("recorder", recorder.base_url, timeout_s=30, max_attempts=1)
-        model = Entrant.llm(backend, name="m", policy="forfeit")
+        model = Entrant.llm(backend, name="m")
         sent = []
         for bids in ((0, 1), (2, 0)):
             recorder.requests.clear()

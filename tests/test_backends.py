@@ -16,7 +16,8 @@ from strategic_arena.serve import PlayerServer
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
-from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.asking import Asking, Sampling
+from strategic_arena.backends import OpenAIBackend
 from tests.servers import FaultServer
 
 SECRET = "sk-test-secret-never-stored"
@@ -115,7 +116,7 @@ def test_giving_up_is_an_infrastructure_error_that_stops_the_game(
 ) -> None:
     # Not the model's doing: no policy applies (no re-ask, no random move, no forfeit).
     faulty.faults = ["500"] * 3
-    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), policy=policy, seed=0)
+    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), Asking(policy=policy), seed=0)
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
     assert record.status == "incomplete" and record.forfeited_by is None
     assert record.returns == (0.0, 0.0) and len(record.moves) == 1
@@ -139,7 +140,7 @@ def test_client_errors_are_not_retried(faulty: FaultServer) -> None:
 
 def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> None:
     faulty.faults = ["truncated"]
-    player = LLMPlayer(backend(faulty.base_url), policy="retry:1")
+    player = LLMPlayer(backend(faulty.base_url), Asking(policy="retry:1"))
     env = sa.make("tic_tac_toe-v0")
     env.reset(seed=0)
     decision = asyncio.run(player.act(sa.GameState("tic_tac_toe-v0", env.spiel_state.clone()), 0))
@@ -154,7 +155,7 @@ def test_truncated_answer_is_retried_under_retry_policy(faulty: FaultServer) -> 
 
 
 def test_the_api_key_is_sent_but_never_kept(faulty: FaultServer) -> None:
-    player = LLMPlayer(backend(faulty.base_url, sampling=SamplingParams(temperature=0.6)))
+    player = LLMPlayer(backend(faulty.base_url, sampling=Sampling(temperature=0.6)))
     record = play_match_sync("tic_tac_toe-v0", [player, RandomPlayer(1)], seed=0)
     assert all(key == f"Bearer {SECRET}" for key in faulty.seen_keys)
     assert SECRET not in repr(record)

@@ -279,7 +279,7 @@ def test_the_arena_model_player_sends_nothing_hidden(
     recorder: RecordingEndpoint, env_id: str
 ) -> None:
     backend = OpenAIBackend("recorder", recorder.base_url, timeout_s=30, max_attempts=1)
-    entrant = Entrant.llm(backend, name="m", policy="forfeit")
+    entrant = Entrant.llm(backend, name="m")
     assert_hidden_cards_change_nothing(recorder, env_id, lambda: entrant.build(env_id, 0))
 
 

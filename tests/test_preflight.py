@@ -22,6 +22,7 @@ pytest.importorskip("openai", reason="the [arena] extra (openai) is not installe
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.match import play_match_sync
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.cli import main
 from strategic_arena.players import RandomPlayer
 from strategic_arena.serve import PlayerServer
@@ -203,7 +204,7 @@ def test_a_408_is_retried_like_a_server_failure(tmp_path: Path) -> None:
 def test_the_probe_asks_once_whatever_the_policy() -> None:
     server = FaultServer(["truncated"] * 4)  # invalid answers: retry:3 would ask four times
     try:
-        options = ModelOptions(base_url=server.base_url, policy="retry:3")
+        options = ModelOptions(base_url=server.base_url, asking=Asking(policy="retry:3"))
         entrant = checked_entrant(options, server.base_url, None, 0, "kuhn_poker-v0")
     finally:
         server.close()

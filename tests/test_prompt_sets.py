@@ -17,6 +17,7 @@ import pytest
 
 import strategic_arena as sa
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.cli import main
 from strategic_arena.prompt_sets import PromptSet, default_prompts, load_prompts
 from strategic_arena.prompting import render_messages
@@ -168,13 +169,13 @@ def test_eval_spiral_prompts_are_recorded_and_reported_apart(
 def test_a_game_session_renders_with_its_prompt_set() -> None:
     from strategic_arena.integrations.session import GameSession
 
-    session = GameSession("kuhn_poker-v0", style="spiral", prompts=PromptSet.load(SPIRAL_SET))
+    session = GameSession("kuhn_poker-v0", asking=Asking(style="spiral", prompts=str(SPIRAL_SET)))
     session.reset(seed=0, seat=0)
     messages = session.messages()
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"].startswith(SPIRAL_OPENING)
     assert session.step("\\boxed{bet}").error is None  # SPIRAL's bare box is a move
-    strict = GameSession("kuhn_poker-v0", style="spiral", require_reasoning=True)
+    strict = GameSession("kuhn_poker-v0", asking=Asking(style="spiral", require_reasoning=True))
     strict.reset(seed=0, seat=0)
     outcome = strict.step("\\boxed{bet}")
     assert outcome.error is not None and outcome.error.kind == "missing_reasoning"
@@ -185,14 +186,17 @@ def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
     from strategic_arena.train.config import load_config
     from strategic_arena.train.rollout import configured_player
 
-    cfg = load_config(None, ["style=spiral", f"prompts={SPIRAL_SET}", "require_reasoning=true"])
+    cfg = load_config(
+        None,
+        ["answer.style=spiral", f"answer.prompts={SPIRAL_SET}", "answer.require_reasoning=true"],
+    )
     player = configured_player(cfg, None, None, 0, name="policy")  # type: ignore[arg-type]
-    assert player.style.name == "spiral" and player.require_reasoning is True
+    assert player.style.name == "spiral" and player.asking.require_reasoning is True
     assert player.prompts == PromptSet.load(SPIRAL_SET)
     with pytest.raises(ValueError, match="style must be one of marshal, boxed"):
-        load_config(None, ["style=xml"])
+        load_config(None, ["answer.style=xml"])
     with pytest.raises(ValueError, match="no such folder"):
-        load_config(None, ["prompts=/no/such/prompt/set"])
+        load_config(None, ["answer.prompts=/no/such/prompt/set"])
 
 
 def test_a_store_from_before_prompt_sets_gains_the_column_and_keeps_its_games(
@@ -233,8 +237,8 @@ def test_the_spiral_config_uses_spirals_parser_and_template() -> None:
     configs = Path(__file__).parents[1] / "configs"
     for name in ("spiral_multi_game.yaml", "spiral_multi_game_no_rae.yaml"):
         cfg = load_config(configs / name)
-        assert cfg.style == "spiral" and cfg.prompts is not None
-        assert PromptSet.load(cfg.prompts) == PromptSet.load(SPIRAL_SET)
+        assert cfg.answer.style == "spiral" and cfg.answer.prompts is not None
+        assert PromptSet.load(cfg.answer.prompts) == PromptSet.load(SPIRAL_SET)
 
 
 def test_a_link_to_the_environment_is_refused_and_nothing_reaches_the_endpoint(

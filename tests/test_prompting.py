@@ -10,6 +10,7 @@ from cases import CURATED
 
 import strategic_arena as sa
 from strategic_arena.actions import Action
+from strategic_arena.asking import Asking
 from strategic_arena.games import get_spec
 from strategic_arena.prompting import render_messages
 from strategic_arena.styles import STYLES, get_style, style_names
@@ -131,7 +132,7 @@ def test_a_shuffling_player_sends_seeded_orders_over_http() -> None:
         server = FaultServer()  # answers from the game header, whatever the prompt's order
         try:
             backend = OpenAIBackend("random", server.base_url, api_key="unused", seed=0)
-            player = LLMPlayer(backend, style="boxed", seed=seed, shuffle_actions=shuffle)
+            player = LLMPlayer(backend, Asking(style="boxed", shuffle_actions=shuffle), seed=seed)
             record = play_match_sync("tic_tac_toe-v0", [player, RandomPlayer(1)], seed=4)
         finally:
             server.close()

@@ -19,6 +19,7 @@ import pytest
 import strategic_arena as sa
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.arena.match import play_match_sync
+from strategic_arena.asking import Asking
 from strategic_arena.players import LLMPlayer, RandomPlayer
 from strategic_arena.serve import PlayerService
 from strategic_arena.styles import _REGISTRY as REGISTRY
@@ -215,7 +216,7 @@ def test_llm_player_over_http_applies_require_reasoning(
     server = FaultServer(service=_Collapsed("collapsed", lambda env_id: RandomPlayer(0)))
     try:
         backend = OpenAIBackend("collapsed", server.base_url, api_key="unused", seed=0)
-        model = LLMPlayer(backend, style=style, require_reasoning=require_reasoning, seed=0)
+        model = LLMPlayer(backend, Asking(style=style, require_reasoning=require_reasoning), seed=0)
         record = play_match_sync(KUHN, [model, RandomPlayer(1)], seed=3)
     finally:
         server.close()

@@ -12,6 +12,7 @@ pytest.importorskip("openai", reason="the [arena] extra (openai) is not installe
 
 import strategic_arena as sa
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
 from strategic_arena.players import LLMPlayer
@@ -68,7 +69,8 @@ def test_the_player_offers_play_with_the_legal_moves_and_retries_a_wrong_tool() 
     server = FaultServer(faults=["wrong_tool", "ok"])
     try:
         backend = OpenAIBackend("random", server.base_url, max_attempts=1)
-        player = LLMPlayer(backend, style="tools", policy="retry:1", thinking_in_history="answer")
+        asking = Asking(style="tools", policy="retry:1", thinking_in_history="answer")
+        player = LLMPlayer(backend, asking)
         env = sa.make("tic_tac_toe-v0")
         env.reset(seed=0)
         env.step(4)

@@ -42,13 +42,13 @@ def main() -> int:
     if not (checkpoint / "trainer.pt").exists():
         parser.error(f"{checkpoint} is not a checkpoint directory (no trainer.pt)")
     db = Path(args.db) if args.db else checkpoint / "eval.db"
-    overrides = [*args.set, f"eval_games={args.games}", f"eval_db={db}", f"resume={checkpoint}"]
+    overrides = [*args.set, f"eval.games={args.games}", f"eval.db={db}", f"run.resume={checkpoint}"]
     cfg = load_config(args.config, overrides)
     with Trainer(cfg) as trainer:
         trainer.evaluate()
         step = trainer.step
     with ResultsStore(db) as store:
-        for row in summarize(store, [f"{cfg.run_name}/eval/step-{step:06d}"]):
+        for row in summarize(store, [f"{cfg.run.name}/eval/step-{step:06d}"]):
             if row.player.endswith(f"@step-{step}"):
                 seat = "both seats" if row.seat is None else f"seat {row.seat}"
                 print(

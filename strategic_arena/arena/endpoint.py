@@ -9,24 +9,22 @@ the embedded solver suite when no endpoint is given (the README's main command).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
-from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.asking import Asking, Sampling
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
-from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.serve import PlayerServer
-from strategic_arena.validation import Style, ThinkingInHistory
 
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """How to reach and ask the evaluated model (the CLI's endpoint/sampling/prompt options).
+    """How to reach the evaluated model and how to ask it (the CLI's model options).
 
     Attributes:
         base_url: the OpenAI-compatible base URL (``http://host:port/v1``); ``None``: serve
@@ -39,22 +37,11 @@ class ModelOptions:
         max_attempts: requests per answer on transient faults.
         max_reply_bytes: the cap on each reply's decoded size (a larger reply is the
             endpoint's failure: :mod:`strategic_arena.http_body`).
-        temperature / top_p / max_tokens / sampling_seed: request fields (``None``: unset).
-        top_k / min_p: extra body fields (vLLM, SGLang).
-        style: the answer format.
-        include_history: whether prompts show the move history.
-        shuffle_actions: list legal actions in a seeded random order.
-        policy: what an invalid answer costs (``forfeit``, ``retry:K``, ``random``).
-        strict: reject answers that break the strict layout.
-        thinking_in_history: what a re-asked model sees of its earlier answers.
-        require_reasoning: whether an answer without reasoning is invalid (``None``: the
-            style decides).
-        prompts: the prompt set (``None``: the package's own); a user's set is part of the
-            player's identity (see :meth:`Entrant.llm`).
-        chat_template_kwargs: keyword arguments of the server's chat template, sent as the
-            ``chat_template_kwargs`` extra body field (vLLM, SGLang): e.g. Qwen3's
-            ``{"enable_thinking": false}``.
-        extra_body: more extra body fields, sent as given (after the others, so they win).
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`: style,
+            prompts, policy, template kwargs...); a user's prompt set is part of the player's
+            identity (see :meth:`Entrant.llm`).
+        sampling: how it samples (:class:`~strategic_arena.asking.Sampling`; unset fields:
+            the server's defaults).
     """
 
     base_url: str | None = None
@@ -64,44 +51,12 @@ class ModelOptions:
     timeout_s: float = 120.0
     max_attempts: int = 6
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    top_k: int | None = None
-    min_p: float | None = None
-    sampling_seed: int | None = None
-    style: Style = "marshal"
-    include_history: bool = False
-    shuffle_actions: bool = False
-    policy: str = "forfeit"
-    strict: bool = True
-    thinking_in_history: ThinkingInHistory = "keep"
-    require_reasoning: bool | None = None
-    prompts: PromptSet | None = None
-    chat_template_kwargs: Mapping[str, Any] | None = None
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
-
-    def sampling(self) -> SamplingParams:
-        """The sampling settings sent with every request."""
-        extra: dict[str, Any] = {}
-        if self.top_k is not None:
-            extra["top_k"] = self.top_k
-        if self.min_p is not None:
-            extra["min_p"] = self.min_p
-        if self.chat_template_kwargs is not None:
-            extra["chat_template_kwargs"] = dict(self.chat_template_kwargs)
-        extra.update(self.extra_body)
-        return SamplingParams(
-            temperature=self.temperature,
-            top_p=self.top_p,
-            max_tokens=self.max_tokens,
-            seed=self.sampling_seed,
-            extra_body=extra,
-        )
+    asking: Asking = field(default_factory=Asking)
+    sampling: Sampling = field(default_factory=Sampling)
 
 
 def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int | None) -> Entrant:
-    """The model ``model`` at ``base_url`` as an arena entrant.
+    """The model ``model`` at ``base_url`` as an arena entrant, asked as ``options`` say.
 
     ``seed`` seeds the backend's retry jitter (``None``: the OS's entropy).
     """
@@ -109,24 +64,14 @@ def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int | 
         model,
         base_url,
         api_key_env=options.api_key_env,
-        sampling=options.sampling(),
+        sampling=options.sampling,
+        asking=options.asking,
         timeout_s=options.timeout_s,
         max_attempts=options.max_attempts,
         seed=seed,
         max_reply_bytes=options.max_reply_bytes,
     )
-    return Entrant.llm(
-        backend,
-        name=options.name,
-        style=options.style,
-        policy=options.policy,
-        include_history=options.include_history,
-        strict=options.strict,
-        thinking_in_history=options.thinking_in_history,
-        shuffle_actions=options.shuffle_actions,
-        require_reasoning=options.require_reasoning,
-        prompts=options.prompts,
-    )
+    return Entrant.llm(backend, name=options.name)
 
 
 def checked_entrant(
@@ -147,7 +92,8 @@ def checked_entrant(
     # The probe gets its own backend, dropped here while no event loop runs: an HTTP client
     # bound to the probe's finished loop must not be closed later inside the run's loop. It
     # asks once: an invalid answer is the model's business, not a reason to re-ask.
-    probe = model_entrant(replace(options, policy="forfeit"), base_url, name, seed)
+    forfeit = replace(options, asking=replace(options.asking, policy="forfeit"))
+    probe = model_entrant(forfeit, base_url, name, seed)
     check_request(probe, env_id, base_url, options.api_key_env)
     return model_entrant(options, base_url, name, seed)
 

@@ -74,10 +74,8 @@ from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
 from strategic_arena.printable import printable_line
-from strategic_arena.prompt_sets import PromptSet
 from strategic_arena.seeding import derive_seed
-from strategic_arena.turn import Decision, GameState, IllegalMovePolicy, Player
-from strategic_arena.validation import Style, ThinkingInHistory
+from strategic_arena.turn import Decision, GameState, Player
 
 PlayerBuilder = Callable[[str, int], Player]
 """Builds an entrant's player for one game: ``(env_id, seed) -> Player``."""
@@ -123,69 +121,50 @@ class Entrant:
         return cls(spec, name, dict(params), build, tuple(kind.envs), kind.env_prefixes)
 
     @classmethod
-    def llm(
-        cls,
-        backend: OpenAIBackend,
-        *,
-        name: str | None = None,
-        style: Style = "marshal",
-        policy: str = "forfeit",
-        include_history: bool = False,
-        strict: bool = True,
-        thinking_in_history: ThinkingInHistory = "keep",
-        shuffle_actions: bool = False,
-        require_reasoning: bool | None = None,
-        prompts: PromptSet | None = None,
-    ) -> Entrant:
+    def llm(cls, backend: OpenAIBackend, *, name: str | None = None) -> Entrant:
         """A model behind an OpenAI-compatible endpoint, played by :class:`LLMPlayer`.
 
-        The stored parameters are the model, base URL, prompt and sampling settings; the API
-        key lives only inside ``backend`` and is never stored. ``thinking_in_history`` and
-        ``shuffle_actions``: see :class:`LLMPlayer` (non-default values are stored with the
-        parameters). ``require_reasoning`` (when set) is stored too.
+        The stored parameters are the model, base URL, how it is asked (the backend's
+        :class:`~strategic_arena.asking.Asking`) and how it samples (its
+        :class:`~strategic_arena.asking.Sampling`, then the asking's request fields); the API
+        key lives only inside ``backend`` and is never stored. Settings that older runs did
+        not store (thinking in history, shuffled actions, required reasoning, a prefix) are
+        stored only when set, so stored players stay the same.
 
-        A user's prompt set (``prompts``, not the package's own) is part of the player's
-        identity: its ``name@digest`` is stored with the parameters and, unless ``name`` is
-        given, appended to the player's name, so the games of different prompts are reported
-        and rated apart (a store refuses one name with two prompt sets).
+        A user's prompt set (not the package's own) is part of the player's identity: its
+        ``name@digest`` is stored with the parameters and, unless ``name`` is given, appended
+        to the player's name, so the games of different prompts are reported and rated apart
+        (a store refuses one name with two prompt sets).
         """
-        IllegalMovePolicy.parse(policy)  # a bad policy fails here, before any game
+        asking = backend.asking
+        prompts = asking.prompt_set()  # a bad folder fails here, before any game
         sampling = backend.sampling
         params: dict[str, Any] = {
             "model": backend.model,
             "base_url": public_url(backend.base_url),
-            "style": style,
-            "policy": policy,
-            "include_history": include_history,
-            "strict": strict,
+            "style": asking.style,
+            "policy": asking.policy,
+            "include_history": asking.include_history,
+            "strict": asking.strict,
             **sampling.request_fields(),
-            **dict(sampling.extra_body),
+            **sampling.extra_fields(),
+            **asking.request_fields(),
         }
-        if thinking_in_history != "keep":  # absent by default: stored players stay the same
-            params["thinking_in_history"] = thinking_in_history
-        if shuffle_actions:
+        if asking.thinking_in_history != "keep":
+            params["thinking_in_history"] = asking.thinking_in_history
+        if asking.shuffle_actions:
             params["shuffle_actions"] = True
-        if require_reasoning is not None:
-            params["require_reasoning"] = require_reasoning
+        if asking.require_reasoning is not None:
+            params["require_reasoning"] = asking.require_reasoning
+        if asking.response_prefix:
+            params["response_prefix"] = asking.response_prefix
         label = name or backend.model
-        if prompts is not None and not prompts.is_default:
+        if not prompts.is_default:
             params["prompts"] = prompts.label
             label = name or f"{label}+prompts-{prompts.label}"
 
         def build(env_id: str, seed: int) -> Player:
-            return LLMPlayer(
-                backend,
-                name=label,
-                style=style,
-                policy=policy,
-                include_history=include_history,
-                strict=strict,
-                seed=seed,
-                thinking_in_history=thinking_in_history,
-                shuffle_actions=shuffle_actions,
-                require_reasoning=require_reasoning,
-                prompts=prompts,
-            )
+            return LLMPlayer(backend, asking, name=label, seed=seed)
 
         return cls(label, "llm", params, build)
 

@@ -10,7 +10,8 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 * ``runs`` -- :mod:`.runs`;
 * ``grade`` -- :mod:`.grade`;
 * ``publish``, ``ladder`` -- :mod:`.leaderboard`;
-* ``train`` -- :mod:`.train`.
+* ``train`` -- :mod:`.train`;
+* ``serve-model`` -- :mod:`.serve_model`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from strategic_arena.cli import arena, grade, leaderboard, opponents, play, runs, train
+from strategic_arena.cli import arena, grade, leaderboard, opponents, play, runs, serve_model, train
 from strategic_arena.cli.common import guarded
 from strategic_arena.cli.play import build_player
 
@@ -38,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_parser(sub)
     leaderboard.add_parsers(sub)
     train.add_parsers(sub)
+    serve_model.add_parser(sub)
     return parser
 
 

@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
@@ -31,6 +32,7 @@ from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, location
+from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
@@ -38,9 +40,12 @@ from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.printable import printable, printable_line
-from strategic_arena.prompt_sets import load_prompts
-from strategic_arena.styles import style_names
-from strategic_arena.validation import THINKING_IN_HISTORY
+from strategic_arena.settings_options import (
+    ASKING_FLAGS,
+    SAMPLING_FLAGS,
+    add_settings_options,
+    settings_from_args,
+)
 
 #: A comma outside parentheses (no ``)`` ahead of it before an ``(``).
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
@@ -55,17 +60,6 @@ def _names(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
     return names
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    """A command-line JSON object (``--chat-template-kwargs``, ``--extra-body``)."""
-    try:
-        value = json.loads(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not JSON ({error}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
-    return value
 
 
 def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> None:
@@ -114,87 +108,26 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
         "a longer reply is the endpoint's failure, so memory stays bounded by --concurrency "
         "times N whatever it sends",
     )
+    endpoint.add_argument(
+        "--settings",
+        default=None,
+        metavar="PATH",
+        help="ask and sample as a training checkpoint's evaluation did: a checkpoint folder "
+        f"(its {SETTINGS_FILE}) or a settings file; the options below override single fields",
+    )
     sampling = command.add_argument_group("sampling (unset: the server's default)")
-    sampling.add_argument("--temperature", type=float, default=None)
-    sampling.add_argument("--top-p", type=float, default=None)
-    sampling.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        help=f"completion tokens per answer (default {DEFAULT_MAX_TOKENS} for a --base-url "
-        "endpoint; unset for the built-in solver suite, so its stored runs keep resuming; "
-        "0: the server's limit). "
-        "Reasoning models need more, or thinking off (--chat-template-kwargs)",
+    add_settings_options(
+        sampling,
+        Sampling,
+        SAMPLING_FLAGS,
+        {
+            "max_tokens": f"(default {DEFAULT_MAX_TOKENS} for a --base-url endpoint; unset "
+            "for the built-in solver suite, so its stored runs keep resuming; 0: the server's "
+            "limit). Reasoning models need more, or thinking off (--chat-template-kwargs).",
+        },
     )
-    sampling.add_argument("--top-k", type=int, default=None, help="extra body field (vLLM/SGLang)")
-    sampling.add_argument("--min-p", type=float, default=None, help="extra body field (vLLM)")
-    sampling.add_argument(
-        "--sampling-seed", type=int, default=None, help="the request's seed field"
-    )
-    sampling.add_argument(
-        "--chat-template-kwargs",
-        type=_json_object,
-        default=None,
-        metavar="JSON",
-        help="the chat template's keyword arguments (vLLM, SGLang), e.g. Qwen3's "
-        "'{\"enable_thinking\": false}'",
-    )
-    sampling.add_argument(
-        "--extra-body",
-        type=_json_object,
-        default=None,
-        metavar="JSON",
-        help="more fields for every request body, as a JSON object, e.g. "
-        "'{\"repetition_penalty\": 1.1}' (stored with the model's settings)",
-    )
-    prompts = command.add_argument_group("prompts and answers")
-    prompts.add_argument(
-        "--style",
-        choices=style_names(),
-        default="marshal",
-        help="response format (tools: the model calls play(move), needs tool calling; spiral: "
-        'SPIRAL\'s parser, the last \\boxed{} wins; spin_bench: {"reason", "action": ID}; '
-        "see docs/styles.md)",
-    )
-    prompts.add_argument(
-        "--prompts",
-        default=None,
-        metavar="DIR",
-        help="a prompt set: a folder laid out like the package's prompts/ whose files override "
-        "the package's (e.g. examples/prompts/spiral); recorded with every game, and the "
-        "player is named and stored apart from the default prompts",
-    )
-    prompts.add_argument(
-        "--require-reasoning",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="whether an answer without reasoning is invalid (default: the style decides; "
-        "spiral and tools need none, the other styles do)",
-    )
-    prompts.add_argument(
-        "--history", action="store_true", help="include the move history in prompts"
-    )
-    prompts.add_argument(
-        "--shuffle-actions",
-        action="store_true",
-        help="list the legal actions in a seeded random order at each decision (a model "
-        "trained with shuffle_actions saw them so)",
-    )
-    prompts.add_argument(
-        "--policy",
-        default="forfeit",
-        help="invalid answer: forfeit (MARSHAL), retry:K (re-ask with feedback) or random",
-    )
-    prompts.add_argument(
-        "--lenient", action="store_true", help="accept answers that break the strict layout"
-    )
-    prompts.add_argument(
-        "--thinking-in-history",
-        choices=THINKING_IN_HISTORY,
-        default="keep",
-        help="what a re-asked model sees of its earlier answers: keep them, strip <think> "
-        "blocks, or the answer only",
-    )
+    asking = command.add_argument_group("prompts and answers (how the model is asked)")
+    add_settings_options(asking, Asking, ASKING_FLAGS)
 
 
 def add_parsers(sub: Any) -> None:
@@ -351,19 +284,26 @@ def add_parsers(sub: Any) -> None:
     rp.set_defaults(handler=replay_main)
 
 
-def _max_tokens(args: argparse.Namespace) -> int | None:
-    """``--max-tokens``: 0 means the server's limit; unset, the default for real endpoints only.
-
-    The built-in solver suite ignores the limit, and its stored players (``make arena``) were
-    made without one: giving it the default would refuse every existing store.
-    """
-    if args.max_tokens is None:
-        return DEFAULT_MAX_TOKENS if args.base_url else None
-    return int(args.max_tokens) or None
-
-
 def model_options(args: argparse.Namespace) -> ModelOptions:
-    """The :class:`ModelOptions` of :func:`add_model_options`' parsed arguments."""
+    """The :class:`ModelOptions` of :func:`add_model_options`' parsed arguments.
+
+    The asking and sampling settings start from ``--settings`` (else the defaults) and take
+    every option given. ``--max-tokens`` 0 means the server's limit; unset (and not in the
+    settings), :data:`DEFAULT_MAX_TOKENS` for a real endpoint only: the built-in solver suite
+    ignores the limit, and its stored players (``make arena``) were made without one.
+
+    Raises:
+        ValueError: a bad settings file, a refused value, or a prompt set that does not load
+            (before any request).
+    """
+    asking, sampling = read_settings(args.settings) if args.settings else (Asking(), Sampling())
+    if args.sampling_max_tokens == 0:
+        args.sampling_max_tokens = None
+        sampling = replace(sampling, max_tokens=None)
+    elif args.sampling_max_tokens is None and sampling.max_tokens is None and args.base_url:
+        sampling = replace(sampling, max_tokens=DEFAULT_MAX_TOKENS)
+    asking = settings_from_args(args, asking)
+    asking.prompt_set()  # a bad folder fails before any request
     return ModelOptions(
         base_url=args.base_url,
         model=args.model,
@@ -372,22 +312,8 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
         timeout_s=args.timeout,
         max_attempts=args.max_attempts,
         max_reply_bytes=args.max_reply_bytes,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_tokens=_max_tokens(args),
-        top_k=args.top_k,
-        min_p=args.min_p,
-        sampling_seed=args.sampling_seed,
-        style=args.style,
-        include_history=args.history,
-        shuffle_actions=args.shuffle_actions,
-        policy=args.policy,
-        strict=not args.lenient,
-        thinking_in_history=args.thinking_in_history,
-        require_reasoning=args.require_reasoning,
-        prompts=load_prompts(args.prompts),  # a bad folder fails before any request
-        chat_template_kwargs=args.chat_template_kwargs,
-        extra_body=args.extra_body or {},
+        asking=asking,
+        sampling=settings_from_args(args, sampling),
     )
 
 

@@ -28,7 +28,8 @@ def add_parsers(sub: Any) -> None:
         "through the arena's match loop (transformers or vLLM engine), MARSHAL/SPIRAL "
         "rewards and advantages, PPO updates, evaluation against solvers, exact resume. "
         "Configs for MARSHAL's and SPIRAL's runs ship in configs/.",
-        epilog="config fields (YAML keys and --set names):\n" + describe_fields(),
+        epilog="config sections and fields (YAML: section: {field: value}; --set "
+        "section.field=value):\n" + describe_fields(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     train.add_argument("--config", metavar="YAML", help="config file (default: all defaults)")
@@ -37,9 +38,9 @@ def add_parsers(sub: Any) -> None:
         dest="overrides",
         action="append",
         default=[],
-        metavar="KEY=VALUE",
-        help="override a field after the file, e.g. --set lr=1e-6 --set games=[kuhn_poker-v0] "
-        "(repeatable)",
+        metavar="SECTION.KEY=VALUE",
+        help="override a field after the file, e.g. --set ppo.lr=1e-6 "
+        "--set games.ids=[kuhn_poker-v0], or a whole section: --set advantage=grpo (repeatable)",
     )
     train.add_argument(
         "--print-config",

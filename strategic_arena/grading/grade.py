@@ -102,7 +102,7 @@ def grade(
     if samples < 1 or concurrency < 1 or max_nodes < 1:
         raise ValueError("--samples, --concurrency and --max-nodes must be at least 1")
     existing(db)
-    if strategies and model is not None and model.sampling_seed is not None:
+    if strategies and model is not None and model.sampling.seed is not None:
         raise ValueError(
             "--sampling-seed would make every one of the K answers at an information "
             "set the same draw; leave it out when measuring a strategy"
@@ -219,7 +219,7 @@ def _strategy_players(
             found.append((name, game.env_id, _builder(entrant, game.env_id), "forfeit"))
     if measured is not None and model is not None:
         for env_id in envs:
-            found.append((measured.name, env_id, _builder(measured, env_id), model.policy))
+            found.append((measured.name, env_id, _builder(measured, env_id), model.asking.policy))
     return found
 
 

@@ -35,11 +35,10 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking
 from strategic_arena.integrations.session import GameSession, run_sync
-from strategic_arena.prompt_sets import PromptSet, load_prompts
 from strategic_arena.rl.rewards import RewardConfig
-from strategic_arena.styles import style_names
-from strategic_arena.validation import Style
+from strategic_arena.settings_options import ASKING_FLAGS, add_settings_options, settings_from_args
 
 core: Any = require("openenv.core", "the OpenEnv environment")
 client_types: Any = require("openenv.core.client_types", "the OpenEnv client")
@@ -95,15 +94,10 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
     Args:
         env_id: the default game (``reset(env_id=...)`` picks another).
         opponent: the opponent spec of the other seats, one for all games or one per env id.
-        style: the answer style.
-        policy: the illegal-move policy (``forfeit``, ``retry:K``, ``random``).
-        strict: validate the style's exact layout.
-        include_history: list the public moves so far in each prompt.
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`: the answer
+            style, illegal-move policy, strictness, history, prompt set, required reasoning).
         rewards: the reward definitions (MARSHAL's by default).
         seed: seed of the generator that draws a game seed when ``reset`` gets none.
-        prompts: the prompt set of the observations' messages (default: the package's own).
-        require_reasoning: whether an answer without reasoning is invalid (``None``: the style
-            decides).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own instance and game
@@ -113,27 +107,15 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         env_id: str = "kuhn_poker-v0",
         opponent: str | dict[str, str] = "random",
         *,
-        style: Style = "marshal",
-        policy: str = "forfeit",
-        strict: bool = True,
-        include_history: bool = False,
+        asking: Asking | None = None,
         rewards: RewardConfig | None = None,
         seed: int = 0,
-        prompts: PromptSet | None = None,
-        require_reasoning: bool | None = None,
     ) -> None:
         super().__init__()
         self.default_env_id = env_id
         self.opponent = opponent
-        self.options: dict[str, Any] = {
-            "style": style,
-            "policy": policy,
-            "strict": strict,
-            "include_history": include_history,
-            "rewards": rewards,
-            "prompts": prompts,
-            "require_reasoning": require_reasoning,
-        }
+        self.asking = asking or Asking()
+        self.options: dict[str, Any] = {"asking": self.asking, "rewards": rewards}
         self._rng = np.random.default_rng(seed)
         self._sessions: dict[str, GameSession] = {}
         self.session = self._session_for(env_id)
@@ -214,7 +196,7 @@ class TextGameEnvironment(core.Environment):  # type: ignore[misc]
         return core.EnvironmentMetadata(
             name="strategic-arena",
             description="OpenSpiel text games against solvers: "
-            f"{self.default_env_id}, opponent {self.opponent}, style {self.options['style']}",
+            f"{self.default_env_id}, opponent {self.opponent}, style {self.asking.style}",
             version="0.1.0",
         )
 
@@ -335,14 +317,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--env", default="kuhn_poker-v0", help="env id (default kuhn_poker-v0)")
     parser.add_argument("--opponent", default="random", help="opponent spec (default random)")
-    parser.add_argument("--style", choices=style_names(), default="marshal", help="answer style")
-    parser.add_argument(
-        "--prompts",
-        default=None,
-        metavar="DIR",
-        help="a prompt set: a folder like the package's prompts/ whose files override its own",
-    )
-    parser.add_argument("--policy", default="forfeit", help="forfeit, retry:K or random")
+    add_settings_options(parser.add_argument_group("how the model is asked"), Asking, ASKING_FLAGS)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions (64)")
@@ -353,9 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_sessions=args.max_sessions,
             env_id=args.env,
             opponent=args.opponent,
-            style=args.style,
-            policy=args.policy,
-            prompts=load_prompts(args.prompts),
+            asking=settings_from_args(args, Asking()),
         )
     except ValueError as error:
         parser.error(str(error))

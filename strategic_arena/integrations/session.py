@@ -30,9 +30,9 @@ from typing import Any, TypeVar
 
 import opponents
 from strategic_arena.actions import Action, ActionError
+from strategic_arena.asking import Asking
 from strategic_arena.env import make
 from strategic_arena.players import game_header
-from strategic_arena.prompt_sets import PromptSet, default_prompts
 from strategic_arena.prompting import Message, render_messages
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.rewards import RewardConfig, game_reward
@@ -84,15 +84,10 @@ class GameSession:
         env_id: the game.
         opponent: the opponent spec of every other seat (``"random"``, ``"mcts:simulations=50"``,
             ``"nash"``, ``"hanabi_bot"``...; see :mod:`opponents`).
-        style: the answer style (a registered name: ``marshal``, ``boxed``, ``json``, ``tools``,
-            ``spiral``, ``spin_bench``).
-        policy: the illegal-move policy (``forfeit``, ``retry:K``, ``random``).
-        strict: validate the style's exact layout (see :func:`strategic_arena.validate`).
-        include_history: list the public moves so far in each prompt.
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`: the answer
+            style, illegal-move policy, strictness, history, prompt set, required reasoning);
+            default: its defaults.
         rewards: the reward definitions (MARSHAL's values by default).
-        prompts: the prompt set of the messages (default: the package's own).
-        require_reasoning: whether an answer without reasoning is invalid (``None``: the style
-            decides; ``spiral`` and ``tools`` need none).
     """
 
     def __init__(
@@ -100,22 +95,23 @@ class GameSession:
         env_id: str,
         opponent: str = "random",
         *,
-        style: Style = "marshal",
-        policy: str = "forfeit",
-        strict: bool = True,
-        include_history: bool = False,
+        asking: Asking | None = None,
         rewards: RewardConfig | None = None,
-        prompts: PromptSet | None = None,
-        require_reasoning: bool | None = None,
     ) -> None:
+        asking = asking or Asking()
         self.env_id = env_id
         self.opponent = opponent
-        self.style: Style = get_style(style).name  # an unknown name fails here
-        self.include_history = include_history
-        self.prompts = prompts or default_prompts()
+        self.asking = asking
+        self.style: Style = asking.style
+        self.include_history = asking.include_history
+        self.prompts = asking.prompt_set()
         self.reward_config = rewards or RewardConfig()
         self.wrapper = TextActionWrapper(
-            make(env_id), style, policy, strict=strict, require_reasoning=require_reasoning
+            make(env_id),
+            asking.style,
+            asking.policy,
+            strict=asking.strict,
+            require_reasoning=asking.require_reasoning,
         )
         self.env = self.wrapper.text_env
         self.spec = self.env.spec

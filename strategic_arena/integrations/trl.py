@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking
 from strategic_arena.integrations.session import GameSession
 from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.seeding import derive_seed
@@ -55,7 +56,8 @@ def game_dataset(
     sessions: dict[str, GameSession] = {}
     for index, env_id in itertools.product(range(num_games), games):
         if env_id not in sessions:
-            sessions[env_id] = GameSession(env_id, style="tools", include_history=include_history)
+            asking = Asking(style="tools", include_history=include_history)
+            sessions[env_id] = GameSession(env_id, asking=asking)
         session = sessions[env_id]
         game_seed = derive_seed(seed, "trl", env_id, index)
         seat = index % session.num_seats
@@ -108,9 +110,9 @@ class GameEnvironment:
             self._sessions[env_id] = GameSession(
                 env_id,
                 opponent,
-                style="tools",
-                policy=self.policy,
-                include_history=self.include_history,
+                asking=Asking(
+                    style="tools", policy=self.policy, include_history=self.include_history
+                ),
                 rewards=self.rewards,
             )
         self.session = self._sessions[env_id]

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Asking
 from strategic_arena.integrations.session import GameSession
 from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.seeding import derive_seed
@@ -61,16 +62,14 @@ class GameEnv(vf.MultiTurnEnv):  # type: ignore[misc]
     Args:
         games: the env ids; dataset rows cycle through them.
         opponent: the opponent spec of the other seats, one for every game or one per env id.
-        style: the answer style (``tools``: the model calls ``play(move)``).
+        asking: how the model is asked (:class:`~strategic_arena.asking.Asking`: the answer
+            style -- ``tools``: the model calls ``play(move)`` --, illegal-move policy,
+            strictness, history, and what earlier answers keep when the conversation is sent
+            again: ``thinking_in_history``).
         num_games: rows (games) per env id in each of the two datasets, ``dataset`` (training)
             and ``eval_dataset`` (evaluation: other seeds); seats alternate.
         seed: the datasets' seed; each row's game seed derives from it, the split, the env id
             and the row.
-        policy: the illegal-move policy (``forfeit``, ``retry:K``, ``random``).
-        strict: validate the style's exact layout.
-        include_history: list the public moves so far in each view.
-        thinking_in_history: what earlier answers keep when the conversation is sent again
-            (``keep``, ``strip`` the ``<think>`` blocks, ``answer`` only).
         rewards: reward definitions (MARSHAL's by default).
         **kwargs: passed to ``vf.MultiTurnEnv`` (``max_turns``, ``sampling_args``...).
     """
@@ -80,36 +79,27 @@ class GameEnv(vf.MultiTurnEnv):  # type: ignore[misc]
         games: Sequence[str],
         opponent: str | dict[str, str] = "random",
         *,
-        style: Style = "marshal",
+        asking: Asking | None = None,
         num_games: int = 64,
         seed: int = 0,
-        policy: str = "forfeit",
-        strict: bool = True,
-        include_history: bool = False,
-        thinking_in_history: ThinkingInHistory = "keep",
         rewards: RewardConfig | None = None,
         **kwargs: Any,
     ) -> None:
+        asking = asking or Asking()
         if not games or num_games < 1:
             raise ValueError("name at least one game and play at least one game of each")
         opponents = opponent if isinstance(opponent, dict) else dict.fromkeys(games, opponent)
         missing = [env_id for env_id in games if env_id not in opponents]
         if missing:
             raise ValueError(f"no opponent for {', '.join(missing)}")
-        options: dict[str, Any] = {
-            "style": style,
-            "policy": policy,
-            "strict": strict,
-            "include_history": include_history,
-            "rewards": rewards,
-        }
+        options: dict[str, Any] = {"asking": asking, "rewards": rewards}
         self.game_sessions = {  # one per game, to check the specs and render the dataset
             env_id: GameSession(env_id, opponents[env_id], **options) for env_id in games
         }
         self.session_options = options
         self.opponents = opponents
-        self.style: Style = style
-        self.thinking_in_history: ThinkingInHistory = thinking_in_history
+        self.style: Style = asking.style
+        self.thinking_in_history: ThinkingInHistory = asking.thinking_in_history
         rubric = vf.Rubric(funcs=[_reward("game"), _reward("format"), _reward("invalid")])
         super().__init__(
             dataset=self._dataset(games, num_games, seed, "train"),
@@ -241,20 +231,25 @@ def load_environment(
 ) -> GameEnv:
     """The entry point verifiers calls: a :class:`GameEnv` over one game or many.
 
-    Args are :class:`GameEnv`'s (``games`` may be one env id); ``rewards`` holds
+    Args are :class:`GameEnv`'s (``games`` may be one env id), with the
+    :class:`~strategic_arena.asking.Asking` fields given one by one, as JSON gives them
+    (``style``, ``policy``, ``strict``, ``include_history``, ``thinking_in_history``);
+    ``rewards`` holds
     :class:`~strategic_arena.rl.rewards.RewardConfig` fields as JSON gives them
     (``{"invalid_penalty": -1.0}``).
     """
     return GameEnv(
         [games] if isinstance(games, str) else list(games),
         opponent,
-        style=style,
+        asking=Asking(
+            style=style,
+            policy=policy,
+            strict=strict,
+            include_history=include_history,
+            thinking_in_history=thinking_in_history,
+        ),
         num_games=num_games,
         seed=seed,
-        policy=policy,
-        strict=strict,
-        include_history=include_history,
-        thinking_in_history=thinking_in_history,
         rewards=RewardConfig(**rewards) if rewards else None,
         **kwargs,
     )

@@ -7,6 +7,9 @@ Layout under ``output_dir/checkpoints/``::
                        its tokenizer -- loadable by transformers and vLLM as it is
         trainer.pt     step, optimizer and scheduler state, RAE baselines, opponent pool,
                        RNG states (python, numpy, torch CPU and CUDA), the config
+        eval_settings.json  how the evaluation asked the policy and how to serve it so that
+                       ``strategic-arena eval --settings`` asks it the same way
+                       (:mod:`strategic_arena.train.serving`)
 
 A checkpoint is written into ``step-000010.tmp`` and renamed when complete, so a kill during
 the write leaves no half checkpoint behind: :func:`latest_checkpoint` sees only finished ones.

@@ -111,8 +111,8 @@ def describe(first: int, step: int, metrics: Mapping[str, float]) -> str:
         f"{shown('train/invalid_rate', '.1%')}, response length "
         f"{shown('train/response_length', '.2f')} tokens, grad norm "
         f"{shown('train/grad_norm', '.3g')}). Nothing in the reward can move the policy out of "
-        "this state: stop, and resume from an earlier checkpoint (resume=PATH) with a lower "
-        "lr, or an entropy_coef / kl_coef that keeps a gradient."
+        "this state: stop, and resume from an earlier checkpoint (run.resume=PATH) with a "
+        "lower ppo.lr, or a ppo.entropy_coef / ppo.kl_coef that keeps a gradient."
     )
 
 

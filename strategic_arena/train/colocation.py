@@ -1,9 +1,9 @@
 """GPU memory of a learner that shares its GPU with a sleeping vLLM server.
 
-With ``vllm_sleep_level`` > 0 the server releases its weights and KV cache during each update
-and takes them back when it wakes. PyTorch's caching allocator keeps every block the update
-used reserved (for the 4B one-GPU recipe: the update's peak, ~69 GiB of 79), so the server
-cannot get its memory back unless the cache is emptied first -- TRL and verl both call
+With ``placement.vllm_sleep_level`` > 0 the server releases its weights and KV cache during
+each update and takes them back when it wakes. PyTorch's caching allocator keeps every block
+the update used reserved (for the 4B one-GPU recipe: the update's peak, ~69 GiB of 79), so
+the server cannot get its memory back unless the cache is emptied first -- TRL and verl both call
 ``torch.cuda.empty_cache()`` before ``wake_up``. :class:`ColocatedMemory` does the three
 things around a wake:
 
@@ -113,8 +113,8 @@ class ColocatedMemory:
             raise WakeMemoryError(
                 f"the vLLM server needs {gib(wake)} (+ {gib(self.margin_bytes)} margin) to wake "
                 f"its {what}, but only {gib(free)} of {gib(total)} is free after the update: "
-                "lower vllm_gpu_memory_utilization or micro_batch_size, or set "
-                "colocated_offload_optimizer: true"
+                "lower vllm.gpu_memory_utilization or ppo.micro_batch_size, or set "
+                "placement.colocated_offload_optimizer: true"
             )
         return free
 

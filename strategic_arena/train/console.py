@@ -8,8 +8,9 @@ reads at the terminal comes from here, on stdout:
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
   checkpoint, the metrics and the evaluation store are, a warning when steps collapsed (no
   learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
-  (``strategic-arena report``, ``publish``, and ``eval`` of the checkpoint through
-  ``vllm serve``);
+  (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
+  the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
+  other asking setting included: :mod:`strategic_arena.train.serving`);
 * :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
   already holds every step, so a rerun says so instead of pretending to resume;
 
@@ -75,10 +76,10 @@ def missing_model(cfg: TrainConfig) -> str | None:
     """Why the model or tokenizer cannot load, when a local path names no directory.
 
     A value starting with ``/``, ``.`` or ``~`` is a path (a hub id never does); anything else
-    is left to transformers. Not part of :meth:`TrainConfig.validate`: a shipped config may
-    name a model a machine has not downloaded yet.
+    is left to transformers. Not part of :func:`~strategic_arena.train.config.validate`: a
+    shipped config may name a model a machine has not downloaded yet.
     """
-    for name, value in (("model", cfg.model), ("tokenizer", cfg.tokenizer)):
+    for name, value in (("model", cfg.model.name), ("tokenizer", cfg.model.tokenizer)):
         local = value is not None and value.startswith(("/", ".", "~"))
         if local and value is not None and not Path(value).expanduser().is_dir():
             return f"{name}: no model directory at {value} (download it, or fix the path)"
@@ -95,13 +96,15 @@ def finished_checkpoint(cfg: TrainConfig) -> Path | None:
     """The checkpoint ``resume`` would continue from, when it already holds ``steps`` steps."""
     from strategic_arena.train.checkpoint import latest_checkpoint
 
-    if cfg.resume == "never":
+    if cfg.run.resume == "never":
         return None
-    path = latest_checkpoint(cfg.output_dir) if cfg.resume == "auto" else Path(cfg.resume)
+    path = (
+        latest_checkpoint(cfg.run.output_dir) if cfg.run.resume == "auto" else Path(cfg.run.resume)
+    )
     if path is None:
         return None
     step = checkpoint_step(path)
-    return path if step is not None and step >= cfg.steps else None
+    return path if step is not None and step >= cfg.run.steps else None
 
 
 def run_summary(
@@ -121,17 +124,17 @@ def run_summary(
     """
     from strategic_arena.train.evaluation import eval_db
 
-    output = Path(cfg.output_dir)
+    output = Path(cfg.run.output_dir)
     if already:
         head = (
-            f"run {cfg.run_name!r} had already finished: step {steps} of {cfg.steps}; nothing "
+            f"run {cfg.run.name!r} had already finished: step {steps} of {cfg.run.steps}; nothing "
             f"to do (raise steps, or set resume=never or another output_dir to start again)"
         )
-    elif steps >= cfg.steps:
-        head = f"run {cfg.run_name!r} finished: step {steps} of {cfg.steps}"
+    elif steps >= cfg.run.steps:
+        head = f"run {cfg.run.name!r} finished: step {steps} of {cfg.run.steps}"
     else:
         head = (
-            f"run {cfg.run_name!r} stopped at step {steps} of {cfg.steps}; "
+            f"run {cfg.run.name!r} stopped at step {steps} of {cfg.run.steps}; "
             "rerun the same command to resume"
         )
     lines = [head]
@@ -153,9 +156,9 @@ def run_summary(
                 f"0): {', '.join(map(str, flat[:10]))}"
             )
     db = eval_db(cfg)
-    evaluated = bool(cfg.eval_opponents) and db.exists()
+    evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:
-        lines.append(f"  evaluations  {db}  (runs {cfg.run_name}/eval/step-NNNNNN)")
+        lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
     commands = _next_commands(cfg, checkpoint, db if evaluated else None, steps)
     if commands:
         lines.append("next:")
@@ -173,39 +176,17 @@ def _next_commands(
         commands += [
             f"strategic-arena report --db {quote(str(db))}",
             f"strategic-arena publish --db {quote(str(db))} "
-            f"--out {quote(str(Path(cfg.output_dir) / 'leaderboard'))}",
+            f"--out {quote(str(Path(cfg.run.output_dir) / 'leaderboard'))}",
         ]
     if checkpoint is not None:
-        served = f"{cfg.run_name}-step-{steps}"
-        commands.append(
-            f"vllm serve {quote(str(checkpoint / 'policy'))} --served-model-name "
-            f"{quote(served)} --port 8000   # in the vLLM venv (make vllm), another terminal"
-        )
-        evaluate = [
-            "strategic-arena eval --base-url http://127.0.0.1:8000/v1",
-            f"--model {quote(served)}",
-            f"--envs {' '.join(quote(game) for game in cfg.games)}",
-            f"--style {cfg.style}",
-        ]
-        specs = sorted(
-            {
-                entry
-                for entries in cfg.eval_opponents.values()
-                for entry in entries
-                if isinstance(entry, str) and not entry.startswith("checkpoint:")
-            }
-        )
-        if specs:
-            evaluate.append(f"--opponents {' '.join(quote(spec) for spec in specs)}")
-        if not cfg.strict:
-            evaluate.append("--lenient")
-        if cfg.require_reasoning is not None:  # the run's rule, not the style's default
-            evaluate.append(
-                "--require-reasoning" if cfg.require_reasoning else "--no-require-reasoning"
-            )
-        if cfg.include_history:
-            evaluate.append("--history")
-        if cfg.shuffle_actions:
-            evaluate.append("--shuffle-actions")
-        commands.append(" ".join(evaluate))
+        from strategic_arena.asking import settings_file
+        from strategic_arena.train.serving import eval_command, serve_recipe, served_name
+
+        try:  # written beside every checkpoint: how its evaluation asked the policy
+            settings: Path | None = settings_file(checkpoint)
+        except ValueError:  # a checkpoint from before the settings file
+            settings = None
+        recipe = serve_recipe(checkpoint, served=served_name(cfg.run.name, steps))
+        commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
+        commands.append(eval_command(recipe, settings))
     return commands

@@ -7,8 +7,8 @@ on the whole batch, and trains on its share of each minibatch with the policy sh
 (:func:`shard`). The backend is NCCL on GPUs and gloo on CPU (the CPU path exists for tests).
 
 **Timeouts.** A collective that waits longer than the process group's timeout kills the run
-(NCCL's default is 10 minutes). The trainer sets it from ``dist_timeout_s`` and keeps every
-rank-0-only wait shorter: evaluation games are spread over the ranks, a started server's
+(NCCL's default is 10 minutes). The trainer sets it from ``placement.dist_timeout_s`` and
+keeps every rank-0-only wait shorter: evaluation games are spread over the ranks, a started server's
 start-up timeout must be below it (checked by the config), checkpoints are written while the
 others wait at one barrier.
 

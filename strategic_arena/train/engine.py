@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from strategic_arena._extras import require
+from strategic_arena.asking import Sampling as SamplingSettings
 
 if TYPE_CHECKING:
     import torch
@@ -62,6 +63,22 @@ class Sampling:
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, settings: SamplingSettings) -> Sampling:
+        """The engine's sampling of a :class:`~strategic_arena.asking.Sampling`.
+
+        Unset fields take the engine's defaults (temperature 1, no top-p, top-k or stop);
+        ``min_p`` and ``seed`` have no meaning here (each request carries its own seed).
+        """
+        default = cls()
+        return cls(
+            temperature=_or(settings.temperature, default.temperature),
+            top_p=_or(settings.top_p, default.top_p),
+            top_k=max(0, settings.top_k or 0),
+            max_new_tokens=settings.max_tokens or default.max_new_tokens,
+            stop=settings.stop,
+        )
+
     @property
     def greedy(self) -> bool:
         """Whether decoding is greedy."""
@@ -71,6 +88,11 @@ class Sampling:
     def logprob_temperature(self) -> float:
         """The temperature the recorded log-probs (and the learner's) are computed at."""
         return 1.0 if self.greedy else self.temperature
+
+
+def _or(value: float | None, default: float) -> float:
+    """``value`` unless it is unset."""
+    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -346,7 +368,7 @@ class EngineClient:
     """Batches the requests of concurrently running games into engine calls.
 
     A request waits until every coroutine that can run has had its turn (the event loop goes
-    idle for a few rounds) or ``max_batch_size`` requests are pending, then all pending
+    idle for a few rounds) or ``rollout.max_batch_size`` requests are pending, then all pending
     requests go to the engine together. The engine runs in the event loop's thread, so the
     order of everything is a function of the seeds alone: rollouts are reproducible.
 

@@ -45,7 +45,7 @@ class Evaluation:
         db: the results store.
         run: the run's name in the store (``<run_name>/eval/step-NNNNNN``).
         rows: the policy's summaries, both seats (``seat`` None) and each seat, in the
-            order of ``eval_opponents`` (rank 0 only; empty on the other ranks).
+            order of ``eval.opponents`` (rank 0 only; empty on the other ranks).
         metrics: ``eval/`` metrics (every rank).
     """
 
@@ -57,23 +57,15 @@ class Evaluation:
 
 
 def eval_db(cfg: TrainConfig) -> Path:
-    """The results store of the run's evaluations (``eval_db``, else ``output_dir/eval.db``)."""
-    return Path(cfg.eval_db) if cfg.eval_db else Path(cfg.output_dir) / "eval.db"
+    """The results store of the run's evaluations (``eval.db``, else ``output_dir/eval.db``)."""
+    return Path(cfg.eval.db) if cfg.eval.db else Path(cfg.run.output_dir) / "eval.db"
 
 
 def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) -> runner.Entrant:
-    """The arena entrant of one ``eval_opponents`` entry (see the module docstring)."""
+    """The arena entrant of one ``eval.opponents`` entry (see the module docstring)."""
     config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
     if config.base_url is not None:
-        entrant = runner.Entrant.llm(
-            opponents.endpoint_backend(config),
-            name=config.spec,
-            style=opponents.cfg.style,
-            include_history=opponents.cfg.include_history,
-            strict=opponents.cfg.strict,
-            shuffle_actions=opponents.cfg.shuffle_actions,
-        )
-        return entrant
+        return runner.Entrant.llm(opponents.endpoint_backend(config), name=config.spec)
     if config.spec.startswith("checkpoint:"):
         path = config.spec.removeprefix("checkpoint:")
         temperature = config.temperature
@@ -87,10 +79,8 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
 
 
 def eval_sampling(cfg: TrainConfig) -> Sampling:
-    """The sampling of evaluation: ``eval_temperature`` and ``eval_top_p`` where set."""
-    temperature = cfg.temperature if cfg.eval_temperature is None else cfg.eval_temperature
-    top_p = cfg.top_p if cfg.eval_top_p is None else cfg.eval_top_p
-    return Sampling(temperature, top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop))
+    """The engine's sampling in evaluation (:meth:`EvalConfig.sampling`)."""
+    return Sampling.of(cfg.eval.sampling(cfg.sampling))
 
 
 async def evaluate_policy(
@@ -101,9 +91,9 @@ async def evaluate_policy(
     opponents: OpponentPlayers,
     info: DistInfo | None = None,
 ) -> Evaluation:
-    """Play the policy of ``step`` against ``cfg.eval_opponents``; every rank calls it.
+    """Play the policy of ``step`` against ``cfg.eval.opponents``; every rank calls it.
 
-    The policy samples at ``eval_temperature`` and ``eval_top_p`` through ``engine``; games
+    The policy samples at ``eval.temperature`` and ``eval.top_p`` through ``engine``; games
     land in the results store (:func:`eval_db`) under the run ``<run_name>/eval/step-NNNNNN``,
     so a re-run of the same step resumes it.
     """
@@ -111,28 +101,28 @@ async def evaluate_policy(
     engine.wake_up()
     sampling = eval_sampling(cfg)
     temperature = sampling.temperature
-    client = EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size)
-    name = f"{cfg.run_name}@step-{step}"
+    client = EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size)
+    name = f"{cfg.run.name}@step-{step}"
 
     def build(env_id: str, seed: int) -> Player:
         return configured_player(cfg, client, encoder, seed, name=name)
 
     params: dict[str, Any] = {
-        "run": cfg.run_name,
+        "run": cfg.run.name,
         "step": step,
-        "model": cfg.model,
+        "model": cfg.model.name,
         "temperature": temperature,
     }
-    if cfg.eval_top_p is not None:  # stored only when set: earlier runs' players stay the same
+    if cfg.eval.top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
     rivals = {
         env_id: [opponent_entrant(entry, opponents) for entry in entries]
-        for env_id, entries in cfg.eval_opponents.items()
+        for env_id, entries in cfg.eval.opponents.items()
     }
-    tasks = evaluation_tasks(policy, rivals, cfg.eval_games, cfg.seed)
-    run_name = f"{cfg.run_name}/eval/step-{step:06d}"
-    settings = {"run": cfg.run_name, "step": step, "style": cfg.style}
+    tasks = evaluation_tasks(policy, rivals, cfg.eval.games, cfg.run.seed)
+    run_name = f"{cfg.run.name}/eval/step-{step:06d}"
+    settings = {"run": cfg.run.name, "step": step, "style": cfg.answer.style}
     db = eval_db(cfg)
 
     async def play(store: ResultsStore, share: Sequence[runner.GameTask]) -> None:
@@ -140,8 +130,8 @@ async def evaluate_policy(
             store,
             run_name,
             share,
-            seed=cfg.seed,
-            concurrency=cfg.max_concurrent_episodes,
+            seed=cfg.run.seed,
+            concurrency=cfg.rollout.max_concurrent_episodes,
             settings=settings,
             progress=False,
             max_replays=MAX_REPLAYS,
@@ -153,7 +143,7 @@ async def evaluate_policy(
                 await play(store, tasks)
                 rows = _policy_rows(store, run_name, name)
             return Evaluation(step, db, run_name, rows, eval_metrics(rows))
-        return await _spread(tasks, info, db, run_name, name, step, cfg.seed, settings, play)
+        return await _spread(tasks, info, db, run_name, name, step, cfg.run.seed, settings, play)
     finally:
         await client.aclose()
 
@@ -218,7 +208,7 @@ class _Collector(ResultsStore):
 
 
 def _policy_rows(store: ResultsStore, run_name: str, name: str) -> list[Summary]:
-    """The policy's summaries of ``run_name``."""
+    """The policy's summaries of ``run.name``."""
     return [row for row in summarize(store, [run_name]) if row.player == name]
 
 

@@ -11,11 +11,11 @@ of its turn, and the current log-prob ``logprob``:
    so a token whose ratio exploded cannot dominate the loss;
 4. optional k3 KL to the frozen initial policy (Schulman's estimator, as in GRPO/MARSHAL):
    ``kl = exp(ref - logprob) - (ref - logprob) - 1``, added as ``kl_coef * kl``;
-5. optional entropy bonus (``entropy_coef``; verl's ``entropy_coeff``): ``-entropy_coef * H``
+5. optional entropy bonus (``ppo.entropy_coef``; verl's ``entropy_coeff``): ``-entropy_coef * H``
    with H the entropy of the token's whole next-token distribution, so a policy does not
    collapse onto one answer before the game's signal has had a say; ``train/entropy``
    reports H either way;
-6. aggregation over a minibatch (``loss_aggregation``): ``seq-mean-token-mean`` (mean over a
+6. aggregation over a minibatch (``ppo.loss_aggregation``): ``seq-mean-token-mean`` (mean over a
    response's tokens, then over responses), ``seq-mean-token-sum-norm`` (token sum over a
    constant, then mean over responses: Dr. GRPO and SPIRAL, no length normalization), or
    ``token-mean``.
@@ -52,8 +52,9 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.rl.episode import Turn
 from strategic_arena.train.batching import plan_micro_batches
-from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config import CorrectionConfig, PPOConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
+from strategic_arena.train.engine import Sampling
 from strategic_arena.train.importance import correct
 from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
@@ -291,39 +292,43 @@ def k3_kl(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
     return kl
 
 
-def token_weights(turns: Sequence[Turn], cfg: TrainConfig, world_size: int = 1) -> list[float]:
-    """The loss weight of each token of each turn of one minibatch (``loss_aggregation``).
+def token_weights(
+    turns: Sequence[Turn], ppo: PPOConfig, world_size: int = 1, *, response_tokens: int = 256
+) -> list[float]:
+    """The loss weight of each token of each turn of one minibatch (``ppo.loss_aggregation``).
 
     ``world_size`` scales the weights up to undo the gradient averaging of data parallelism
-    (the counts are over the whole minibatch, every rank's turns together).
+    (the counts are over the whole minibatch, every rank's turns together);
+    ``response_tokens`` (the response budget) is the norm when ``ppo.loss_norm_tokens`` is
+    unset.
     """
     sequences = len(turns)
     if sequences == 0:
         return []
-    if cfg.loss_aggregation == "token-mean":
+    if ppo.loss_aggregation == "token-mean":
         total = sum(len(t.response_ids) for t in turns)
         return [world_size / total] * sequences
-    if cfg.loss_aggregation == "seq-mean-token-sum-norm":
-        constant = cfg.loss_norm_tokens or cfg.max_new_tokens
+    if ppo.loss_aggregation == "seq-mean-token-sum-norm":
+        constant = ppo.loss_norm_tokens or response_tokens
         return [world_size / (sequences * constant)] * sequences
     return [world_size / (sequences * len(t.response_ids)) for t in turns]
 
 
-def lr_factor(optimizer_step: int, cfg: TrainConfig, steps_per_update: int) -> float:
+def lr_factor(optimizer_step: int, ppo: PPOConfig, steps: int, steps_per_update: int) -> float:
     """Learning-rate multiplier at a 0-based optimizer step: linear warm-up, then the schedule.
 
     Warm-up and the cosine's length are counted in training steps and converted with
-    ``steps_per_update`` optimizer steps per training step.
+    ``steps_per_update`` optimizer steps per training step, of ``steps`` training steps.
     """
-    warmup = cfg.warmup_steps * steps_per_update
-    total = cfg.steps * steps_per_update
+    warmup = ppo.warmup_steps * steps_per_update
+    total = steps * steps_per_update
     if warmup and optimizer_step < warmup:
         return (optimizer_step + 1) / warmup
-    if cfg.lr_schedule == "constant":
+    if ppo.lr_schedule == "constant":
         return 1.0
     progress = min(1.0, (optimizer_step - warmup) / max(1, total - warmup))
     cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
-    return cfg.min_lr_ratio + (1.0 - cfg.min_lr_ratio) * cosine
+    return ppo.min_lr_ratio + (1.0 - ppo.min_lr_ratio) * cosine
 
 
 def fused_adamw_available(device: torch.device) -> bool:
@@ -341,35 +346,47 @@ class Learner:
     """The trainable policy, its optimizer and schedule, and the PPO update.
 
     Args:
-        cfg: the run's config.
+        ppo: the learner's settings (optimizer, schedule, loss).
+        correction: the importance correction's settings.
         model: the policy (possibly wrapped by peft or sharded by FSDP), in train mode.
         pad_id: padding token id.
         reference: a frozen copy of the initial policy for the KL term (``None``: no KL, or
             LoRA, whose reference is the model with its adapters disabled).
         rank / world_size: this process's place in data parallelism.
-        compute_dtype: dtype of the forward passes (``None``: ``cfg.compute_dtype`` resolved
-            for the policy's device); the weights keep theirs (the master dtype).
+        compute_dtype: dtype of the forward passes (``None``: ``auto`` resolved for the
+            policy's device); the weights keep theirs (the master dtype).
+        temperature: the sampling temperature the log-probs are taken at.
+        steps: training steps of the run (the schedule's length).
+        response_tokens: the response budget (the norm of ``seq-mean-token-sum-norm`` when
+            ``ppo.loss_norm_tokens`` is unset).
+
+    :meth:`from_config` takes these from a whole :class:`TrainConfig`.
     """
 
     def __init__(
         self,
-        cfg: TrainConfig,
+        ppo: PPOConfig,
+        correction: CorrectionConfig,
         model: Any,
         *,
         pad_id: int,
+        temperature: float = 1.0,
+        steps: int = 1,
+        response_tokens: int = 256,
         reference: Any = None,
         rank: int = 0,
         world_size: int = 1,
         compute_dtype: Any = None,
     ) -> None:
         self.torch = require("torch", "the learner")
-        self.cfg = cfg
+        self.ppo, self.correction = ppo, correction
+        self.temperature, self.steps, self.response_tokens = temperature, steps, response_tokens
         self.model = model
         self.pad_id = pad_id
         self.reference = reference
         self.rank = rank
         self.world_size = world_size
-        self.steps_per_update = cfg.ppo_epochs * cfg.minibatches
+        self.steps_per_update = ppo.epochs * ppo.minibatches
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
             raise ValueError("the policy has no trainable parameters")
@@ -379,20 +396,37 @@ class Learner:
         # model in float32 masters on one GPU).
         self.optimizer = self.torch.optim.AdamW(
             params,
-            lr=cfg.lr,
-            betas=(cfg.adam_beta1, cfg.adam_beta2),
-            eps=cfg.adam_eps,
-            weight_decay=cfg.weight_decay,
+            lr=self.ppo.lr,
+            betas=(self.ppo.adam_beta1, self.ppo.adam_beta2),
+            eps=self.ppo.adam_eps,
+            weight_decay=self.ppo.weight_decay,
             fused=fused_adamw_available(params[0].device) or None,
         )
         self.scheduler = self.torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: lr_factor(step, cfg, self.steps_per_update)
+            self.optimizer, lambda step: lr_factor(step, ppo, steps, self.steps_per_update)
         )
         self.master_dtype = params[0].dtype
         self.compute_dtype = (
-            resolve_compute_dtype(cfg, self.device) if compute_dtype is None else compute_dtype
+            resolve_compute_dtype("auto", self.device) if compute_dtype is None else compute_dtype
         )
         self.model.train()
+
+    @classmethod
+    def from_config(cls, cfg: TrainConfig, model: Any, **kwargs: Any) -> Learner:
+        """A learner for the run ``cfg`` (its ppo, correction, sampling and precision)."""
+        sampling = Sampling.of(cfg.sampling)
+        if kwargs.get("compute_dtype") is None:
+            device = next(model.parameters()).device
+            kwargs["compute_dtype"] = resolve_compute_dtype(cfg.precision.compute_dtype, device)
+        return cls(
+            cfg.ppo,
+            cfg.correction,
+            model,
+            temperature=sampling.temperature,
+            steps=cfg.run.steps,
+            response_tokens=sampling.max_new_tokens,
+            **kwargs,
+        )
 
     def compute(self) -> Any:
         """The context of a forward pass: autocast to the compute dtype when it differs."""
@@ -441,8 +475,8 @@ class Learner:
         plan = plan_micro_batches(
             sizes,
             self.world_size,
-            max_rows=self.cfg.micro_batch_size,
-            max_tokens=self.cfg.micro_batch_tokens,
+            max_rows=self.ppo.micro_batch_size,
+            max_tokens=self.ppo.micro_batch_tokens,
         )
         return plan[self.rank]
 
@@ -459,7 +493,7 @@ class Learner:
             for chunk in self._plan(turns):
                 rows = chunk or _shortest(turns)  # FSDP: as many passes on every rank
                 batch = collate([turns[i] for i in rows], pad_id=self.pad_id, device=self.device)
-                values = sequence_logprobs(self.model, batch, self.cfg.temperature)
+                values = sequence_logprobs(self.model, batch, self.temperature)
                 for row, index in enumerate(chunk):
                     size = len(turns[index].response_ids)
                     mine[index] = values[row, values.shape[1] - size :].tolist()
@@ -485,11 +519,10 @@ class Learner:
             rng: shuffles the turns into minibatches (same seed on every rank).
             old_logprobs: the old policy's log-probs per turn (default: the engine's).
             correct_behaviour: weight each token's policy-gradient term by the importance
-                correction of ``old_logprobs`` against the engine's (``tis_cap``,
-                ``is_mask_low/high``); needs ``old_logprobs``. Adds the ``train/is_*``
+                correction of ``ppo.old_logprobs`` against the engine's (``correction.tis_cap``,
+                ``is_mask_low/high``); needs ``ppo.old_logprobs``. Adds the ``train/is_*``
                 metrics.
         """
-        cfg = self.cfg
         stats = _Stats()
         old = list(old_logprobs) if old_logprobs is not None else [t.logprobs for t in turns]
         is_weights: list[list[float]] | None = None
@@ -500,19 +533,21 @@ class Learner:
             correction = correct(
                 old,
                 [t.logprobs for t in turns],
-                cap=cfg.tis_cap,
-                mask_low=cfg.is_mask_low,
-                mask_high=cfg.is_mask_high,
-                level=cfg.is_level,
+                cap=self.correction.tis_cap,
+                mask_low=self.correction.is_mask_low,
+                mask_high=self.correction.is_mask_high,
+                level=self.correction.is_level,
             )
             is_weights, is_metrics = correction.weights, correction.metrics
         first_minibatch = True
-        for _epoch in range(cfg.ppo_epochs):
+        for _epoch in range(self.ppo.epochs):
             order = rng.permutation(len(turns)) if turns else np.zeros(0, dtype=np.int64)
-            for indices in np.array_split(order, cfg.minibatches):
+            for indices in np.array_split(order, self.ppo.minibatches):
                 minibatch = [turns[i] for i in indices]
                 if minibatch:
-                    weights = token_weights(minibatch, cfg, self.world_size)
+                    weights = token_weights(
+                        minibatch, self.ppo, self.world_size, response_tokens=self.response_tokens
+                    )
                     self._accumulate(
                         minibatch,
                         [old[i] for i in indices],
@@ -541,7 +576,6 @@ class Learner:
     ) -> None:
         """Forward and backward this rank's share of one minibatch, micro-batch by micro-batch."""
         torch = self.torch
-        cfg = self.cfg
         for chunk in self._plan(minibatch):
             dummy = not chunk  # FSDP needs the same number of passes on every rank
             if dummy:
@@ -556,28 +590,30 @@ class Learner:
             )
             with self.compute():
                 logprobs, entropy = sequence_logprobs_and_entropy(
-                    self.model, batch, cfg.temperature, entropy=cfg.entropy_coef > 0
+                    self.model, batch, self.temperature, entropy=self.ppo.entropy_coef > 0
                 )
             per_token, parts = ppo_token_loss(
                 logprobs,
                 batch.old_logprobs,
                 batch.advantages,
-                clip_eps=cfg.clip_eps,
-                clip_eps_high=cfg.clip_eps if cfg.clip_eps_high is None else cfg.clip_eps_high,
-                dual_clip=cfg.dual_clip,
+                clip_eps=self.ppo.clip_eps,
+                clip_eps_high=self.ppo.clip_eps
+                if self.ppo.clip_eps_high is None
+                else self.ppo.clip_eps_high,
+                dual_clip=self.ppo.dual_clip,
             )
             per_token = per_token * batch.is_weights
             kl = None
-            if cfg.kl_coef > 0:
-                ref = self._reference_logprobs(batch, cfg.temperature)
+            if self.ppo.kl_coef > 0:
+                ref = self._reference_logprobs(batch, self.temperature)
                 # Outside the response the KL is weighted by 0, but 0 * inf is NaN: keep it
                 # exactly 0 there (a prompt token can be far less likely under the reference).
                 ref = torch.where(batch.response_mask > 0, ref, logprobs.detach())
                 kl = k3_kl(logprobs, ref)
-                per_token = per_token + cfg.kl_coef * kl
+                per_token = per_token + self.ppo.kl_coef * kl
             assert entropy is not None  # asked for above
-            if cfg.entropy_coef > 0:
-                per_token = per_token - cfg.entropy_coef * entropy
+            if self.ppo.entropy_coef > 0:
+                per_token = per_token - self.ppo.entropy_coef * entropy
             loss = (per_token * batch.token_weights).sum()
             torch.autograd.backward(loss)
             if dummy:
@@ -602,7 +638,7 @@ class Learner:
         """Clip, step, zero; returns the gradient norm before clipping."""
         torch = self.torch
         params = [p for p in self.model.parameters() if p.requires_grad]
-        max_norm = self.cfg.grad_clip if self.cfg.grad_clip > 0 else float("inf")
+        max_norm = self.ppo.grad_clip if self.ppo.grad_clip > 0 else float("inf")
         norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
         if hasattr(norm, "full_tensor"):  # a DTensor under FSDP
             norm = norm.full_tensor()

@@ -167,14 +167,14 @@ class Layout:
         colocated: a vLLM server shares each learner's GPU.
         server_gpus: GPUs of the vLLM servers (0: no vLLM, e.g. the transformers engine).
         tensor_parallel: GPUs per server.
-        server_utilization: ``vllm_gpu_memory_utilization``.
-        sleep_level: ``vllm_sleep_level`` (0: the server keeps its memory during updates).
+        server_utilization: ``vllm.gpu_memory_utilization``.
+        sleep_level: ``placement.vllm_sleep_level`` (0: the server keeps its memory during updates).
         micro_batch_size: sequences per forward/backward pass.
         sequence_tokens: the longest prompt plus response.
         compute_bytes: bytes per value of the compute dtype (2: bf16).
         server_bytes: bytes per weight of the vLLM server (its dtype).
         master_bytes: bytes per master weight (4: fp32).
-        reference: a frozen reference model is loaded (``kl_coef`` > 0).
+        reference: a frozen reference model is loaded (``ppo.kl_coef`` > 0).
         gradient_checkpointing: activations recomputed in the backward pass.
         fused_adamw: AdamW's fused kernel (no temporaries); else the multi-tensor one.
         server_sequences: the server's ``max_num_seqs`` (its sampler's batch).

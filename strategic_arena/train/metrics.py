@@ -104,7 +104,7 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
 
 
 class MetricsLogger:
-    """``metrics.jsonl`` plus optional TensorBoard events under ``output_dir``.
+    """``metrics.jsonl`` plus optional TensorBoard events under ``run.output_dir``.
 
     Args:
         output_dir: the run directory.

@@ -6,14 +6,14 @@ The policy is a transformers causal LM: a hub id or local directory (``model``),
 * **device**: ``auto`` is CUDA when available, else CPU; under ``torchrun`` each rank takes
   ``cuda:LOCAL_RANK``;
 * **precision**: master weights and AdamW state in ``dtype`` (``auto``: float32 on every
-  device), arithmetic in ``compute_dtype`` (``auto``: bfloat16 on CUDA, float32 on CPU) --
+  device), arithmetic in ``precision.compute_dtype`` (``auto``: bfloat16 on CUDA, float32 on CPU) --
   under ``torch.autocast`` in one process (:func:`compute_context`), through FSDP2's
   mixed-precision policy under ``torchrun``. Why: Adam's first steps move each weight by about
   ``lr``; at lr 1e-6 a bfloat16 weight of size 0.01 (spacing 6e-5 there) keeps almost none of
   that, so pure-bfloat16 training looks alive (loss, gradient norm, KL move) yet does not
   learn. The frozen KL reference only computes, so it is held in the compute dtype;
 * **LoRA** (``lora_rank > 0``): adapters from ``peft`` (imported only then) on the modules
-  named by ``lora_target_modules``; the reference policy of the KL term is then the same model
+  named by ``lora.target_modules``; the reference policy of the KL term is then the same model
   with its adapters disabled, so no second copy is loaded;
 * **resume**: the weights come from a checkpoint's ``policy/`` directory (a full
   ``save_pretrained`` directory, or a LoRA adapter over the configured base).
@@ -28,6 +28,7 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config.sections import DType
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -35,7 +36,7 @@ log = logging.getLogger("strategic_arena.train")
 def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
     """The ``torch.device`` of the learner and the engine."""
     torch = require("torch", "training")
-    name = cfg.device
+    name = cfg.model.device
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda":
@@ -52,25 +53,28 @@ def resolve_dtype(cfg: TrainConfig) -> Any:
     the size of a small learning rate round away in it.
     """
     torch = require("torch", "training")
-    if cfg.dtype == "auto":
+    if cfg.precision.master_dtype == "auto":
         return torch.float32
-    dtype = getattr(torch, cfg.dtype)
+    dtype = getattr(torch, cfg.precision.master_dtype)
     if dtype != torch.float32:
         log.warning(
             "dtype: %s keeps the master weights and AdamW state in %s: updates of lr %g mostly "
             "round away (use dtype: auto, float32 masters, and compute_dtype for speed)",
-            cfg.dtype,
-            cfg.dtype,
-            cfg.lr,
+            cfg.precision.master_dtype,
+            cfg.precision.master_dtype,
+            cfg.ppo.lr,
         )
     return dtype
 
 
-def resolve_compute_dtype(cfg: TrainConfig, device: Any) -> Any:
-    """The dtype of the learner's arithmetic: ``auto`` is bfloat16 on CUDA, float32 elsewhere."""
+def resolve_compute_dtype(compute_dtype: DType, device: Any) -> Any:
+    """The dtype of the learner's arithmetic (``precision.compute_dtype``).
+
+    ``auto`` is bfloat16 on CUDA, float32 elsewhere.
+    """
     torch = require("torch", "training")
-    if cfg.compute_dtype != "auto":
-        return getattr(torch, cfg.compute_dtype)
+    if compute_dtype != "auto":
+        return getattr(torch, compute_dtype)
     return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
@@ -81,19 +85,23 @@ def resolve_policy_dtype(cfg: TrainConfig, master_dtype: Any, compute_dtype: Any
     compute dtype (half the memory on a GPU); peft keeps the adapters, the only trained
     weights, in float32 (its ``autocast_adapter_dtype``).
     """
-    if cfg.lora_rank > 0 and cfg.dtype == "auto":
+    if cfg.lora.rank > 0 and cfg.precision.master_dtype == "auto":
         return compute_dtype
     return master_dtype
 
 
 def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
-    """The rollout server's dtype (``vllm_dtype``; ``auto``: the learner's compute dtype)."""
+    """The rollout server's dtype (``precision.server_dtype``; ``auto``: the compute dtype)."""
     torch = require("torch", "training")
-    return compute_dtype if cfg.vllm_dtype == "auto" else getattr(torch, cfg.vllm_dtype)
+    return (
+        compute_dtype
+        if cfg.precision.server_dtype == "auto"
+        else getattr(torch, cfg.precision.server_dtype)
+    )
 
 
 def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
-    """Forward passes in ``compute_dtype`` over ``master_dtype`` weights (autocast, or a no-op).
+    """Forward passes in the compute dtype over master-dtype weights (autocast, or a no-op).
 
     Autocast casts each matrix product's inputs (weights included) to the compute dtype and
     keeps reductions such as softmax in float32; gradients flow back to the float32 masters.
@@ -115,21 +123,21 @@ def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> A
     """
     transformers = require("transformers", "training")
     if weights_dir is not None:
-        tokenizer = load_saved_tokenizer(weights_dir, tiny=cfg.model == "tiny")
-    elif cfg.model == "tiny":
+        tokenizer = load_saved_tokenizer(weights_dir, tiny=cfg.model.name == "tiny")
+    elif cfg.model.name == "tiny":
         from strategic_arena.train.tiny import build_tokenizer
 
-        tokenizer = build_tokenizer(cfg.games, cfg.tiny_vocab, style=cfg.style)
+        tokenizer = build_tokenizer(cfg.games.ids, cfg.model.tiny_vocab, style=cfg.answer.style)
     else:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
-            cfg.tokenizer or cfg.model, trust_remote_code=cfg.trust_remote_code
+            cfg.model.tokenizer or cfg.model.name, trust_remote_code=cfg.model.trust_remote_code
         )
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if getattr(tokenizer, "chat_template", None) is None:
         raise ValueError(
-            f"the tokenizer of {cfg.model!r} has no chat template; prompts need one "
+            f"the tokenizer of {cfg.model.name!r} has no chat template; prompts need one "
             "(use an instruct model or set tokenizer to one with a template)"
         )
     return tokenizer
@@ -150,9 +158,9 @@ def load_saved_tokenizer(path: str | Path, *, tiny: bool = False) -> Any:
 
 def _from_pretrained(cfg: TrainConfig, path: str, dtype: Any) -> Any:
     transformers = require("transformers", "training")
-    kwargs: dict[str, Any] = {"trust_remote_code": cfg.trust_remote_code}
-    if cfg.attn_implementation is not None:
-        kwargs["attn_implementation"] = cfg.attn_implementation
+    kwargs: dict[str, Any] = {"trust_remote_code": cfg.model.trust_remote_code}
+    if cfg.model.attn_implementation is not None:
+        kwargs["attn_implementation"] = cfg.model.attn_implementation
     try:
         return transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs)
     except TypeError:  # transformers before 4.56 calls it torch_dtype
@@ -161,20 +169,20 @@ def _from_pretrained(cfg: TrainConfig, path: str, dtype: Any) -> Any:
 
 def load_base_model(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
     """The configured initial policy, without adapters (also the KL reference)."""
-    if cfg.model == "tiny":
+    if cfg.model.name == "tiny":
         from strategic_arena.train.tiny import build_model
 
         model: Any = build_model(
             tokenizer,
-            hidden_size=cfg.tiny_hidden_size,
-            layers=cfg.tiny_layers,
-            heads=cfg.tiny_heads,
-            seed=cfg.seed,
-            stop_at_answers=cfg.tiny_vocab == "answers",
+            hidden_size=cfg.model.tiny_hidden_size,
+            layers=cfg.model.tiny_layers,
+            heads=cfg.model.tiny_heads,
+            seed=cfg.run.seed,
+            stop_at_answers=cfg.model.tiny_vocab == "answers",
         )
         model = model.to(dtype=dtype)
     else:
-        model = _from_pretrained(cfg, cfg.model, dtype)
+        model = _from_pretrained(cfg, cfg.model.name, dtype)
     return model.to(device)
 
 
@@ -182,17 +190,17 @@ def load_policy(
     cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any, weights_dir: str | Path | None
 ) -> Any:
     """The trainable policy: the initial model or a checkpoint's, with LoRA adapters if asked."""
-    if cfg.lora_rank > 0:
+    if cfg.lora.rank > 0:
         peft = require("peft", "LoRA (pip install peft)")
         base = load_base_model(cfg, tokenizer, device, dtype)
         if weights_dir is not None:
             model = peft.PeftModel.from_pretrained(base, str(weights_dir), is_trainable=True)
         else:
             lora = peft.LoraConfig(
-                r=cfg.lora_rank,
-                lora_alpha=cfg.lora_alpha,
-                lora_dropout=cfg.lora_dropout,
-                target_modules=cfg.lora_target_modules,
+                r=cfg.lora.rank,
+                lora_alpha=cfg.lora.alpha,
+                lora_dropout=cfg.lora.dropout,
+                target_modules=cfg.lora.target_modules,
                 task_type="CAUSAL_LM",
             )
             model = peft.get_peft_model(base, lora)
@@ -201,7 +209,7 @@ def load_policy(
         _own_storage(model)
     else:
         model = load_base_model(cfg, tokenizer, device, dtype)
-    if cfg.gradient_checkpointing:
+    if cfg.model.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if hasattr(model, "enable_input_require_grads"):
             model.enable_input_require_grads()
@@ -224,7 +232,7 @@ def _own_storage(model: Any) -> None:
 
 def load_reference(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
     """A frozen copy of the initial policy for the KL term (``None`` when not needed)."""
-    if cfg.kl_coef <= 0 or cfg.lora_rank > 0:
+    if cfg.ppo.kl_coef <= 0 or cfg.lora.rank > 0:
         return None
     model = load_base_model(cfg, tokenizer, device, dtype)
     model.eval()

@@ -11,14 +11,16 @@ until the pool drops the snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import opponents
 from strategic_arena._extras import require
-from strategic_arena.backends import OpenAIBackend, SamplingParams
+from strategic_arena.arena.runner import Entrant
+from strategic_arena.asking import Sampling as SamplingSettings
+from strategic_arena.backends import OpenAIBackend
 from strategic_arena.players import LLMPlayer
-from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engine import EngineClient, Sampling, TransformersEngine
@@ -45,24 +47,15 @@ class OpponentPlayers:
 
     def __call__(self, entry: PoolEntry, env_id: str, seat: int, game_seed: int) -> Player:
         """The player of ``entry`` in ``seat`` of the game seeded with ``game_seed``."""
-        cfg = self.cfg
         seed = derive_seed(game_seed, seat, "opponent")
         if entry.snapshot is not None:
             return self.frozen(entry.snapshot, entry.name, seed, None)
         config = entry.config
         assert config is not None
         if config.base_url is not None:
-            return LLMPlayer(
-                self.endpoint_backend(config, entry.name),
-                name=entry.name,
-                style=cfg.style,
-                policy="forfeit",
-                include_history=cfg.include_history,
-                strict=cfg.strict,
-                seed=seed,
-                shuffle_actions=cfg.shuffle_actions,
-                require_reasoning=cfg.require_reasoning,
-                prompts=cached_prompts(cfg.prompts),
+            # The arena's entrant builds the model player, as in eval and evaluation.
+            return Entrant.llm(self.endpoint_backend(config, entry.name), name=entry.name).build(
+                env_id, seed
             )
         if config.spec.startswith("checkpoint:"):
             path = config.spec.removeprefix("checkpoint:")
@@ -72,8 +65,10 @@ class OpponentPlayers:
     def endpoint_backend(self, config: OpponentConfig, name: str | None = None) -> OpenAIBackend:
         """The backend of an endpoint opponent (one per name, kept for the run).
 
-        Sampling: the opponent's temperature (else the training one), the training top-p and
-        response budget; its seed derives from the run's seed and ``name`` (default: the spec).
+        Asked as the policy is (``cfg.answer``), but with neither its prefix nor
+        its chat template kwargs (they belong to the policy's template); sampling: the opponent's
+        temperature (else the training one), the training top-p and response budget; its seed
+        derives from the run's seed and ``name`` (default: the spec).
         """
         cfg = self.cfg
         name = name or config.spec
@@ -81,16 +76,21 @@ class OpponentPlayers:
         if backend is None:
             if config.base_url is None:
                 raise ValueError(f"opponent {config.spec!r} has no base_url")
-            temperature = cfg.temperature if config.temperature is None else config.temperature
-            sampling = SamplingParams(
-                temperature=temperature, top_p=cfg.top_p, max_tokens=cfg.max_new_tokens
+            temperature = (
+                cfg.sampling.temperature if config.temperature is None else config.temperature
+            )
+            sampling = SamplingSettings(
+                temperature=temperature,
+                top_p=cfg.sampling.top_p,
+                max_tokens=cfg.sampling.max_tokens,
             )
             backend = OpenAIBackend(
                 config.spec,
                 config.base_url,
                 api_key_env=config.api_key_env,
                 sampling=sampling,
-                seed=derive_seed(cfg.seed, "endpoint", name),
+                asking=replace(cfg.answer, response_prefix="", chat_template_kwargs={}),
+                seed=derive_seed(cfg.run.seed, "endpoint", name),
             )
             self._backends[name] = backend
         return backend
@@ -101,7 +101,7 @@ class OpponentPlayers:
         if path not in self._frozen:
             transformers = require("transformers", "frozen opponents")
             tokenizer = (
-                load_saved_tokenizer(path, tiny=cfg.model == "tiny")
+                load_saved_tokenizer(path, tiny=cfg.model.name == "tiny")
                 if (Path(path) / "tokenizer_config.json").exists()
                 else self.tokenizer
             )
@@ -109,21 +109,14 @@ class OpponentPlayers:
             model = transformers.AutoModelForCausalLM.from_pretrained(path).to(self.device)
             model.eval()
             model.requires_grad_(False)
-            sampling = Sampling(
-                cfg.temperature if temperature is None else temperature,
-                cfg.top_p,
-                cfg.top_k,
-                cfg.max_new_tokens,
-                tuple(cfg.stop),
-            )
-            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.max_batch_size)
-            encoder = PromptEncoder(
-                tokenizer,
-                response_prefix=cfg.response_prefix,
-                chat_template_kwargs=cfg.chat_template_kwargs,
-            )
+            settings = cfg.sampling
+            if temperature is not None:
+                settings = replace(settings, temperature=temperature)
+            sampling = Sampling.of(settings)
+            engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.rollout.max_batch_size)
+            encoder = PromptEncoder(tokenizer, cfg.answer)
             self._frozen[path] = (
-                EngineClient(engine, sampling, max_batch_size=cfg.max_batch_size),
+                EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size),
                 encoder,
             )
         client, encoder = self._frozen[path]

@@ -2,19 +2,19 @@
 
 One node (docs/training.md, "Placement"):
 
-* ``learner_gpus`` -- the GPU of each learner rank (local rank ``i`` uses ``learner_gpus[i]``;
-  empty: GPU ``LOCAL_RANK``, torchrun's default);
-* ``vllm_gpus`` -- the GPUs of the vLLM servers the trainer starts, cut into groups of
-  ``vllm_tensor_parallel_size``: one server per group (data parallel over servers, the
+* ``placement.learner_gpus`` -- the GPU of each learner rank (local rank ``i`` uses
+  ``learner_gpus[i]``; empty: GPU ``LOCAL_RANK``, torchrun's default);
+* ``placement.vllm_gpus`` -- the GPUs of the vLLM servers the trainer starts, cut into groups of
+  ``vllm.tensor_parallel_size``: one server per group (data parallel over servers, the
   requests spread over them); empty: one server on what the trainer sees (GPU 0 on a GPU
   machine, the first learner's: colocated);
-* colocated -- a server on a learner's GPU -- works with ``vllm_sleep_level`` 1 or 2: the
+* colocated -- a server on a learner's GPU -- works with ``placement.vllm_sleep_level`` 1 or 2: the
   server sleeps (weights and KV cache released) during each update and wakes for the sync.
 
 Before anything is loaded, :func:`check_placement` refuses what cannot work, each problem in
 one line with its numbers: a layout whose memory estimate (:mod:`~strategic_arena.train.
 memory`) exceeds a GPU; under multi-node torchrun a server the trainer would start on
-loopback, or a loopback URL in ``vllm_base_urls`` (other nodes would talk to themselves); and
+loopback, or a loopback URL in ``vllm.base_urls`` (other nodes would talk to themselves); and
 a disk weight sync whose folder has less free space than the weights.
 """
 
@@ -29,7 +29,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config import PlacementConfig, TrainConfig
 from strategic_arena.train.memory import (
     DEFAULT_SERVER_SEQUENCES,
     GIB,
@@ -67,23 +67,23 @@ class World:
         return self.size > self.local_size
 
 
-def learner_gpu(cfg: TrainConfig, local_rank: int) -> int:
+def learner_gpu(placement: PlacementConfig, local_rank: int) -> int:
     """The GPU index of the learner of ``local_rank`` (``learner_gpus``, else the rank)."""
-    if not cfg.learner_gpus:
+    gpus = placement.learner_gpus
+    if not gpus:
         return local_rank
-    if local_rank >= len(cfg.learner_gpus):
+    if local_rank >= len(gpus):
         raise PlacementError(
-            f"learner_gpus {cfg.learner_gpus} names {len(cfg.learner_gpus)} GPUs but this is "
-            f"local rank {local_rank}: start torchrun with --nproc-per-node "
-            f"{len(cfg.learner_gpus)}"
+            f"placement.learner_gpus {gpus} names {len(gpus)} GPUs but this is local rank "
+            f"{local_rank}: start torchrun with --nproc-per-node {len(gpus)}"
         )
-    return cfg.learner_gpus[local_rank]
+    return gpus[local_rank]
 
 
-def server_groups(cfg: TrainConfig) -> list[list[int]]:
+def server_groups(placement: PlacementConfig, tensor_parallel_size: int) -> list[list[int]]:
     """The GPUs of each server the trainer starts (``vllm_gpus`` by tensor-parallel size)."""
-    size = max(cfg.vllm_tensor_parallel_size, 1)
-    gpus = cfg.vllm_gpus
+    size = max(tensor_parallel_size, 1)
+    gpus = placement.vllm_gpus
     return [gpus[i : i + size] for i in range(0, len(gpus), size)]
 
 
@@ -100,57 +100,57 @@ def model_shape(cfg: TrainConfig) -> ModelShape | None:
     From its ``config.json`` (a directory, or the hub cache), else the table of known hub
     models; ``None`` when neither has it (``model: tiny`` included).
     """
-    if cfg.model == "tiny":
+    if cfg.model.name == "tiny":
         return None
-    path = Path(cfg.model).expanduser() / "config.json"
+    path = Path(cfg.model.name).expanduser() / "config.json"
     if path.is_file():
         return ModelShape.from_hf_config(json.loads(path.read_text(encoding="utf-8")))
     try:  # a hub id already downloaded; never a download just for the estimate
         from huggingface_hub import try_to_load_from_cache
 
-        cached = try_to_load_from_cache(cfg.model, "config.json")
+        cached = try_to_load_from_cache(cfg.model.name, "config.json")
     except (ImportError, ValueError):
         cached = None
     if isinstance(cached, str):
         return ModelShape.from_hf_config(json.loads(Path(cached).read_text(encoding="utf-8")))
-    return KNOWN_SHAPES.get(cfg.model)
+    return KNOWN_SHAPES.get(cfg.model.name)
 
 
 def layout(cfg: TrainConfig, world: World, gpu_bytes: int) -> Layout:
     """The memory layout of ``cfg`` on GPUs of ``gpu_bytes`` (see :mod:`.memory`)."""
     server_gpus = 0
     colocated = False
-    if cfg.engine == "vllm" and not cfg.vllm_base_urls:
-        if cfg.vllm_gpus:
-            server_gpus = len(cfg.vllm_gpus)
-            mine = set(cfg.learner_gpus or range(world.local_size))
-            colocated = bool(mine & set(cfg.vllm_gpus))
+    if cfg.rollout.engine == "vllm" and not cfg.vllm.base_urls:
+        if cfg.placement.vllm_gpus:
+            server_gpus = len(cfg.placement.vllm_gpus)
+            mine = set(cfg.placement.learner_gpus or range(world.local_size))
+            colocated = bool(mine & set(cfg.placement.vllm_gpus))
         else:  # one server on the trainer's first GPU
             server_gpus, colocated = 1, True
-    elif cfg.engine == "vllm":  # external servers: only their KV budget is unknown here
+    elif cfg.rollout.engine == "vllm":  # external servers: only their KV budget is unknown here
         server_gpus = 0
-    sequence = cfg.max_sequence_tokens
-    if cfg.vllm_max_model_len:
-        sequence = min(sequence, cfg.vllm_max_model_len)
-    master = _bytes(cfg.dtype, 4)
-    compute = _bytes(cfg.compute_dtype, 2)  # auto: bfloat16 on a GPU
+    sequence = cfg.rollout.max_sequence_tokens
+    if cfg.vllm.max_model_len:
+        sequence = min(sequence, cfg.vllm.max_model_len)
+    master = _bytes(cfg.precision.master_dtype, 4)
+    compute = _bytes(cfg.precision.compute_dtype, 2)  # auto: bfloat16 on a GPU
     return Layout(
         gpu_bytes=gpu_bytes,
         learners=world.size,
         colocated=colocated,
         server_gpus=server_gpus,
-        tensor_parallel=cfg.vllm_tensor_parallel_size,
-        server_utilization=cfg.vllm_gpu_memory_utilization,
-        sleep_level=cfg.vllm_sleep_level,
-        micro_batch_size=cfg.micro_batch_size,
+        tensor_parallel=cfg.vllm.tensor_parallel_size,
+        server_utilization=cfg.vllm.gpu_memory_utilization,
+        sleep_level=cfg.placement.vllm_sleep_level,
+        micro_batch_size=cfg.ppo.micro_batch_size,
         sequence_tokens=sequence,
         compute_bytes=compute,
-        server_bytes=_bytes(cfg.vllm_dtype, compute),
+        server_bytes=_bytes(cfg.precision.server_dtype, compute),
         master_bytes=master,
-        reference=cfg.kl_coef > 0,
-        gradient_checkpointing=cfg.gradient_checkpointing,
-        server_sequences=_server_sequences(cfg.vllm_server_args),
-        enforce_eager=cfg.vllm_enforce_eager,
+        reference=cfg.ppo.kl_coef > 0,
+        gradient_checkpointing=cfg.model.gradient_checkpointing,
+        server_sequences=_server_sequences(cfg.vllm.server_args),
+        enforce_eager=cfg.vllm.enforce_eager,
     )
 
 
@@ -189,22 +189,22 @@ def placement_problems(
 def node_problems(cfg: TrainConfig, world: World) -> list[str]:
     """What cannot work when torchrun spans several nodes (empty: nothing)."""
     problems = []
-    if world.multi_node and cfg.engine == "vllm":
-        if not cfg.vllm_base_urls:
+    if world.multi_node and cfg.rollout.engine == "vllm":
+        if not cfg.vllm.base_urls:
             problems.append(
                 f"torchrun spans {world.size // max(world.local_size, 1)} nodes but the "
                 "trainer would start its vLLM server on 127.0.0.1 of rank 0's node, which the "
                 "other nodes cannot reach: run the servers yourself and list them in "
                 "vllm_base_urls by a host name every node resolves"
             )
-        loopback = [url for url in cfg.vllm_base_urls if _loopback(url)]
+        loopback = [url for url in cfg.vllm.base_urls if _loopback(url)]
         if loopback:
             problems.append(
                 f"torchrun spans several nodes but vllm_base_urls has loopback URLs "
                 f"{loopback}: each node would reach its own loopback; use a host name every "
                 "node resolves"
             )
-        if cfg.weight_sync == "disk" and cfg.weight_sync_dir is None:
+        if cfg.vllm.weight_sync == "disk" and cfg.vllm.weight_sync_dir is None:
             problems.append(
                 "torchrun spans several nodes and weight_sync is disk, but weight_sync_dir is "
                 "the node-local default (/dev/shm): set it to a folder on a shared file system"
@@ -218,14 +218,16 @@ def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None, gpu: bool = Fa
     ``gpu``: the learner computes on a GPU (``compute_dtype: auto`` is then bfloat16).
     """
     problems = []
-    if cfg.engine == "vllm" and cfg.weight_sync == "disk" and shape is not None:
+    if cfg.rollout.engine == "vllm" and cfg.vllm.weight_sync == "disk" and shape is not None:
         from strategic_arena.train.vllm_engine import default_sync_dir
 
-        folder = Path(cfg.weight_sync_dir) if cfg.weight_sync_dir else default_sync_dir()
+        folder = Path(cfg.vllm.weight_sync_dir) if cfg.vllm.weight_sync_dir else default_sync_dir()
         existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
         free = shutil.disk_usage(existing).free
         # weights travel in the server's dtype (auto: the compute dtype, bf16 on a GPU)
-        size = _bytes(cfg.vllm_dtype, _bytes(cfg.compute_dtype, 2 if gpu else 4))
+        size = _bytes(
+            cfg.precision.server_dtype, _bytes(cfg.precision.compute_dtype, 2 if gpu else 4)
+        )
         needed = size * shape.parameters
         if free < needed:
             problems.append(
@@ -236,10 +238,10 @@ def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None, gpu: bool = Fa
     return problems
 
 
-def gpu_bytes(cfg: TrainConfig, use_cuda: bool) -> int | None:
+def gpu_bytes(placement: PlacementConfig, use_cuda: bool) -> int | None:
     """Memory of one GPU: ``gpu_memory_gib``, else what CUDA reports, else ``None`` (CPU)."""
-    if cfg.gpu_memory_gib is not None:
-        return int(cfg.gpu_memory_gib * GIB)
+    if placement.gpu_memory_gib is not None:
+        return int(placement.gpu_memory_gib * GIB)
     if not use_cuda:
         return None
     import torch
@@ -256,10 +258,10 @@ def check_placement(cfg: TrainConfig, world: World, use_cuda: bool) -> MemoryEst
     shape = model_shape(cfg)
     problems = placement_problems(cfg, world, shape, use_cuda)
     result = None
-    memory = gpu_bytes(cfg, use_cuda)
-    if cfg.memory_check and memory is not None:
+    memory = gpu_bytes(cfg.placement, use_cuda)
+    if cfg.placement.memory_check and memory is not None:
         if shape is None:
-            log.info("memory estimate skipped: the shape of %r is unknown here", cfg.model)
+            log.info("memory estimate skipped: the shape of %r is unknown here", cfg.model.name)
         else:
             result = estimate(shape, layout(cfg, world, memory))
             if result.problems:

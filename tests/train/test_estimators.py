@@ -192,10 +192,12 @@ def test_legacy_flat_keys_still_load_with_a_warning(tmp_path: Path) -> None:
     path.write_text(
         "estimator: rae\nrole_grouping: false\nrae_alpha: 0.9\nwhiten_advantages: true\n"
     )
-    with pytest.warns(FutureWarning, match="estimator, role_grouping, rae_alpha"):
+    with pytest.warns(
+        FutureWarning, match="estimator -> advantage.type, role_grouping -> advantage.role_grouping"
+    ):
         cfg = load_config(path)
     assert cfg.advantage == RAEConfig(role_grouping=False, alpha=0.9, whiten=True)
-    with pytest.warns(FutureWarning, match="use advantage.type"):
+    with pytest.warns(FutureWarning, match="estimator -> advantage.type"):
         assert load_config(None, ["estimator=grpo"]).advantage == GRPOConfig()
     path.write_text("estimator: rae\nadvantage: {type: rae}\n")
     with pytest.raises(ValueError, match="keep only advantage"):
@@ -209,6 +211,6 @@ def test_help_lists_every_estimators_own_settings() -> None:
     for name in names():
         assert f"advantage: {{type: {name}}}" in text
     # Own settings under their estimator, the shared ones once.
-    assert "level (Literal['turn', 'trajectory'], default 'turn')" in text
-    assert "alpha (float, default 0.95): EMA decay" in text
+    assert "advantage.level (Literal['turn', 'trajectory'], default 'turn')" in text
+    assert "advantage.alpha (float, default 0.95)\n        EMA decay" in text
     assert text.count("role_grouping (bool, default True)") == 1

@@ -252,24 +252,27 @@ def test_neutral_generation_settings_reach_the_server(stub: VLLMStub, tmp_path: 
     assert command[at + 1] == "vllm"
 
 
-@pytest.mark.parametrize("truncation", ["top_k=100", "top_p=0.99"])
+@pytest.mark.parametrize("truncation", ["sampling.top_k=100", "sampling.top_p=0.99"])
 def test_sequence_level_correction_with_truncated_sampling_is_refused(truncation: str) -> None:
-    with pytest.raises(ValueError, match="is_level: sequence with top_k"):
-        load_config(None, ["is_level=sequence", truncation])
-    assert load_config(None, ["is_level=token", truncation]).is_level == "token"
-    assert load_config(None, ["is_level=sequence"]).is_level == "sequence"
+    with pytest.raises(ValueError, match=r"is_level: sequence with sampling\.top_k"):
+        load_config(None, ["correction.is_level=sequence", truncation])
+    token = load_config(None, ["correction.is_level=token", truncation])
+    assert token.correction.is_level == "token"
+    sequence = load_config(None, ["correction.is_level=sequence"])
+    assert sequence.correction.is_level == "sequence"
 
 
 def test_importance_weight_outliers_are_masked_by_default() -> None:
     cfg = load_config(None, [])
-    assert (cfg.top_k, cfg.top_p) == (0, 1.0)  # rollouts sample what the learner computes
+    # rollouts sample what the learner computes
+    assert (cfg.sampling.top_k, cfg.sampling.top_p) == (0, 1.0)
     log_ratio = np.log([0.1, 0.5, 1.0, 4.0, 10.0])
     result = correct(
         [log_ratio.tolist()],
         [[0.0] * 5],
-        cap=cfg.tis_cap,
-        mask_low=cfg.is_mask_low,
-        mask_high=cfg.is_mask_high,
+        cap=cfg.correction.tis_cap,
+        mask_low=cfg.correction.is_mask_low,
+        mask_high=cfg.correction.is_mask_high,
     )
     assert result.weights[0] == pytest.approx([0.0, 0.5, 1.0, 2.0, 0.0])
     assert result.metrics["train/is_masked_frac"] == pytest.approx(2 / 5)
@@ -284,7 +287,7 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
     from strategic_arena.train.shaped_model import build_shaped_model
 
     shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
-    cfg = load_config(None, ["lr=1e-3", "grad_clip=0", "micro_batch_size=2"])
+    cfg = load_config(None, ["ppo.lr=1e-3", "ppo.grad_clip=0", "ppo.micro_batch_size=2"])
     turns = _random_turns(shape.vocab, rows=4, prompt=6, response=5)
     plain = build_shaped_model(shape, device="cpu", dtype=torch.float32, seed=3)
     dist = torch.distributed
@@ -297,7 +300,7 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
         )
         results = []
         for model in (plain, sharded):
-            learner = Learner(cfg, model, pad_id=0)
+            learner = Learner.from_config(cfg, model, pad_id=0)
             assert learner.optimizer.defaults["fused"] is True
             learner.update(turns, np.random.default_rng(0))
             results.append(
@@ -369,7 +372,7 @@ def test_the_disk_sync_folder_is_sized_for_bf16_pushes(tmp_path: Path) -> None:
     from strategic_arena.train.memory import KNOWN_SHAPES, ModelShape
     from strategic_arena.train.placement import sync_dir_problems
 
-    cfg = load_config(None, ["engine=vllm", f"weight_sync_dir={tmp_path / 'sync'}"])
+    cfg = load_config(None, ["rollout.engine=vllm", f"vllm.weight_sync_dir={tmp_path / 'sync'}"])
     huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)
     (problem,) = sync_dir_problems(cfg, huge, gpu=True)
     assert f"{huge.parameters:,} parameters x 2 bytes" in problem

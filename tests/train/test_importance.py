@@ -58,13 +58,15 @@ def test_sequence_level_weights_whole_responses() -> None:
 
 
 def test_the_correction_is_on_with_vllm_by_default() -> None:
-    assert load_config(None, ["engine=vllm"]).corrects_behaviour
+    assert load_config(None, ["rollout.engine=vllm"]).corrects_behaviour
     assert not load_config(None, []).corrects_behaviour
-    assert not load_config(None, ["engine=vllm", "old_logprobs=engine"]).corrects_behaviour
-    assert load_config(None, ["importance_correction=always"]).corrects_behaviour
-    with pytest.raises(ValueError, match="importance_correction: always needs"):
-        load_config(None, ["importance_correction=always", "old_logprobs=engine"])
+    assert not load_config(
+        None, ["rollout.engine=vllm", "ppo.old_logprobs=engine"]
+    ).corrects_behaviour
+    assert load_config(None, ["correction.mode=always"]).corrects_behaviour
+    with pytest.raises(ValueError, match=r"correction\.mode: always needs"):
+        load_config(None, ["correction.mode=always", "ppo.old_logprobs=engine"])
     with pytest.raises(ValueError, match="is_mask_low must be below"):
-        load_config(None, ["is_mask_low=2", "is_mask_high=1"])
+        load_config(None, ["correction.is_mask_low=2", "correction.is_mask_high=1"])
     with pytest.raises(ValueError, match="tis_cap"):
-        load_config(None, ["tis_cap=0"])
+        load_config(None, ["correction.tis_cap=0"])

@@ -23,16 +23,16 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 def test_marshal_fixed_opponent_ablations() -> None:
     ttt = load_config(CONFIGS / "marshal_tictactoe_fixed_opponent.yaml")
-    assert ttt.self_play_weight == 0.0 and ttt.games == ["tic_tac_toe-v0"]
-    assert [o.spec for o in ttt.opponents] == ["mcts:simulations=100,rollouts=10"]
-    assert ttt.episodes_per_game == 128  # one learner seat per game: 128 trajectories
+    assert ttt.games.self_play_weight == 0.0 and ttt.games.ids == ["tic_tac_toe-v0"]
+    assert [o.spec for o in ttt.games.opponents] == ["mcts:simulations=100,rollouts=10"]
+    assert ttt.games.episodes_per_game == 128  # one learner seat per game: 128 trajectories
     kuhn = load_config(CONFIGS / "marshal_kuhn_poker_fixed_opponent.yaml")
-    assert kuhn.self_play_weight == 0.0 and [o.spec for o in kuhn.opponents] == ["nash"]
+    assert kuhn.games.self_play_weight == 0.0 and [o.spec for o in kuhn.games.opponents] == ["nash"]
     # Everything else is the specialist's run.
     base = load_config(CONFIGS / "marshal_kuhn_poker.yaml")
-    assert (kuhn.lr, kuhn.kl_coef, kuhn.advantage, kuhn.run_name) == (
-        base.lr,
-        base.kl_coef,
+    assert (kuhn.ppo.lr, kuhn.ppo.kl_coef, kuhn.advantage, kuhn.run.name) == (
+        base.ppo.lr,
+        base.ppo.kl_coef,
         base.advantage,
         "marshal-kuhn-poker-fixed-opponent",
     )
@@ -45,7 +45,7 @@ def test_marshal_advantage_ablations() -> None:
     assert no_turn.advantage == GRPOConfig(role_grouping=True)
     no_agent = load_config(CONFIGS / "marshal_tictactoe_no_agent_specific.yaml")
     assert no_agent.advantage == MarshalConfig(role_grouping=False)
-    assert no_agent.games == base.games and no_agent.output_dir != base.output_dir
+    assert no_agent.games.ids == base.games.ids and no_agent.run.output_dir != base.run.output_dir
 
 
 def test_spiral_without_rae_is_plain_reinforce() -> None:
@@ -68,7 +68,7 @@ def test_extends_merges_and_refuses_cycles(tmp_path: Path) -> None:
     (tmp_path / "base.yaml").write_text("steps: 7\nlr: 2.0e-6\nadvantage: {type: rloo}\n")
     (tmp_path / "child.yaml").write_text("extends: base.yaml\nsteps: 9\n")
     child = load_config(tmp_path / "child.yaml")
-    assert (child.steps, child.lr, child.advantage.name) == (9, 2e-6, "rloo")
+    assert (child.run.steps, child.ppo.lr, child.advantage.name) == (9, 2e-6, "rloo")
     (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
     (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
     with pytest.raises(ValueError, match="extends itself"):
@@ -87,10 +87,10 @@ def test_eval_top_p_beside_the_eval_temperature() -> None:
 
     spiral = eval_sampling(load_config(CONFIGS / "spiral_multi_game.yaml"))
     assert (spiral.temperature, spiral.top_p) == (0.6, 0.95)  # SPIRAL's evaluation
-    plain = eval_sampling(load_config(None, ["top_p=0.9", "temperature=0.7"]))
+    plain = eval_sampling(load_config(None, ["sampling.top_p=0.9", "sampling.temperature=0.7"]))
     assert (plain.temperature, plain.top_p) == (0.7, 0.9)  # unset: the training sampling
-    with pytest.raises(ValueError, match="eval_top_p must lie in"):
-        load_config(None, ["eval_top_p=0"])
+    with pytest.raises(ValueError, match=r"eval\.top_p must lie in"):
+        load_config(None, ["eval.top_p=0"])
 
 
 # --- MARSHAL's over-long rule -------------------------------------------------------------------

@@ -109,7 +109,7 @@ def ours(games: list[tuple[tuple[float, float], int | None, tuple[int, int]]]) -
     """Our advantages of every kept turn, the episodes and the estimator, on ``games``."""
     cfg = load_config(CONFIGS / "spiral_multi_game.yaml")
     batch = episodes(games)
-    score(batch, cfg.reward_config())
+    score(batch, cfg.rewards)
     estimator = build(cfg.advantage)
     estimator.assign(batch)
     kept = [
@@ -117,7 +117,7 @@ def ours(games: list[tuple[tuple[float, float], int | None, tuple[int, int]]]) -
         for episode in batch
         for seat in (0, 1)
         for t, turn in enumerate(episode.trajectory(seat))
-        if turn.advantage != 0.0 or not cfg.drop_zero_advantage
+        if turn.advantage != 0.0 or not cfg.ppo.drop_zero_advantage
     ]
     return kept, batch, estimator
 

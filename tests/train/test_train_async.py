@@ -27,7 +27,9 @@ Overrides = Callable[..., list[str]]
 
 
 def test_async_run_trains_only_games_within_the_bound(tiny_overrides: Overrides) -> None:
-    cfg = load_config(None, tiny_overrides("steps=4", "max_staleness=1", "episodes_per_game=6"))
+    cfg = load_config(
+        None, tiny_overrides("run.steps=4", "rollout.max_staleness=1", "games.episodes_per_game=6")
+    )
     versions: dict[int, set[int | None]] = {}
     with Trainer(cfg) as trainer:
         assert not trainer.engine_shares_weights  # rollouts sample from their own copy
@@ -40,7 +42,7 @@ def test_async_run_trains_only_games_within_the_bound(tiny_overrides: Overrides)
     for step, seen in versions.items():
         assert seen and seen <= {step - 2, step - 1}, (step, seen)
     assert versions[1] == {0}  # round 0 is played before any update
-    rows = read_metrics(Path(cfg.output_dir) / "metrics.jsonl")
+    rows = read_metrics(Path(cfg.run.output_dir) / "metrics.jsonl")
     assert [row["step"] for row in rows] == [1, 2, 3, 4]
     for row in rows:
         assert row["async/max_lag"] <= 1
@@ -54,8 +56,10 @@ def test_async_run_trains_only_games_within_the_bound(tiny_overrides: Overrides)
 
 def test_the_first_async_step_is_the_synchronous_first_step(tiny_overrides: Overrides) -> None:
     """Round 0 is played by version 0 before any update: same games, same update."""
-    synchronous = Trainer(load_config(None, tiny_overrides("steps=3")))
-    asynchronous = Trainer(load_config(None, tiny_overrides("steps=3", "max_staleness=1")))
+    synchronous = Trainer(load_config(None, tiny_overrides("run.steps=3")))
+    asynchronous = Trainer(
+        load_config(None, tiny_overrides("run.steps=3", "rollout.max_staleness=1"))
+    )
     before = {n: p.detach().clone() for n, p in synchronous.learner.model.named_parameters()}
     try:
         sync_metrics = synchronous.train_step()
@@ -87,10 +91,10 @@ def test_async_is_the_synchronous_loop_trained_on_one_step_old_games(
     with exactly the weights of a one-thread synchronous run (shared weights) whose step ``s``
     trains, with the same correction, on round ``s`` played by version ``s - 1``. What is left
     between it and the synchronous loop is the data's one step of staleness."""
-    base = tiny_overrides("steps=4", "episodes_per_game=6")
-    asynchronous = Trainer(load_config(None, [*base, "max_staleness=1"]))
+    base = tiny_overrides("run.steps=4", "games.episodes_per_game=6")
+    asynchronous = Trainer(load_config(None, [*base, "rollout.max_staleness=1"]))
     delayed = DelayedTrainer(
-        load_config(None, [*base, "old_logprobs=learner", "importance_correction=always"])
+        load_config(None, [*base, "ppo.old_logprobs=learner", "correction.mode=always"])
     )
     synchronous = Trainer(load_config(None, base))
     try:
@@ -123,18 +127,18 @@ def test_kill_then_resume_an_async_run_loses_and_duplicates_nothing(
     """
     run_dir = tmp_path / "killed"
     overrides = [
-        *tiny_overrides("steps=6", "max_staleness=1", "episodes_per_game=6"),
-        "checkpoint_every=2",
-        f"output_dir={run_dir}",
+        *tiny_overrides("run.steps=6", "rollout.max_staleness=1", "games.episodes_per_game=6"),
+        "run.checkpoint_every=2",
+        f"run.output_dir={run_dir}",
     ]
-    process = _train_process([*overrides, "resume=never"])
+    process = _train_process([*overrides, "run.resume=never"])
     _wait_for(checkpoint_dir(run_dir, 2) / "trainer.pt", process)
     process.send_signal(signal.SIGKILL)
     process.wait()
     if process.stdout:
         process.stdout.close()
 
-    cfg = load_config(None, [*overrides, "resume=auto"])
+    cfg = load_config(None, [*overrides, "run.resume=auto"])
     with Trainer(cfg) as resumed:
         start = resumed.step
         assert start >= 2 and start % 2 == 0  # the newest checkpoint the kill left
@@ -147,11 +151,17 @@ def test_kill_then_resume_an_async_run_loses_and_duplicates_nothing(
 
 def test_async_settings_are_checked_and_turn_the_correction_on() -> None:
     with pytest.raises(ValueError, match="max_staleness must be >= 0"):
-        load_config(None, ["max_staleness=-1"])
+        load_config(None, ["rollout.max_staleness=-1"])
     with pytest.raises(ValueError, match="vllm_sleep_level"):
-        load_config(None, ["engine=vllm", "max_staleness=1", "vllm_sleep_level=1"])
+        load_config(
+            None, ["rollout.engine=vllm", "rollout.max_staleness=1", "placement.vllm_sleep_level=1"]
+        )
     with pytest.raises(ValueError, match="episode bank is not supported yet"):
-        load_config(None, ["max_staleness=1", "bank.batch_size=8"])
+        load_config(None, ["rollout.max_staleness=1", "bank.batch_size=8"])
     assert not load_config(None, []).corrects_behaviour  # transformers, synchronous
-    assert load_config(None, ["max_staleness=1"]).corrects_behaviour  # stale turns: corrected
-    assert not load_config(None, ["max_staleness=1", "old_logprobs=engine"]).corrects_behaviour
+    assert load_config(
+        None, ["rollout.max_staleness=1"]
+    ).corrects_behaviour  # stale turns: corrected
+    assert not load_config(
+        None, ["rollout.max_staleness=1", "ppo.old_logprobs=engine"]
+    ).corrects_behaviour

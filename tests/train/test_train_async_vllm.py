@@ -33,14 +33,14 @@ STEPS = 16
 
 def _train(out: Path, vllm_python: str, resume: str) -> subprocess.Popen[bytes]:
     settings = [
-        "max_staleness=1",
-        f"output_dir={out}",
-        f"steps={STEPS}",
-        "eval_every=0",
-        "checkpoint_every=4",
-        "tensorboard=false",
-        f"resume={resume}",
-        f"vllm_python={vllm_python}",
+        "rollout.max_staleness=1",
+        f"run.output_dir={out}",
+        f"run.steps={STEPS}",
+        "eval.every=0",
+        "run.checkpoint_every=4",
+        "run.tensorboard=false",
+        f"run.resume={resume}",
+        f"vllm.python={vllm_python}",
     ]
     args = [arg for item in settings for arg in ("--set", item)]
     return subprocess.Popen(

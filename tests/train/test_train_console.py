@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 
 from strategic_arena.arena.metrics import summarize
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import SETTINGS_FILE, read_settings
 from strategic_arena.cli import main
 from strategic_arena.serve import PlayerServer
 from strategic_arena.train.config import load_config
@@ -32,12 +33,12 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
     tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     overrides = tiny_overrides(
-        "steps=2",
-        "eval_every=2",
-        "eval_games=4",
-        "eval_opponents={kuhn_poker-v0: [random, nash]}",
-        "checkpoint_every=2",
-        "run_name=console",
+        "run.steps=2",
+        "eval.every=2",
+        "eval.games=4",
+        "eval.opponents={kuhn_poker-v0: [random, nash]}",
+        "run.checkpoint_every=2",
+        "run.name=console",
     )
     assert _train(overrides) == 0
     out = capsys.readouterr().out
@@ -66,17 +67,26 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
     assert f"evaluations  {db}" in out
     assert f"strategic-arena report --db {db}" in out
     assert f"strategic-arena publish --db {db} --out {run / 'leaderboard'}" in out
-    assert f"vllm serve {checkpoint / 'policy'} --served-model-name console-step-2" in out
+    policy = (checkpoint / "policy").resolve()
+    assert f"{policy} --served-model-name console-step-2 --host 127.0.0.1 --port 8000" in out
+    assert "--generation-config vllm" in out
+    settings = checkpoint / SETTINGS_FILE
     assert (
         "strategic-arena eval --base-url http://127.0.0.1:8000/v1 --model console-step-2 "
-        "--envs kuhn_poker-v0 --style boxed --opponents nash random --lenient"
+        f"--settings {settings} --name console@step-2 --envs kuhn_poker-v0 "
+        "--opponents nash random --num-games 4 --seed 0"
     ) in out
+    # the checkpoint says how its evaluation asked the policy: what --settings reads
+    asking, sampling = read_settings(checkpoint)
+    assert (asking.style, asking.strict, asking.policy) == ("boxed", False, "forfeit")
+    assert asking.extra_body == {"include_stop_str_in_output": True}
+    assert (sampling.temperature, sampling.max_tokens, sampling.top_k) == (1.0, 8, 0)
 
 
 def test_a_finished_run_says_so_and_trains_nothing(
     tiny_overrides: Overrides, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    overrides = tiny_overrides("steps=1", "resume=auto", "checkpoint_every=1")
+    overrides = tiny_overrides("run.steps=1", "run.resume=auto", "run.checkpoint_every=1")
     assert _train(overrides) == 0
     metrics = tmp_path / "run" / "metrics.jsonl"
     before = metrics.read_text()
@@ -110,17 +120,17 @@ def test_bad_yaml_and_a_missing_model_are_one_line(
 def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
-    first = load_config(None, tiny_overrides("steps=1", "checkpoint_every=1"))
+    first = load_config(None, tiny_overrides("run.steps=1", "run.checkpoint_every=1"))
     with Trainer(first) as trainer:
         trainer.train()
-    frozen = Path(first.output_dir) / "checkpoints" / "step-000001" / "policy"
+    frozen = Path(first.run.output_dir) / "checkpoints" / "step-000001" / "policy"
     with PlayerServer("nash", model="served-nash") as endpoint:
         cfg = load_config(
             None,
             [
-                *tiny_overrides("steps=1", "eval_every=1", "eval_games=4"),
-                f"output_dir={tmp_path / 'second'}",
-                f"eval_opponents={{kuhn_poker-v0: [checkpoint:{frozen}, "
+                *tiny_overrides("run.steps=1", "eval.every=1", "eval.games=4"),
+                f"run.output_dir={tmp_path / 'second'}",
+                f"eval.opponents={{kuhn_poker-v0: [checkpoint:{frozen}, "
                 f"{{spec: served-nash, base_url: '{endpoint.base_url}'}}]}}",
             ],
         )
@@ -146,12 +156,19 @@ def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
 
 def test_the_printed_eval_command_carries_the_runs_reasoning_rule(tmp_path: Path) -> None:
     from strategic_arena.train.console import run_summary
+    from strategic_arena.train.serving import write_eval_settings
 
-    cfg = load_config(
-        None,
-        ["model=tiny", "style=boxed", "require_reasoning=false", f"output_dir={tmp_path}"],
-    )
-    text = run_summary(cfg, 3, tmp_path / "checkpoints" / "step-000003")
-    assert "--style boxed --no-require-reasoning" in text
-    default = load_config(None, ["model=tiny", "style=boxed", f"output_dir={tmp_path}"])
-    assert "require-reasoning" not in run_summary(default, 3, tmp_path / "step-000003")
+    for rule in (False, None):
+        sets = ["model.name=tiny", "answer.style=boxed", f"run.output_dir={tmp_path}"]
+        if rule is not None:
+            sets.append(f"answer.require_reasoning={str(rule).lower()}")
+        cfg = load_config(None, sets)
+        checkpoint = tmp_path / f"rule-{rule}" / "step-000003"
+        (checkpoint / "policy").mkdir(parents=True)
+        (checkpoint / "policy" / "config.json").write_text("{}")
+        write_eval_settings(cfg, checkpoint, 3, "float32", 512)
+        text = run_summary(cfg, 3, checkpoint)
+        # the command asks as the run did: its settings file, the reasoning rule included
+        assert f"--settings {checkpoint / SETTINGS_FILE}" in text
+        asking, _ = read_settings(checkpoint)
+        assert asking.style == "boxed" and asking.require_reasoning is rule

@@ -38,14 +38,14 @@ def _torchrun(overrides: list[str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_two_cpu_processes_match_one(tiny_overrides: Overrides, tmp_path: Path) -> None:
     shared = tiny_overrides(
-        "steps=2",
-        "episodes_per_game=8",
-        "checkpoint_every=1",
-        "eval_every=2",
-        "eval_games=6",
-        "eval_opponents={kuhn_poker-v0: [random, nash]}",
+        "run.steps=2",
+        "games.episodes_per_game=8",
+        "run.checkpoint_every=1",
+        "eval.every=2",
+        "eval.games=6",
+        "eval.opponents={kuhn_poker-v0: [random, nash]}",
     )
-    ranked = [*shared, f"output_dir={tmp_path / 'ddp'}", "dist_timeout_s=1234"]
+    ranked = [*shared, f"run.output_dir={tmp_path / 'ddp'}", "placement.dist_timeout_s=1234"]
     result = _torchrun(ranked)
     assert result.returncode == 0, result.stdout + result.stderr
     # the timeout read back from the process group, not from the config
@@ -53,7 +53,7 @@ def test_two_cpu_processes_match_one(tiny_overrides: Overrides, tmp_path: Path) 
     distributed = read_metrics(tmp_path / "ddp" / "metrics.jsonl")
     assert [record["step"] for record in distributed] == [1, 2]
 
-    single = Trainer(load_config(None, [*shared, f"output_dir={tmp_path / 'one'}"]))
+    single = Trainer(load_config(None, [*shared, f"run.output_dir={tmp_path / 'one'}"]))
     for record in distributed:
         metrics = single.train_step()
         for key in ("train/reward", "train/invalid_rate", "train/trained_tokens"):
@@ -68,7 +68,7 @@ def test_two_cpu_processes_match_one(tiny_overrides: Overrides, tmp_path: Path) 
     for key, value in evaluated.items():
         assert spread[key] == pytest.approx(value), key
 
-    resumed = _torchrun([*ranked, "steps=3", "resume=auto"])
+    resumed = _torchrun([*ranked, "run.steps=3", "run.resume=auto"])
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resumed from" in resumed.stderr + resumed.stdout
     assert (tmp_path / "ddp" / "checkpoints" / "step-000003" / "trainer.pt").is_file()

@@ -41,11 +41,11 @@ def trainer(recorder: RecordingEndpoint, tmp_path_factory: pytest.TempPathFactor
     output = tmp_path_factory.mktemp("run")
     overrides = [
         *TINY,
-        f"output_dir={Path(output) / 'run'}",
-        f"games=[{', '.join(GAMES)}]",
-        "episodes_per_game=2",
-        "self_play_weight=0",
-        f"opponents=[{{spec: recorder, base_url: '{recorder.base_url}'}}]",
+        f"run.output_dir={Path(output) / 'run'}",
+        f"games.ids=[{', '.join(GAMES)}]",
+        "games.episodes_per_game=2",
+        "games.self_play_weight=0",
+        f"games.opponents=[{{spec: recorder, base_url: '{recorder.base_url}'}}]",
     ]
     return Trainer(load_config(None, overrides))
 

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.arena.match import play_match  # noqa: E402
+from strategic_arena.asking import Asking  # noqa: E402
 from strategic_arena.games import get_spec  # noqa: E402
 from strategic_arena.players import LLMPlayer, RandomPlayer  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
@@ -70,8 +71,8 @@ def test_first_ppo_ratio_is_one(tiny: tuple[Any, Any]) -> None:
     import numpy as np
 
     model, tokenizer = tiny
-    cfg = load_config(None, ["lr=1e-9", "micro_batch_size=2", "temperature=0.8"])
-    learner = Learner(cfg, model, pad_id=tokenizer.pad_token_id)
+    cfg = load_config(None, ["ppo.lr=1e-9", "ppo.micro_batch_size=2", "sampling.temperature=0.8"])
+    learner = Learner.from_config(cfg, model, pad_id=tokenizer.pad_token_id)
     engine = TransformersEngine(model, tokenizer)
     prompts = _prompts(tokenizer)
     generations = engine.generate(
@@ -165,7 +166,7 @@ def test_the_model_player_over_the_engine_records_turns_through_the_match_loop(
     client = EngineClient(engine, Sampling(1.0, max_new_tokens=6))
     encoder = PromptEncoder(tokenizer)
     backend = EngineBackend(client, encoder, max_new_tokens=6, max_sequence_tokens=10_000, seed=0)
-    policy = LLMPlayer(backend, name="policy", style="boxed", seed=0)
+    policy = LLMPlayer(backend, Asking(style="boxed"), name="policy", seed=0)
     record = asyncio.run(play_match("kuhn_poker-v0", [policy, RandomPlayer(0)], seed=4))
     spec = get_spec(record.env_id)
     turns = learner_turns(record, [0], spec)

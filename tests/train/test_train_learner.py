@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
-from strategic_arena.train.config import load_config  # noqa: E402
+from strategic_arena.train.config import PPOConfig, load_config  # noqa: E402
 from strategic_arena.train.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
 from strategic_arena.train.learner import (  # noqa: E402
     Learner,
@@ -70,27 +70,27 @@ def _turn(response: int, advantage: float = 1.0) -> Turn:
 
 def test_loss_aggregation_weights() -> None:
     turns = [_turn(2), _turn(6)]
-    per_seq = token_weights(turns, load_config(None, ["loss_aggregation=seq-mean-token-mean"]))
+    per_seq = token_weights(turns, PPOConfig(loss_aggregation="seq-mean-token-mean"))
     assert per_seq == pytest.approx([1 / 4, 1 / 12])  # each response sums to 1/2
-    per_token = token_weights(turns, load_config(None, ["loss_aggregation=token-mean"]))
+    per_token = token_weights(turns, PPOConfig(loss_aggregation="token-mean"))
     assert per_token == pytest.approx([1 / 8, 1 / 8])
-    constant = token_weights(
-        turns,
-        load_config(None, ["loss_aggregation=seq-mean-token-sum-norm", "loss_norm_tokens=100"]),
-    )
-    assert constant == pytest.approx([1 / 200, 1 / 200])
-    assert token_weights(turns, load_config(None, []), world_size=4) == pytest.approx([1, 1 / 3])
+    summed = PPOConfig(loss_aggregation="seq-mean-token-sum-norm", loss_norm_tokens=100)
+    assert token_weights(turns, summed) == pytest.approx([1 / 200, 1 / 200])
+    # unset loss_norm_tokens: the response budget
+    budget = PPOConfig(loss_aggregation="seq-mean-token-sum-norm")
+    assert token_weights(turns, budget, response_tokens=50) == pytest.approx([1 / 100, 1 / 100])
+    assert token_weights(turns, PPOConfig(), world_size=4) == pytest.approx([1, 1 / 3])
 
 
 def test_learning_rate_schedules() -> None:
-    cosine = load_config(None, ["steps=10", "warmup_steps=2", "min_lr_ratio=0.1"])
-    factors = [lr_factor(step, cosine, steps_per_update=1) for step in range(10)]
+    cosine = PPOConfig(warmup_steps=2, min_lr_ratio=0.1)
+    factors = [lr_factor(step, cosine, steps=10, steps_per_update=1) for step in range(10)]
     assert factors[:2] == pytest.approx([0.5, 1.0])
     assert factors[2] == pytest.approx(1.0) and factors[-1] > 0.1
     assert all(a >= b for a, b in itertools.pairwise(factors[1:]))
-    assert lr_factor(10, cosine, 1) == pytest.approx(0.1)
-    constant = load_config(None, ["lr_schedule=constant", "warmup_steps=1"])
-    assert [lr_factor(s, constant, 2) for s in range(4)] == pytest.approx([0.5, 1, 1, 1])
+    assert lr_factor(10, cosine, 10, 1) == pytest.approx(0.1)
+    constant = PPOConfig(lr_schedule="constant", warmup_steps=1)
+    assert [lr_factor(s, constant, 200, 2) for s in range(4)] == pytest.approx([0.5, 1, 1, 1])
 
 
 @pytest.fixture(scope="module")
@@ -132,20 +132,20 @@ def test_gradient_accumulation_matches_one_big_batch(
     turns = _rollout(model, tokenizer, 6, seed=1)
     results = []
     # one sequence a pass; all six in one; a token budget that packs two or three short ones
-    for micro in ("micro_batch_size=1", "micro_batch_size=6", "micro_batch_tokens=24"):
+    for micro in ("ppo.micro_batch_size=1", "ppo.micro_batch_size=6", "ppo.micro_batch_tokens=24"):
         copy_ = copy.deepcopy(model)
         cfg = load_config(
             None,
             [
-                "lr=1e-2",
-                "micro_batch_size=6",
+                "ppo.lr=1e-2",
+                "ppo.micro_batch_size=6",
                 micro,
-                f"loss_aggregation={aggregation}",
-                "kl_coef=0.0",
-                "grad_clip=0",
+                f"ppo.loss_aggregation={aggregation}",
+                "ppo.kl_coef=0.0",
+                "ppo.grad_clip=0",
             ],
         )
-        learner = Learner(cfg, copy_, pad_id=tokenizer.pad_token_id)
+        learner = Learner.from_config(cfg, copy_, pad_id=tokenizer.pad_token_id)
         metrics = learner.update(turns, np.random.default_rng(0))
         results.append(
             (metrics["train/grad_norm"], [p.detach().clone() for p in copy_.parameters()])
@@ -160,8 +160,10 @@ def test_kl_to_the_reference_starts_at_zero_and_grows(tiny: tuple[Any, Any]) -> 
     model, tokenizer = tiny
     policy = copy.deepcopy(model)
     reference = copy.deepcopy(model).requires_grad_(False)
-    cfg = load_config(None, ["lr=5e-2", "kl_coef=0.5", "ppo_epochs=3", "micro_batch_size=4"])
-    learner = Learner(cfg, policy, pad_id=tokenizer.pad_token_id, reference=reference)
+    cfg = load_config(
+        None, ["ppo.lr=5e-2", "ppo.kl_coef=0.5", "ppo.epochs=3", "ppo.micro_batch_size=4"]
+    )
+    learner = Learner.from_config(cfg, policy, pad_id=tokenizer.pad_token_id, reference=reference)
     turns = _rollout(model, tokenizer, 8, seed=2)
     first = learner.update(turns, np.random.default_rng(0))
     second = learner.update(turns, np.random.default_rng(1))
@@ -173,8 +175,8 @@ def test_policy_gradient_raises_a_rewarded_tokens_probability(tiny: tuple[Any, A
     """A one-token bandit: reward 1 for one answer token, group-normalized advantages."""
     model, tokenizer = tiny
     model = copy.deepcopy(model)
-    cfg = load_config(None, ["lr=1e-2", "micro_batch_size=32", "max_new_tokens=1"])
-    learner = Learner(cfg, model, pad_id=tokenizer.pad_token_id)
+    cfg = load_config(None, ["ppo.lr=1e-2", "ppo.micro_batch_size=32", "sampling.max_tokens=1"])
+    learner = Learner.from_config(cfg, model, pad_id=tokenizer.pad_token_id)
     engine = TransformersEngine(model, tokenizer)
     target = tokenizer.convert_tokens_to_ids("\\boxed{bet}")
     prompt = tokenizer("check bet", add_special_tokens=False)["input_ids"]
@@ -222,22 +224,22 @@ def test_entropy_bonus_raises_the_entropy_and_matches_its_definition(
 
     entropies = {}
     for coef in (0.0, 1.0):
-        cfg = load_config(None, ["lr=5e-2", f"entropy_coef={coef}", "ppo_epochs=3"])
-        learner = Learner(cfg, copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
+        cfg = load_config(None, ["ppo.lr=5e-2", f"ppo.entropy_coef={coef}", "ppo.epochs=3"])
+        learner = Learner.from_config(cfg, copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
         first = learner.update(turns, np.random.default_rng(0))["train/entropy"]
         entropies[coef] = (first, learner.update(turns, np.random.default_rng(1))["train/entropy"])
     assert entropies[0.0][0] == pytest.approx(entropies[0.0][1], rel=1e-5)  # nothing to learn
     assert entropies[1.0][1] > entropies[1.0][0] + 1e-3
     with pytest.raises(ValueError, match="entropy_coef"):
-        load_config(None, ["entropy_coef=-1"])
+        load_config(None, ["ppo.entropy_coef=-1"])
 
 
 def _moved_fraction(tiny: tuple[Any, Any], dtype: Any, compute: Any) -> tuple[float, Learner]:
     """One AdamW step at lr 1e-6: the fraction of the decoder layer's weights that changed."""
     model, tokenizer = tiny
     policy = copy.deepcopy(model).to(dtype)
-    cfg = load_config(None, ["lr=1e-6", "lr_schedule=constant", "grad_clip=0"])
-    learner = Learner(cfg, policy, pad_id=tokenizer.pad_token_id, compute_dtype=compute)
+    cfg = load_config(None, ["ppo.lr=1e-6", "ppo.lr_schedule=constant", "ppo.grad_clip=0"])
+    learner = Learner.from_config(cfg, policy, pad_id=tokenizer.pad_token_id, compute_dtype=compute)
     layer = {n: p for n, p in policy.named_parameters() if ".layers." in n and p.dim() == 2}
     before = {name: p.detach().clone() for name, p in layer.items()}
     learner.update(_rollout(model, tokenizer, 8, seed=4), np.random.default_rng(0))
@@ -256,11 +258,11 @@ def test_bfloat16_compute_over_float32_masters_learns_at_lr_1e_6(tiny: tuple[Any
     state = next(iter(learner.optimizer.state.values()))
     assert learner.master_dtype == torch.float32 and state["exp_avg"].dtype == torch.float32
     turns = _rollout(tiny[0], tiny[1], 4, seed=5)
-    reference = Learner(
+    reference = Learner.from_config(
         load_config(None, []), copy.deepcopy(tiny[0]), pad_id=tiny[1].pad_token_id
     ).recompute_logprobs(turns)
-    bf16 = Learner(
-        load_config(None, ["compute_dtype=bfloat16"]),
+    bf16 = Learner.from_config(
+        load_config(None, ["precision.compute_dtype=bfloat16"]),
         copy.deepcopy(tiny[0]),
         pad_id=tiny[1].pad_token_id,
     ).recompute_logprobs(turns)
@@ -280,14 +282,16 @@ def test_precision_defaults() -> None:
     cfg = load_config(None, [])
     cpu, cuda = torch.device("cpu"), torch.device("cuda", 0)
     assert resolve_dtype(cfg) == torch.float32  # masters: float32 on every device
-    assert resolve_compute_dtype(cfg, cpu) == torch.float32
-    assert resolve_compute_dtype(cfg, cuda) == torch.bfloat16
+    assert resolve_compute_dtype(cfg.precision.compute_dtype, cpu) == torch.float32
+    assert resolve_compute_dtype(cfg.precision.compute_dtype, cuda) == torch.bfloat16
     assert resolve_server_dtype(cfg, torch.bfloat16) == torch.bfloat16
-    pinned = load_config(None, ["vllm_dtype=float16", "compute_dtype=bfloat16"])
+    pinned = load_config(
+        None, ["precision.server_dtype=float16", "precision.compute_dtype=bfloat16"]
+    )
     assert resolve_server_dtype(pinned, torch.float32) == torch.float16
-    assert resolve_compute_dtype(pinned, cpu) == torch.bfloat16
+    assert resolve_compute_dtype(pinned.precision.compute_dtype, cpu) == torch.bfloat16
     # a LoRA model's frozen base only computes; its float32 adapters are peft's
-    lora = load_config(None, ["lora_rank=4"])
+    lora = load_config(None, ["lora.rank=4"])
     assert resolve_policy_dtype(lora, torch.float32, torch.bfloat16) == torch.bfloat16
     assert resolve_policy_dtype(cfg, torch.float32, torch.bfloat16) == torch.float32
     # autocast only lowers precision; float32 "compute" over bfloat16 weights is no autocast
@@ -301,7 +305,9 @@ def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:
     from strategic_arena.train.models import resolve_dtype
 
     with caplog.at_level("WARNING", logger="strategic_arena.train"):
-        assert resolve_dtype(load_config(None, ["dtype=bfloat16"])) == torch.bfloat16
+        assert (
+            resolve_dtype(load_config(None, ["precision.master_dtype=bfloat16"])) == torch.bfloat16
+        )
     assert "round away" in caplog.text
 
 
@@ -309,8 +315,10 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     """Every token's engine log-prob log(2) above the learner's: ratio 1/2 halves the pg."""
     model, tokenizer = tiny
     turns = _rollout(model, tokenizer, 6, seed=6)
-    base = ["lr=1e-2", "grad_clip=0", "micro_batch_size=2"]
-    learner = Learner(load_config(None, base), copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
+    base = ["ppo.lr=1e-2", "ppo.grad_clip=0", "ppo.micro_batch_size=2"]
+    learner = Learner.from_config(
+        load_config(None, base), copy.deepcopy(model), pad_id=tokenizer.pad_token_id
+    )
     old = learner.recompute_logprobs(turns)
     shifted = [
         replace(t, logprobs=[v + math.log(2.0) for v in lp])
@@ -319,8 +327,8 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     plain = learner.update(turns, np.random.default_rng(0), old_logprobs=old)
     norms = {}
     for cap in ("null", "0.25"):
-        learner = Learner(
-            load_config(None, [*base, f"tis_cap={cap}"]),
+        learner = Learner.from_config(
+            load_config(None, [*base, f"correction.tis_cap={cap}"]),
             copy.deepcopy(model),
             pad_id=tokenizer.pad_token_id,
         )
@@ -333,8 +341,8 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     assert metrics["train/is_truncated_frac"] == 1.0  # 0.5 > cap 0.25
     assert norms["null"] == pytest.approx(plain["train/grad_norm"] / 2, rel=1e-4)
     assert norms["0.25"] == pytest.approx(plain["train/grad_norm"] / 4, rel=1e-4)
-    masked = Learner(
-        load_config(None, [*base, "is_mask_low=0.6"]),
+    masked = Learner.from_config(
+        load_config(None, [*base, "correction.is_mask_low=0.6"]),
         copy.deepcopy(model),
         pad_id=tokenizer.pad_token_id,
     ).update(shifted, np.random.default_rng(0), old_logprobs=old, correct_behaviour=True)

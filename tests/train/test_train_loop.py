@@ -30,16 +30,16 @@ def test_the_policy_learns_to_answer_and_its_reward_rises(tiny_overrides: Overri
     cfg = load_config(
         None,
         tiny_overrides(
-            "steps=30",
-            "episodes_per_game=32",
-            "opponents=[random]",
-            "self_play_weight=0",
-            "seed=2",
+            "run.steps=30",
+            "games.episodes_per_game=32",
+            "games.opponents=[random]",
+            "games.self_play_weight=0",
+            "run.seed=2",
         ),
     )
     trainer = Trainer(cfg)
     rewards, invalid = [], []
-    for _ in range(cfg.steps):
+    for _ in range(cfg.run.steps):
         metrics = trainer.train_step()
         rewards.append(metrics["train/reward"])
         invalid.append(metrics["train/invalid_rate"])
@@ -49,7 +49,7 @@ def test_the_policy_learns_to_answer_and_its_reward_rises(tiny_overrides: Overri
 
 
 def test_each_stage_runs_alone(tiny_overrides: Overrides) -> None:
-    cfg = load_config(None, tiny_overrides("advantage.type=rae", "episodes_per_game=6"))
+    cfg = load_config(None, tiny_overrides("advantage.type=rae", "games.episodes_per_game=6"))
     trainer = Trainer(cfg)
     episodes = trainer.generate(0)
     assert len(episodes) == 6 and all(e.opponent == "self" for e in episodes)
@@ -77,16 +77,16 @@ def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overri
     cfg = load_config(
         None,
         tiny_overrides(
-            "steps=2",
-            "eval_every=2",
-            "eval_games=4",
-            "eval_opponents={kuhn_poker-v0: [random]}",
-            "checkpoint_every=1",
-            "keep_checkpoints=1",
+            "run.steps=2",
+            "eval.every=2",
+            "eval.games=4",
+            "eval.opponents={kuhn_poker-v0: [random]}",
+            "run.checkpoint_every=1",
+            "run.keep_checkpoints=1",
         ),
     )
     assert Trainer(cfg).train() == 2
-    out = Path(cfg.output_dir)
+    out = Path(cfg.run.output_dir)
     records = read_metrics(out / "metrics.jsonl")
     assert [r["step"] for r in records] == [1, 2]
     for key in (
@@ -122,15 +122,15 @@ def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
     cfg = load_config(
         None,
         tiny_overrides(
-            "episodes_per_game=400",
-            "self_play_weight=1",
-            "opponents=[{spec: random, weight: 1},"
+            "games.episodes_per_game=400",
+            "games.self_play_weight=1",
+            "games.opponents=[{spec: random, weight: 1},"
             " {spec: 'random:seed=9', weight: 2, from_step: 5}]",
         ),
     )
-    pool = OpponentPool.from_config(cfg)
-    early = plan_games(cfg, pool, step=0)
-    late = plan_games(cfg, pool, step=5)
+    pool = OpponentPool.from_config(cfg.games)
+    early = plan_games(cfg.games, cfg.run.seed, pool, step=0)
+    late = plan_games(cfg.games, cfg.run.seed, pool, step=5)
     names_early = {p.opponent.name if p.opponent else "self" for p in early}
     assert names_early == {"self", "random"}
     counts = {name: 0 for name in ("self", "random", "random:seed=9")}
@@ -140,10 +140,10 @@ def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
     assert counts["random:seed=9"] > counts["random"]  # weight 2 against 1
     seats = [p.learner_seats for p in late if p.opponent is not None]
     assert set(seats) == {(0,), (1,)} and 0.4 < seats.count((0,)) / len(seats) < 0.6
-    assert plan_games(cfg, pool, step=5) == late
+    assert plan_games(cfg.games, cfg.run.seed, pool, step=5) == late
     pool.add_snapshot("/tmp/snap-a", 3, 1.0, keep=1)
     pool.add_snapshot("/tmp/snap-b", 6, 1.0, keep=1)
-    restored = OpponentPool.from_config(cfg)
+    restored = OpponentPool.from_config(cfg.games)
     restored.load_state_dict(pool.state_dict())
     assert [s.snapshot for s in restored.snapshots] == ["/tmp/snap-b"]
     assert "snapshot@step-6" in {e.name for e in restored.available("kuhn_poker-v0", 6)}
@@ -151,7 +151,9 @@ def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:
 
 def test_opponent_entries_name_only_games_they_play() -> None:
     pool = OpponentPool.from_config(
-        load_config(None, ["games=[kuhn_poker-v0, tic_tac_toe-v0]", "opponents=[nash, minimax]"])
+        load_config(
+            None, ["games.ids=[kuhn_poker-v0, tic_tac_toe-v0]", "games.opponents=[nash, minimax]"]
+        ).games
     )
     assert [e.name for e in pool.available("kuhn_poker-v0", 0)] == ["nash"]
     assert [e.name for e in pool.available("tic_tac_toe-v0", 0)] == ["minimax"]
@@ -161,7 +163,7 @@ def test_opponent_entries_name_only_games_they_play() -> None:
 def test_snapshots_play_as_frozen_opponents(tiny_overrides: Overrides) -> None:
     cfg = load_config(
         None,
-        tiny_overrides("steps=2", "snapshot_every=1", "snapshot_weight=1000"),
+        tiny_overrides("run.steps=2", "games.snapshot_every=1", "games.snapshot_weight=1000"),
     )
     trainer = Trainer(cfg)
     trainer.train_step()
@@ -176,7 +178,7 @@ def test_snapshots_play_as_frozen_opponents(tiny_overrides: Overrides) -> None:
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 def test_lora_trains_adapters_only_and_resumes_exactly(tiny_overrides: Overrides) -> None:
     pytest.importorskip("peft")
-    overrides = tiny_overrides("lora_rank=4", "lora_alpha=8", "kl_coef=0.1", "steps=10")
+    overrides = tiny_overrides("lora.rank=4", "lora.alpha=8", "ppo.kl_coef=0.1", "run.steps=10")
     trainer = Trainer(load_config(None, overrides))
     model = trainer.learner.model
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
@@ -192,7 +194,7 @@ def test_lora_trains_adapters_only_and_resumes_exactly(tiny_overrides: Overrides
     assert "model.layers.0.self_attn.q_proj.weight" in merged
     assert not any("lora_" in name for name in merged)
     expected = trainer.train_step()
-    resumed = Trainer(load_config(None, [*overrides, "resume=auto"]))
+    resumed = Trainer(load_config(None, [*overrides, "run.resume=auto"]))
     assert resumed.step == 2
     got = resumed.train_step()
     assert got["train/loss"] == expected["train/loss"]
@@ -212,15 +214,15 @@ def test_the_cli_trains_the_shipped_tiny_config(tmp_path: Path) -> None:
             "--config",
             str(config),
             "--set",
-            f"output_dir={tmp_path / 'cli'}",
+            f"run.output_dir={tmp_path / 'cli'}",
             "--set",
-            "steps=2",
+            "run.steps=2",
             "--set",
-            "episodes_per_game=4",
+            "games.episodes_per_game=4",
             "--set",
-            "opponents=[random]",
+            "games.opponents=[random]",
             "--set",
-            "eval_every=0",
+            "eval.every=0",
         ]
     )
     assert status == 0
@@ -250,7 +252,9 @@ def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: O
 
     cfg = load_config(
         None,
-        tiny_overrides("episodes_per_game=2", "opponents=[random]", "self_play_weight=0"),
+        tiny_overrides(
+            "games.episodes_per_game=2", "games.opponents=[random]", "games.self_play_weight=0"
+        ),
     )
     trainer = Trainer(cfg)
 
@@ -288,7 +292,7 @@ def test_games_a_server_breaks_are_played_again_not_trained_on(tiny_overrides: O
         return player
 
     trainer.rollouts.opponent_factory = odd
-    plans = plan_games(cfg, trainer.pool, 6)
+    plans = plan_games(cfg.games, cfg.run.seed, trainer.pool, 6)
     broken = sum(plan.seed % 2 for plan in plans)
     assert 0 < broken < len(plans)  # the seeds of step 6 break some games, not all
     episodes = trainer.generate(6)  # one flaky opponent does not end the run: its games go

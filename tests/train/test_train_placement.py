@@ -117,7 +117,7 @@ def test_each_term_of_the_estimate_counts_what_it_says() -> None:
     eager = estimate(QWEN3_4B, dataclasses.replace(base, enforce_eager=True))
     assert eager.server["CUDA graphs"] == 0
     assert estimate(QWEN3_4B, base).phases["rollout"] - eager.phases["rollout"] == GIB
-    cfg = load_config(None, ["engine=vllm", "vllm_server_args=[--max-num-seqs, 64]"])
+    cfg = load_config(None, ["rollout.engine=vllm", "vllm.server_args=[--max-num-seqs, 64]"])
     assert layout(cfg, World(1, 1), 80 * GIB).server_sequences == 64
 
 
@@ -132,15 +132,15 @@ def test_the_trainer_refuses_before_loading_anything(
     status = main(
         [
             "train",
-            *("--set", f"model={model}"),
-            *("--set", "engine=vllm"),
-            *("--set", "gpu_memory_gib=80"),
-            *("--set", "kl_coef=0.2"),
-            *("--set", "max_sequence_tokens=4096"),
-            *("--set", "micro_batch_size=1"),
-            *("--set", "gradient_checkpointing=true"),
-            *("--set", f"output_dir={tmp_path / 'run'}"),
-            *("--set", f"weight_sync_dir={tmp_path}"),
+            *("--set", f"model.name={model}"),
+            *("--set", "rollout.engine=vllm"),
+            *("--set", "placement.gpu_memory_gib=80"),
+            *("--set", "ppo.kl_coef=0.2"),
+            *("--set", "rollout.max_sequence_tokens=4096"),
+            *("--set", "ppo.micro_batch_size=1"),
+            *("--set", "model.gradient_checkpointing=true"),
+            *("--set", f"run.output_dir={tmp_path / 'run'}"),
+            *("--set", f"vllm.weight_sync_dir={tmp_path}"),
         ]
     )
     err = capsys.readouterr().err
@@ -153,12 +153,15 @@ def test_the_trainer_refuses_before_loading_anything(
 
 def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None:
     two_nodes = World(size=16, local_size=8)
-    started = load_config(None, ["engine=vllm"])
+    started = load_config(None, ["rollout.engine=vllm"])
     assert any("127.0.0.1 of rank 0's node" in p for p in node_problems(started, two_nodes))
     assert any("/dev/shm" in p for p in node_problems(started, two_nodes))
     loopback = load_config(
         None,
-        ["engine=vllm", "vllm_base_urls=[http://127.0.0.1:8000/v1, http://localhost:8001/v1]"],
+        [
+            "rollout.engine=vllm",
+            "vllm.base_urls=[http://127.0.0.1:8000/v1, http://localhost:8001/v1]",
+        ],
     )
     (problem,) = [p for p in node_problems(loopback, two_nodes) if "loopback" in p]
     assert "http://127.0.0.1:8000/v1" in problem and "http://localhost:8001/v1" in problem
@@ -167,16 +170,16 @@ def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None
     shared = load_config(
         None,
         [
-            "engine=vllm",
-            "vllm_base_urls=[http://infer1:8000/v1]",
-            "weight_sync_dir=/shared/weights",
+            "rollout.engine=vllm",
+            "vllm.base_urls=[http://infer1:8000/v1]",
+            "vllm.weight_sync_dir=/shared/weights",
         ],
     )
     assert node_problems(shared, two_nodes) == []
 
 
 def test_a_weight_sync_dir_smaller_than_the_weights_is_refused(tmp_path: Path) -> None:
-    cfg = load_config(None, ["engine=vllm", f"weight_sync_dir={tmp_path / 'sync'}"])
+    cfg = load_config(None, ["rollout.engine=vllm", f"vllm.weight_sync_dir={tmp_path / 'sync'}"])
     huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)  # 65.5e12 parameters: 262 TB
     (problem,) = sync_dir_problems(cfg, huge)
     assert f"weight_sync_dir {tmp_path / 'sync'} has" in problem
@@ -190,13 +193,13 @@ def test_one_node_split_places_servers_by_tensor_parallel_groups(
     cfg = load_config(
         None,
         [
-            "engine=vllm",
-            "learner_gpus=[0,1,2,3]",
-            "vllm_gpus=[4,5,6,7]",
-            "vllm_tensor_parallel_size=2",
+            "rollout.engine=vllm",
+            "placement.learner_gpus=[0,1,2,3]",
+            "placement.vllm_gpus=[4,5,6,7]",
+            "vllm.tensor_parallel_size=2",
         ],
     )
-    assert server_groups(cfg) == [[4, 5], [6, 7]]
+    assert server_groups(cfg.placement, cfg.vllm.tensor_parallel_size) == [[4, 5], [6, 7]]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert visible_devices([6, 7]) == "6,7"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2,4,6,8,10,12,14")  # the trainer's view
@@ -204,13 +207,19 @@ def test_one_node_split_places_servers_by_tensor_parallel_groups(
     placed = layout(cfg, World(4, 4), 80 * GIB)
     assert (placed.server_gpus, placed.colocated, placed.learners) == (4, False, 4)
     with pytest.raises(ValueError, match="must split into servers"):
-        load_config(None, ["engine=vllm", "vllm_gpus=[4,5,6]", "vllm_tensor_parallel_size=2"])
-    with pytest.raises(ValueError, match="vllm_sleep_level must be 0, 1 or 2"):
-        load_config(None, ["engine=vllm", "vllm_sleep_level=3"])
+        load_config(
+            None,
+            ["rollout.engine=vllm", "placement.vllm_gpus=[4,5,6]", "vllm.tensor_parallel_size=2"],
+        )
+    with pytest.raises(ValueError, match="vllm_sleep_level must be one of 0, 1 or 2"):
+        load_config(None, ["rollout.engine=vllm", "placement.vllm_sleep_level=3"])
     # rank 0 starts the server while the other ranks wait in a collective: shorter than it
-    with pytest.raises(ValueError, match=r"vllm_startup_timeout_s \(2000\) must be below"):
-        load_config(None, ["engine=vllm", "vllm_startup_timeout_s=2000"])
-    assert load_config(None, ["engine=vllm", "dist_timeout_s=3600", "vllm_startup_timeout_s=2000"])
+    with pytest.raises(ValueError, match=r"vllm\.startup_timeout_s \(2000\) must be below"):
+        load_config(None, ["rollout.engine=vllm", "vllm.startup_timeout_s=2000"])
+    assert load_config(
+        None,
+        ["rollout.engine=vllm", "placement.dist_timeout_s=3600", "vllm.startup_timeout_s=2000"],
+    )
 
 
 #: The GPU recipes: config -> (torchrun world, GPU memory in GiB).
@@ -226,8 +235,8 @@ RECIPES = {
 def test_each_gpu_recipe_fits_its_stated_hardware(name: str) -> None:
     cfg = load_config(CONFIGS / name)
     world, memory = RECIPES[name]
-    assert cfg.gpu_memory_gib == memory
-    result = estimate(KNOWN_SHAPES[cfg.model], layout(cfg, world, int(memory * GIB)))
+    assert cfg.placement.gpu_memory_gib == memory
+    result = estimate(KNOWN_SHAPES[cfg.model.name], layout(cfg, world, int(memory * GIB)))
     assert result.fits, result.problems
     assert node_problems(cfg, world) == []
 
@@ -330,12 +339,12 @@ def test_unusable_cuda_warns_under_auto_and_is_an_error_under_cuda(
     assert reason is not None and "NVIDIA driver >= 580" in reason
     from strategic_arena.train.trainer import Trainer
 
-    cfg = load_config(None, tiny_overrides("device=auto", "steps=1"))
+    cfg = load_config(None, tiny_overrides("model.device=auto", "run.steps=1"))
     with caplog.at_level(logging.WARNING, "strategic_arena.train"), Trainer(cfg) as trainer:
         assert trainer.device.type == "cpu"
     assert f"!!! {reason}; training on the CPU !!!" in caplog.text
     status = main(
-        ["train", *[a for item in tiny_overrides("device=cuda") for a in ("--set", item)]]
+        ["train", *[a for item in tiny_overrides("model.device=cuda") for a in ("--set", item)]]
     )
     err = capsys.readouterr().err
     assert status == 2 and err == f"strategic-arena train: error: {reason}\n"

@@ -27,14 +27,14 @@ Overrides = Callable[..., list[str]]
 #: Settings that give every piece of resumable state something to hold: cosine schedule with
 #: warm-up (scheduler), RAE (baselines), snapshots in the opponent pool, two PPO epochs.
 RESUMABLE = (
-    "steps=40",
-    "lr_schedule=cosine",
-    "warmup_steps=1",
+    "run.steps=40",
+    "ppo.lr_schedule=cosine",
+    "ppo.warmup_steps=1",
     "advantage.type=rae",
-    "ppo_epochs=2",
-    "snapshot_every=2",
-    "snapshot_weight=1",
-    "episodes_per_game=6",
+    "ppo.epochs=2",
+    "games.snapshot_every=2",
+    "games.snapshot_weight=1",
+    "games.episodes_per_game=6",
 )
 
 
@@ -65,7 +65,7 @@ def test_kill_then_resume_gives_the_same_next_step(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
     killed_dir = tmp_path / "killed"
-    killed = [*tiny_overrides(*RESUMABLE, "checkpoint_every=2"), f"output_dir={killed_dir}"]
+    killed = [*tiny_overrides(*RESUMABLE, "run.checkpoint_every=2"), f"run.output_dir={killed_dir}"]
     process = _train_process(killed)
     checkpoint = checkpoint_dir(killed_dir, 2)
     _wait_for(checkpoint / "trainer.pt", process)
@@ -74,7 +74,7 @@ def test_kill_then_resume_gives_the_same_next_step(
     if process.stdout:
         process.stdout.close()
 
-    resumed = Trainer(load_config(None, [*killed, f"resume={checkpoint}"]))
+    resumed = Trainer(load_config(None, [*killed, f"run.resume={checkpoint}"]))
     assert resumed.step == 2
     assert [s.name for s in resumed.pool.snapshots] == ["snapshot@step-2"]
     assert resumed.estimator.baselines.keys()
@@ -100,7 +100,7 @@ def test_kill_then_resume_gives_the_same_next_step(
 def test_ctrl_c_saves_a_checkpoint_and_a_rerun_resumes(
     tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
-    overrides = [*tiny_overrides("steps=100000", "checkpoint_every=0"), "resume=auto"]
+    overrides = [*tiny_overrides("run.steps=100000", "run.checkpoint_every=0"), "run.resume=auto"]
     process = _train_process(overrides)
     metrics = tmp_path / "run" / "metrics.jsonl"
     _wait_for(metrics, process)

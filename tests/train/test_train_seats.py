@@ -28,7 +28,9 @@ def test_a_three_player_game_trains_with_every_seat_a_learner(
 ) -> None:
     cfg = load_config(
         None,
-        tiny_overrides(f'games=["{env_id}"]', "steps=2", "episodes_per_game=12", "seed=1"),
+        tiny_overrides(
+            f'games.ids=["{env_id}"]', "run.steps=2", "games.episodes_per_game=12", "run.seed=1"
+        ),
     )
     trainer = Trainer(cfg)
     episodes = trainer.generate(0)
@@ -44,7 +46,7 @@ def test_a_three_player_game_trains_with_every_seat_a_learner(
             seats = [turn.seat for turn in episode.turns]
             assert seats == [0, 1, 2] * (len(seats) // 3)
     trainer.score(episodes)
-    rewards = cfg.reward_config()
+    rewards = cfg.rewards
     checked = 0
     for episode in episodes:
         for seat in range(3):
@@ -63,7 +65,7 @@ def test_a_three_player_game_trains_with_every_seat_a_learner(
             assert last.reward == pytest.approx(expected)
             checked += 1
     assert checked > 0
-    for _ in range(cfg.steps):
+    for _ in range(cfg.run.steps):
         metrics = trainer.train_step()
         assert metrics["train/episodes"] == 12
 

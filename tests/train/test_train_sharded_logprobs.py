@@ -45,8 +45,8 @@ model.register_forward_pre_hook(
     with_kwargs=True,
 )
 model = shard(model, info)
-learner = Learner(
-    load_config(None, ["micro_batch_size=2"]), model, pad_id=pad_id,
+learner = Learner.from_config(
+    load_config(None, ["ppo.micro_batch_size=2"]), model, pad_id=pad_id,
     rank=info.rank, world_size=info.world_size,
 )
 old = learner.recompute_logprobs(turns)
@@ -90,7 +90,9 @@ def test_two_ranks_recompute_each_turn_once_with_equal_tokens(tmp_path: Path) ->
     assert ranks[1]["tokens"] == [16, 16, 16]
 
     model, pad_id, turns = model_and_turns()
-    single = Learner(load_config(None, ["micro_batch_size=2"]), model, pad_id=pad_id)
+    single = Learner.from_config(
+        load_config(None, ["ppo.micro_batch_size=2"]), model, pad_id=pad_id
+    )
     expected = single.recompute_logprobs(turns)
     for rank in ranks:
         assert len(rank["old"]) == len(turns)

@@ -22,7 +22,7 @@ SPIRAL_GAMES = ["spiral_tic_tac_toe-v0", "spiral_kuhn_poker-v0", "spiral_negotia
 
 def test_spiral_multi_game_config_names_all_three_games() -> None:
     cfg = load_config(CONFIGS / "spiral_multi_game.yaml")
-    assert cfg.games == SPIRAL_GAMES
+    assert cfg.games.ids == SPIRAL_GAMES
 
 
 @pytest.mark.slow
@@ -32,20 +32,20 @@ def test_spiral_multi_game_plays_all_three_games_on_the_tiny_model(
     cfg = load_config(
         CONFIGS / "spiral_multi_game.yaml",
         tiny_overrides(
-            f"games=[{', '.join(SPIRAL_GAMES)}]",
-            "style=spiral",
-            "engine=transformers",
-            "gradient_checkpointing=false",
-            "max_sequence_tokens=4096",
-            "episodes_per_game=2",
-            "steps=1",
-            "eval_every=1",
-            "eval_games=2",
-            "eval_opponents={spiral_negotiation-v0: [random]}",
+            f"games.ids=[{', '.join(SPIRAL_GAMES)}]",
+            "answer.style=spiral",
+            "rollout.engine=transformers",
+            "model.gradient_checkpointing=false",
+            "rollout.max_sequence_tokens=4096",
+            "games.episodes_per_game=2",
+            "run.steps=1",
+            "eval.every=1",
+            "eval.games=2",
+            "eval.opponents={spiral_negotiation-v0: [random]}",
         ),
     )
     assert Trainer(cfg).train() == 1
-    out = Path(cfg.output_dir)
+    out = Path(cfg.run.output_dir)
     (record,) = read_metrics(out / "metrics.jsonl")
     for env_id in SPIRAL_GAMES:
         assert f"train/{env_id}/win_rate/seat0" in record, env_id
@@ -56,14 +56,14 @@ def test_spiral_multi_game_plays_all_three_games_on_the_tiny_model(
 
 def test_mindgames_config_names_the_three_games_and_in2ais_trainer() -> None:
     cfg = load_config(CONFIGS / "mindgames_multi_game.yaml")
-    assert cfg.games == [
+    assert cfg.games.ids == [
         "mindgames_codenames-v0",
         "mindgames_colonel_blotto-v0",
         "mindgames_three_player_ipd-v0",
     ]
     # In2AI's trainer, from configs/mindgames.yaml; 12,288-token completions as in the paper.
-    assert cfg.advantage.type == "rloo" and cfg.max_new_tokens == 12288
-    assert (cfg.ppo_epochs, cfg.kl_coef, cfg.min_lr_ratio) == (1, 0.0, 0.1)
+    assert cfg.advantage.type == "rloo" and cfg.sampling.max_tokens == 12288
+    assert (cfg.ppo.epochs, cfg.ppo.kl_coef, cfg.ppo.min_lr_ratio) == (1, 0.0, 0.1)
 
 
 @pytest.mark.slow
@@ -71,17 +71,17 @@ def test_mindgames_config_self_plays_the_three_player_game(tiny_overrides: Overr
     cfg = load_config(
         CONFIGS / "mindgames_multi_game.yaml",
         tiny_overrides(
-            "games=[mindgames_three_player_ipd-v0]",
-            "engine=transformers",
-            "gradient_checkpointing=false",
-            "chat_template_kwargs={}",
-            "max_sequence_tokens=4096",
-            "episodes_per_game=1",
-            "steps=1",
-            "eval_opponents={}",
+            "games.ids=[mindgames_three_player_ipd-v0]",
+            "rollout.engine=transformers",
+            "model.gradient_checkpointing=false",
+            "answer.chat_template_kwargs={}",
+            "rollout.max_sequence_tokens=4096",
+            "games.episodes_per_game=1",
+            "run.steps=1",
+            "eval.opponents={}",
         ),
     )
     assert Trainer(cfg).train() == 1
-    (record,) = read_metrics(Path(cfg.output_dir) / "metrics.jsonl")
+    (record,) = read_metrics(Path(cfg.run.output_dir) / "metrics.jsonl")
     for seat in range(3):  # self-play: the policy took every seat
         assert f"train/mindgames_three_player_ipd-v0/win_rate/seat{seat}" in record

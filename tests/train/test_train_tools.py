@@ -18,7 +18,7 @@ from strategic_arena.train.trainer import Trainer  # noqa: E402
 def test_tool_calls_are_the_actions_and_the_learner_trains_on_them(
     tiny_overrides: Callable[..., list[str]],
 ) -> None:
-    cfg = load_config(None, tiny_overrides("style=tools", "episodes_per_game=16"))
+    cfg = load_config(None, tiny_overrides("answer.style=tools", "games.episodes_per_game=16"))
     trainer = Trainer(cfg)
     episodes = trainer.generate(0)
     turns = [turn for episode in episodes for turn in episode.turns]

@@ -50,16 +50,16 @@ Overrides = Callable[..., list[str]]
 
 #: The trainer's tiny model in vLLM-compatible shape (CPU attention needs head dim >= 64).
 TINY_VLLM = (
-    "tiny_hidden_size=128",
-    "tiny_heads=2",
-    "tiny_layers=1",
-    "dtype=float32",
-    "engine=vllm",
-    "vllm_enforce_eager=true",
-    "vllm_max_model_len=2048",
-    "vllm_gpu_memory_utilization=0.3",
-    "max_sequence_tokens=2048",
-    "old_logprobs=engine",
+    "model.tiny_hidden_size=128",
+    "model.tiny_heads=2",
+    "model.tiny_layers=1",
+    "precision.master_dtype=float32",
+    "rollout.engine=vllm",
+    "vllm.enforce_eager=true",
+    "vllm.max_model_len=2048",
+    "vllm.gpu_memory_utilization=0.3",
+    "rollout.max_sequence_tokens=2048",
+    "ppo.old_logprobs=engine",
 )
 
 
@@ -229,10 +229,10 @@ def test_trainer_on_an_external_server_keeps_the_ratio_at_one(
         None,
         tiny_overrides(
             *TINY_VLLM,
-            f"vllm_base_urls=[{server.base_url}]",
-            "vllm_served_model=tiny",
-            "steps=3",
-            f"weight_sync_dir={tmp_path / 'sync'}",
+            f"vllm.base_urls=[{server.base_url}]",
+            "vllm.served_model=tiny",
+            "run.steps=3",
+            f"vllm.weight_sync_dir={tmp_path / 'sync'}",
         ),
     )
     rows = []
@@ -282,15 +282,17 @@ def test_importance_correction_against_top_k_sampling(
         )
         for r, g in zip(requests, generations, strict=True)
     ]
-    first = Learner(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
+    first = Learner.from_config(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
     old = first.recompute_logprobs(turns)
     ratios = np.exp(
         np.concatenate([np.subtract(o, t.logprobs) for o, t in zip(old, turns, strict=True)])
     )
     assert ratios.max() <= 1 + 1e-3 and ratios.mean() < 0.9  # the correction has work to do
     cap = float(np.median(ratios))
-    learner = Learner(
-        load_config(None, ["lr=1e-3", f"tis_cap={cap}", "is_mask_low=0.01"]),
+    learner = Learner.from_config(
+        load_config(
+            None, ["ppo.lr=1e-3", f"correction.tis_cap={cap}", "correction.is_mask_low=0.01"]
+        ),
         copy.deepcopy(model).train(),
         pad_id=tokenizer.pad_token_id,
     )
@@ -318,14 +320,15 @@ def test_trainer_with_top_k_reports_the_correction(
         None,
         tiny_overrides(
             *TINY_VLLM,
-            "old_logprobs=auto",
-            "top_k=2",
-            "is_mask_low=null",  # the kept mass of a random tiny model's top 2 can be < 1/8
-            "is_mask_high=null",
-            f"vllm_base_urls=[{server.base_url}]",
-            "vllm_served_model=tiny",
-            "steps=1",
-            f"weight_sync_dir={tmp_path / 'sync'}",
+            "ppo.old_logprobs=auto",
+            "sampling.top_k=2",
+            # the kept mass of a random tiny model's top 2 can be < 1/8
+            "correction.is_mask_low=null",
+            "correction.is_mask_high=null",
+            f"vllm.base_urls=[{server.base_url}]",
+            "vllm.served_model=tiny",
+            "run.steps=1",
+            f"vllm.weight_sync_dir={tmp_path / 'sync'}",
         ),
     )
     assert cfg.corrects_behaviour
@@ -350,13 +353,13 @@ def test_two_torchrun_ranks_train_through_one_server(
     out = tmp_path / "ranks"
     overrides = tiny_overrides(
         *TINY_VLLM,
-        "old_logprobs=auto",  # the correction's default with vLLM: the learner recomputes
-        f"vllm_base_urls=[{server.base_url}]",
-        "vllm_served_model=tiny",
-        "steps=2",
-        "episodes_per_game=8",
-        f"output_dir={out}",
-        f"weight_sync_dir={tmp_path / 'sync'}",
+        "ppo.old_logprobs=auto",  # the correction's default with vLLM: the learner recomputes
+        f"vllm.base_urls=[{server.base_url}]",
+        "vllm.served_model=tiny",
+        "run.steps=2",
+        "games.episodes_per_game=8",
+        f"run.output_dir={out}",
+        f"vllm.weight_sync_dir={tmp_path / 'sync'}",
     )
     sent = ServerAdmin(server.base_url)
     done = torchrun([train_command(), "train", *(a for o in overrides for a in ("--set", o))])
@@ -389,13 +392,13 @@ def test_server_killed_mid_rollout_is_a_clear_error_and_nothing_is_left(
     from strategic_arena.train.config import load_config
     from strategic_arena.train.trainer import Trainer
 
-    cfg = load_config(None, tiny_overrides(*TINY_VLLM, "episodes_per_game=64", "steps=5"))
+    cfg = load_config(None, tiny_overrides(*TINY_VLLM, "games.episodes_per_game=64", "run.steps=5"))
     trainer = Trainer(cfg)
     try:
         engine = trainer.engine
         assert isinstance(engine, VLLMServerEngine) and len(engine.servers) == 1
         server = engine.servers[0]
-        assert server.log_path == Path(cfg.output_dir) / "vllm-server.log"
+        assert server.log_path == Path(cfg.run.output_dir) / "vllm-server.log"
         assert "Application startup complete" in server.log_path.read_text()
         assert server.process is not None
         pgid = server.process.pid
@@ -433,21 +436,21 @@ def test_cli_trains_through_a_server_it_starts_and_stops(
         "--config",
         str(config),
         "--set",
-        f"output_dir={out}",
+        f"run.output_dir={out}",
         "--set",
-        "steps=4",
+        "run.steps=4",
         "--set",
-        "episodes_per_game=16",
+        "games.episodes_per_game=16",
         "--set",
-        "eval_every=2",
+        "eval.every=2",
         "--set",
-        "eval_games=8",
+        "eval.games=8",
         "--set",
-        "checkpoint_every=0",
+        "run.checkpoint_every=0",
         "--set",
-        "tensorboard=false",
+        "run.tensorboard=false",
         "--set",
-        f"vllm_python={vllm_python}",
+        f"vllm.python={vllm_python}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -477,15 +480,15 @@ def test_torchrun_two_ranks_train_through_one_started_server(
     out = tmp_path / "ddp"
     overrides = tiny_overrides(
         *TINY_VLLM,
-        "steps=2",
-        "episodes_per_game=8",
-        "eval_every=2",
-        "eval_games=4",
-        "eval_opponents={kuhn_poker-v0: [random]}",
-        f"output_dir={out}",
-        f"vllm_python={vllm_python}",
-        f"weight_sync_dir={tmp_path / 'sync'}",
-        "vllm_server_env={VLLM_CPU_KVCACHE_SPACE: '1', OMP_NUM_THREADS: '1'}",
+        "run.steps=2",
+        "games.episodes_per_game=8",
+        "eval.every=2",
+        "eval.games=4",
+        "eval.opponents={kuhn_poker-v0: [random]}",
+        f"run.output_dir={out}",
+        f"vllm.python={vllm_python}",
+        f"vllm.weight_sync_dir={tmp_path / 'sync'}",
+        "vllm.server_env={VLLM_CPU_KVCACHE_SPACE: '1', OMP_NUM_THREADS: '1'}",
     )
     args = [arg for item in overrides for arg in ("--set", item)]
     done = torchrun([train_command(), "train", *args], timeout_s=540)

@@ -4,7 +4,7 @@ For each trajectory, in batch order: A = R - b[key], then b[key] <- alpha * b[ke
 alpha) * R. As coded in SPIRAL (``train_spiral.py``, ``prepare_trajectories``, with the ``EMA``
 of ``spiral.core.utils``): the baseline starts at 0 and is read *before* it is updated with the
 return it baselines, every turn of the trajectory gets the same A, and zero-advantage turns are
-dropped from the loss (the trainer's ``drop_zero_advantage``). The baselines persist across
+dropped from the loss (the trainer's ``ppo.drop_zero_advantage``). The baselines persist across
 steps and are checkpointed (the estimator's :meth:`RAE.state_dict`). There are no groups: a
 key's first return gets ``R - 0``. ``alpha = 1`` keeps every baseline at 0: plain REINFORCE,
 SPIRAL's "without RAE" ablation.

@@ -1,0 +1,144 @@
+"""The config's help: every section and field with its type, default and docstring.
+
+Each field is documented once, by the docstring under it in its section's class (read from
+the source by :func:`field_docs`); ``strategic-arena train --help`` and the reference in
+docs/training.md are made from :func:`describe_fields`, so the two cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+import textwrap
+import typing
+from typing import Any
+
+from strategic_arena.field_docs import field_docs as attribute_docs
+from strategic_arena.train.bank import BankConfig
+from strategic_arena.train.config.schema import TrainConfig
+from strategic_arena.train.estimators import EstimatorConfig
+
+#: An ``Attributes:`` entry of a Google-style class docstring: ``name: text``.
+_ATTRIBUTE = re.compile(r"^\s{4,8}(\w+): (.*)$")
+
+
+def _attributes_section(cls: type) -> dict[str, str]:
+    """Field docs from the ``Attributes:`` section of the class docstring (Google style)."""
+    doc = inspect.getdoc(cls) or ""
+    _, found, tail = doc.partition("Attributes:\n")
+    docs: dict[str, str] = {}
+    current = ""
+    for line in tail.splitlines() if found else []:
+        match = _ATTRIBUTE.match(line)
+        if match and len(line) - len(line.lstrip()) <= 4:
+            current = match.group(1)
+            docs[current] = match.group(2)
+        elif current and line.strip():
+            docs[current] += " " + line.strip()
+        elif not line.strip() and current:
+            break
+    return docs
+
+
+@functools.cache
+def field_docs(cls: type) -> dict[str, str]:
+    """Each field's documentation, one line each (a subclass's text wins over its bases').
+
+    The docstring under the field, or its entry in the class's ``Attributes:`` section.
+    """
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(base):
+            docs.update(_attributes_section(base))
+            docs.update(attribute_docs(base))
+    return docs
+
+
+def _type_name(kind: Any) -> str:
+    text = str(kind) if not isinstance(kind, type) else kind.__name__
+    text = re.sub(r"\b[a-z_]+(\.[a-z_]+)*\.(?=[A-Za-z])", "", text.replace("typing.", ""))
+    return text
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list | tuple | dict) and not value:
+        return "[]" if isinstance(value, list | tuple) else "{}"
+    return repr(list(value) if isinstance(value, tuple) else value)
+
+
+def _field_lines(
+    config_class: type, defaults: Any, prefix: str, width: int, skip: frozenset[str] = frozenset()
+) -> list[str]:
+    """One entry per field: ``prefix.name (type, default D)`` and its wrapped docstring."""
+    docs, hints, lines = field_docs(config_class), typing.get_type_hints(config_class), []
+    for item in dataclasses.fields(config_class):
+        if item.name in skip:
+            continue
+        default = _shown(getattr(defaults, item.name))
+        lines.append(f"    {prefix}{item.name} ({_type_name(hints[item.name])}, default {default})")
+        lines += textwrap.wrap(
+            docs.get(item.name, ""), width=width, initial_indent=" " * 8, subsequent_indent=" " * 8
+        )
+    return lines
+
+
+def _estimator_lines(width: int) -> list[str]:
+    """The settings of every registered estimator, each estimator's own under its name."""
+    from strategic_arena.train.estimators import names, registered
+
+    shared = frozenset(item.name for item in dataclasses.fields(EstimatorConfig))
+    lines = ["    every estimator:"]
+    lines += _field_lines(EstimatorConfig, EstimatorConfig(), "advantage.", width)
+    for name in names():
+        config_class: type = registered(name).config_class  # field_docs caches by class
+        lines.append(
+            f"    advantage: {{type: {name}}} -- {field_docs(config_class).get('type', '')}"
+        )
+        skip = shared | {"type"}
+        lines += _field_lines(config_class, config_class(), "advantage.", width, skip)
+    return lines
+
+
+def describe_fields(width: int = 100) -> str:
+    """Every section of :class:`TrainConfig` and its fields, for ``--help`` and the docs."""
+    defaults, docs, lines = TrainConfig(), field_docs(TrainConfig), []
+    for item in dataclasses.fields(TrainConfig):
+        optional = getattr(defaults, item.name) is None
+        lines.append(
+            f"  {item.name}:" + (" (default null: off; when set, these fields)" if optional else "")
+        )
+        lines += textwrap.wrap(
+            docs.get(item.name, ""), width=width, initial_indent="    ", subsequent_indent="    "
+        )
+        if item.name == "advantage":
+            lines += _estimator_lines(width)
+            continue
+        section = getattr(defaults, item.name)
+        if section is None:  # an optional section (the bank): its fields' defaults when on
+            section = BankConfig()
+        lines += _field_lines(type(section), section, f"{item.name}.", width)
+    return "\n".join(lines)
+
+
+#: The lines around the generated reference in docs/training.md.
+REFERENCE_START = (
+    "<!-- config reference: python -m strategic_arena.train.config reference docs/training.md -->"
+)
+REFERENCE_END = "<!-- end of config reference -->"
+
+
+def reference_block() -> str:
+    """The generated reference of docs/training.md: :func:`describe_fields` in a text block."""
+    return f"{REFERENCE_START}\n\n```text\n{describe_fields()}\n```\n\n{REFERENCE_END}"
+
+
+def write_reference(path: str) -> None:
+    """Replace the generated reference between its markers in the markdown file ``path``."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    before, _, rest = text.partition(REFERENCE_START)
+    _, _, after = rest.partition(REFERENCE_END)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(before + reference_block() + after)

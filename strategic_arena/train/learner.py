@@ -52,7 +52,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.rl.episode import Turn
 from strategic_arena.train.batching import plan_micro_batches
-from strategic_arena.train.config import CorrectionConfig, PPOConfig, TrainConfig
+from strategic_arena.train.config.sections import CorrectionConfig, PPOConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
 from strategic_arena.train.engine import Sampling
 from strategic_arena.train.importance import correct
@@ -62,6 +62,8 @@ from strategic_arena.train.models import compute_context, resolve_compute_dtype
 if TYPE_CHECKING:
     import torch
     from torch import Tensor
+
+    from strategic_arena.train.config import TrainConfig
 
 
 @dataclass

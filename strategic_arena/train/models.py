@@ -24,11 +24,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strategic_arena._extras import require
-from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.config.sections import DType
+
+if TYPE_CHECKING:
+    from strategic_arena.train.config import TrainConfig
 
 log = logging.getLogger("strategic_arena.train")
 

@@ -1,8 +1,8 @@
 """``benchmarks/gpu_check.py``: a check that starts on a bare GPU machine, and says so without one.
 
 The smoke mode runs as ``make gpu-check-smoke`` does (a subprocess) in an interpreter where
-OpenSpiel, PettingZoo, gymnasium, transformers, pyyaml, safetensors and httpx cannot be imported
-(a meta-path blocker on ``PYTHONPATH``, as on a GPU machine that has only torch and numpy): the
+OpenSpiel, PettingZoo, gymnasium, transformers, pyyaml, safetensors, httpx and pydantic cannot be
+imported (a meta-path blocker on ``PYTHONPATH``, as on a GPU machine that has only torch and numpy): the
 rows that can run on a CPU report their figures through the project's own learner, sharding and
 estimate over the torch-only model, and every other row is skipped with its reason.
 """
@@ -36,6 +36,7 @@ BLOCKED = (
     "textarena",
     "vllm",
     "openai",
+    "pydantic",
 )
 
 BLOCKER = f"""

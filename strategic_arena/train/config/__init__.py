@@ -21,30 +21,62 @@ whole config). Each field's docstring is its ``--help`` text and its line in the
 
 from __future__ import annotations
 
-from strategic_arena.train.config.checks import CHECKS, validate
-from strategic_arena.train.config.describe import describe_fields, field_docs
-from strategic_arena.train.config.legacy import FLAT_KEYS
-from strategic_arena.train.config.loading import (
-    apply_override,
-    from_dict,
-    load_config,
-    read_config_file,
-)
-from strategic_arena.train.config.schema import TRAINING_SAMPLING, TrainConfig
-from strategic_arena.train.config.sections import (
-    CorrectionConfig,
-    EvalConfig,
-    GamesConfig,
-    LoraConfig,
-    ModelConfig,
-    OpponentConfig,
-    PlacementConfig,
-    PPOConfig,
-    PrecisionConfig,
-    RolloutConfig,
-    RunConfig,
-    VllmConfig,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
+    from strategic_arena.train.config.checks import CHECKS, validate
+    from strategic_arena.train.config.describe import describe_fields, field_docs
+    from strategic_arena.train.config.legacy import FLAT_KEYS
+    from strategic_arena.train.config.loading import (
+        apply_override,
+        from_dict,
+        load_config,
+        read_config_file,
+    )
+    from strategic_arena.train.config.schema import TRAINING_SAMPLING, TrainConfig
+    from strategic_arena.train.config.sections import (
+        CorrectionConfig,
+        EvalConfig,
+        GamesConfig,
+        LoraConfig,
+        ModelConfig,
+        OpponentConfig,
+        PlacementConfig,
+        PPOConfig,
+        PrecisionConfig,
+        RolloutConfig,
+        RunConfig,
+        VllmConfig,
+    )
+
+#: Each public name -> its module, imported on first use: the learner reads its sections
+#: (:mod:`.sections`) where pydantic, which loading a config needs, may be missing.
+_HOMES: dict[str, str] = {
+    "CHECKS": "checks",
+    "CorrectionConfig": "sections",
+    "EvalConfig": "sections",
+    "FLAT_KEYS": "legacy",
+    "GamesConfig": "sections",
+    "LoraConfig": "sections",
+    "ModelConfig": "sections",
+    "OpponentConfig": "sections",
+    "PPOConfig": "sections",
+    "PlacementConfig": "sections",
+    "PrecisionConfig": "sections",
+    "RolloutConfig": "sections",
+    "RunConfig": "sections",
+    "TRAINING_SAMPLING": "schema",
+    "TrainConfig": "schema",
+    "VllmConfig": "sections",
+    "apply_override": "loading",
+    "describe_fields": "describe",
+    "field_docs": "describe",
+    "from_dict": "loading",
+    "load_config": "loading",
+    "read_config_file": "loading",
+    "validate": "checks",
+}
 
 __all__ = [
     "CHECKS",
@@ -71,3 +103,13 @@ __all__ = [
     "read_config_file",
     "validate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator
-
 from strategic_arena.asking import Sampling
 
 EngineKind = Literal["transformers", "vllm"]
@@ -59,8 +57,21 @@ class OpponentConfig:
     """Sampling temperature of an endpoint or checkpoint opponent (``null``: the training one)."""
 
 
+def _before(func: Any) -> Any:
+    """Pydantic's ``BeforeValidator(func)``; without pydantic, inert metadata.
+
+    The sections are read without pydantic where only the learner runs (a bare GPU machine:
+    ``benchmarks/gpu_check.py``); loading a config file is what needs pydantic.
+    """
+    try:
+        from pydantic import BeforeValidator
+    except ImportError:
+        return func
+    return BeforeValidator(func)
+
+
 #: A pool entry as YAML gives it: a mapping, or a bare spec string.
-OpponentEntry = Annotated[OpponentConfig, BeforeValidator(_spec_shorthand)]
+OpponentEntry = Annotated[OpponentConfig, _before(_spec_shorthand)]
 
 
 def spec_problems(spec: str) -> list[str]:

@@ -2,9 +2,9 @@
 
 The smoke mode runs as ``make gpu-check-smoke`` does (a subprocess) in an interpreter where
 OpenSpiel, PettingZoo, gymnasium, transformers, pyyaml, safetensors, httpx and pydantic cannot be
-imported (a meta-path blocker on ``PYTHONPATH``, as on a GPU machine that has only torch and numpy): the
-rows that can run on a CPU report their figures through the project's own learner, sharding and
-estimate over the torch-only model, and every other row is skipped with its reason.
+imported (a meta-path blocker on ``PYTHONPATH``, as on a GPU machine that has only torch and
+numpy): the rows that can run on a CPU report their figures through the project's own learner,
+sharding and estimate over the torch-only model, and every other row is skipped with its reason.
 """
 
 from __future__ import annotations

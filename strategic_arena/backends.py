@@ -162,6 +162,21 @@ async def _close_at_loop_end(client: Any) -> AsyncIterator[None]:
             await client.close()
 
 
+def _http_client(base_url: str, timeout_s: float) -> Any:
+    """The httpx client under the chat client: no redirect, keep-alive connections reused.
+
+    Its transport is :class:`strategic_arena.http_transport.KeepAliveTransport` (a few dozen
+    calls per request, where httpx's own costs more CPU than the rest of a move), unless an
+    environment proxy applies to ``base_url``: then httpx's own transport, which speaks to it.
+    """
+    httpx = require("httpx", "OpenAI-compatible endpoints")
+    from strategic_arena.http_transport import transport_for  # imports httpx
+
+    return httpx.AsyncClient(
+        transport=transport_for(base_url), timeout=timeout_s, follow_redirects=False
+    )
+
+
 class OpenAIBackend:
     """An OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, ``strategic-arena serve``).
 
@@ -233,6 +248,7 @@ class OpenAIBackend:
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.timeout_s,
+                http_client=_http_client(self.base_url, self.timeout_s),
             )
             self._client, self._client_loop = client, loop
             self._closer = _close_at_loop_end(client)

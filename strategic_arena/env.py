@@ -124,6 +124,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self.game.get_type().reward_model == pyspiel.GameType.RewardModel.TERMINAL
         )
         self.seed: int | None = None
+        #: ``(state, move number, player, legal actions)`` of the last observation (_is_legal).
+        self._observed: tuple[pyspiel.State, int, int, tuple[int, ...]] | None = None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
 
@@ -178,13 +180,15 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             key = (state.observation_string(player), player)
             cached = memo.get(key)
             if cached is not None:  # fresh arrays: callers own what they are given
+                self._observed = (state, state.move_number(), player, cached["legal"])
                 return {
                     "observation": cached["observation"].copy(),
                     "action_mask": cached["action_mask"].copy(),
                     "text": cached["text"],
                 }
         # No seat acts at terminal (and chance) states, so this also covers "the game is over".
-        mask = self._mask(state.legal_actions(player) if self._to_move(player) else ())
+        legal = tuple(state.legal_actions(player)) if self._to_move(player) else ()
+        mask = self._mask(legal)
         observation: Observation = {
             "observation": self._tensor(state, player),
             "action_mask": mask,
@@ -197,7 +201,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
                 "observation": observation["observation"].copy(),
                 "action_mask": mask.copy(),
                 "text": observation["text"],
+                "legal": legal,
             }
+        self._observed = (state, state.move_number(), player, legal)
         return observation
 
     def step(self, action: int | None) -> None:
@@ -210,7 +216,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise ValueError(f"{agent} is to move; None is only valid on a dead step")
         action = int(action)
         player = self.agent_name_mapping[agent]
-        if action not in self.spiel_state.legal_actions(player):
+        if not self._is_legal(player, action):
             legal = self.spiel_state.legal_actions()
             raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
@@ -338,6 +344,24 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """The seat's text of the position where the game ended by forfeit."""
         position = self.spec.observation_text(self.spiel_state, player)
         return f"{position}\nThe game is over: {self.forfeited_by} forfeited; no more moves."
+
+    def _is_legal(self, player: int, action: int) -> bool:
+        """Whether ``action`` is legal for ``player`` now.
+
+        The legal actions of the last :meth:`observe` answer when it was of this player in this very
+        state (same state object, same move number): the AEC loop observes before it steps,
+        so the usual step asks OpenSpiel for no second list of legal actions.
+        """
+        observed = self._observed
+        state = self.spiel_state
+        if (
+            observed is not None
+            and observed[0] is state
+            and observed[2] == player
+            and observed[1] == state.move_number()
+        ):
+            return action in observed[3]
+        return action in state.legal_actions(player)
 
     def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
         """A fresh int8 mask of ``legal``; masks of small action spaces come from a cache."""

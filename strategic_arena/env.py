@@ -93,19 +93,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._num_actions = int(self.game.num_distinct_actions())
-        low, high = spec.tensor_bounds
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(low, high, (spec.tensor_size,), np.float32),
-                    "action_mask": spaces.Box(0, 1, (self._num_actions,), np.int8),
-                    "text": spaces.Text(MAX_TEXT_LENGTH, charset=TEXT_CHARSET),
-                }
-            )
-            for agent in self.possible_agents
-        }
+        self.observation_spaces = self._observation_spaces()
         self.action_spaces = {agent: self._action_space() for agent in self.possible_agents}
-        self.state_space = spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
+        self.state_space = self._state_space()
         self.spiel_state: pyspiel.State = self.game.new_initial_state()
         # Created at the first chance node: most perfect-information games never need one.
         self._rng: np.random.Generator | None = None
@@ -142,6 +132,27 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def _action_space(self) -> gymnasium.Space[Any]:
         """One agent's action space: ``Discrete(num_distinct_actions)`` (a move is an id)."""
         return spaces.Discrete(self._num_actions)
+
+    def _observation_spaces(self) -> dict[str, gymnasium.Space[Any]]:
+        """Each agent's observation space: tensor, action mask and text (see :meth:`observe`)."""
+        spec = self.spec
+        low, high = spec.tensor_bounds
+        return {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, (spec.tensor_size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (self._num_actions,), np.int8),
+                    "text": spaces.Text(MAX_TEXT_LENGTH, charset=TEXT_CHARSET),
+                }
+            )
+            for agent in self.possible_agents
+        }
+
+    def _state_space(self) -> gymnasium.Space[Any]:
+        """The space of :meth:`state`: every seat's tensor, concatenated."""
+        spec = self.spec
+        low, high = spec.tensor_bounds
+        return spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
 
     def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
         """The global view: every seat's observation tensor, concatenated in seat order."""

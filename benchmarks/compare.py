@@ -151,17 +151,20 @@ def machine() -> dict[str, Any]:
 def run(names: list[str]) -> dict[str, Any]:
     """Run the benchmarks ``names``; their figures by ``benchmark/figure``."""
     figures: Figures = {}
+    failed: list[str] = []
     for name in names:
         guarded = GUARDED[name]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out.json"
             command = [sys.executable, str(HERE / guarded.script), *guarded.arguments]
             print(f"== {name}: {' '.join(command[1:])}", flush=True)
-            subprocess.run([*command, "--json", str(out)], check=True)
+            if subprocess.run([*command, "--json", str(out)], check=False).returncode != 0:
+                failed.append(name)  # the others still run; the comparison names it
+                continue
             results = json.loads(out.read_text())
         for figure, value in guarded.figures(results).items():
             figures[f"{name}/{figure}"] = value
-    return {"machine": machine(), "figures": figures}
+    return {"machine": machine(), "figures": figures, "failed": failed}
 
 
 def compare(
@@ -213,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps(measured, indent=2, sort_keys=True) + "\n")
         print(f"figures written to {args.out}")
     if args.write_baseline:
+        if measured.get("failed"):
+            print(f"not written: {', '.join(measured['failed'])} failed")
+            return 1
         old = json.loads(args.baseline.read_text()) if args.baseline.exists() else {"figures": {}}
         old["figures"].update(measured["figures"])
         old["machine"] = measured["machine"]
@@ -221,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     lines, regressions = compare(measured, json.loads(args.baseline.read_text()), args.tolerance)
     print("\n".join(lines))
+    if measured.get("failed"):
+        print(f"benchmarks that failed (no figures): {', '.join(measured['failed'])}")
+        return 1
     if regressions:
         print(
             f"{len(regressions)} figure(s) more than {args.tolerance:.0%} worse than the baseline"

@@ -14,9 +14,10 @@ environments to the package's game contract without rewriting it:
   games give the offender one more try with the reason in its observation, then end the game
   with the offender losing), and TextArena's rewards (``env.close()``) are the returns.
 * **Seeds.** ``reset(seed)`` passes the seed to TextArena's ``env.reset(num_players, seed)``.
-  TextArena draws from Python's global ``random`` module, so every call into it runs on the
-  game's own saved generator state, swapped in and out around the call: the global RNG of the
-  process is left as it was, and games played side by side stay independent and replayable.
+  TextArena draws from Python's global ``random`` module, so during every call into it the
+  module's functions are those of the game's own generator, swapped in and out around the
+  call: the global RNG of the process is never drawn from, and games played side by side stay
+  independent and replayable.
 
 The classes below give a TextArena game the small part of OpenSpiel's ``Game``/``State``
 interface that the env, the match loop and the store use (turns, terminal test, returns,

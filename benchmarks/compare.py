@@ -129,7 +129,7 @@ class Guarded:
 #: The benchmarks the guard runs, by name (about five minutes in all on two cores).
 GUARDED: dict[str, Guarded] = {
     "env_playouts": Guarded("bench_env_playouts.py", (), env_playouts),
-    "mcts": Guarded("bench_mcts.py", ("--no-compile",), mcts),
+    "mcts": Guarded("bench_mcts.py", ("--no-compile", "--repeats", "21"), mcts),
     "cfr": Guarded("bench_cfr.py", ("--targets", "1e-3", "1e-4"), cfr),
     "hanabi_bot": Guarded("bench_hanabi_bot.py", (), hanabi_bot),
     "connect_four_solver": Guarded("bench_connect_four_solver.py", (), connect_four_solver),

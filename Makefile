@@ -54,17 +54,14 @@ unit: $(STAMP) vllm-if-possible
 
 test: lint typecheck unit
 
+# The guarded benchmarks write their figures to bench.json and are compared with
+# benchmarks/baseline.json (a figure more than 25% worse fails: benchmarks/README.md).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,bench]'
-	$(BIN)/python benchmarks/bench_env_playouts.py
-	$(BIN)/python benchmarks/bench_mcts.py
-	$(BIN)/python benchmarks/bench_cfr.py
-	$(BIN)/python benchmarks/bench_hanabi_bot.py
-	$(BIN)/python benchmarks/bench_connect_four_solver.py
-	$(BIN)/python benchmarks/bench_arena_overhead.py
 	$(BIN)/python benchmarks/bench_train_step.py
 	$(BIN)/python benchmarks/bench_faults.py
 	$(MAKE) --no-print-directory $(VLLM_STAMP) && $(BIN)/python benchmarks/bench_rollout.py
+	$(BIN)/python benchmarks/compare.py --out bench.json
 
 # The GPU path in one command (docs/training.md, "GPUs") on a bare GPU machine: the machine's own
 # python3 and torch (GPU_PYTHON), no venv, nothing installed, no network. Float32 masters learning

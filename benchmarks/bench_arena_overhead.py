@@ -10,16 +10,20 @@ opponent at Tic-Tac-Toe at several concurrency levels and reports:
   endpoint's own time is in the other process and not counted;
 * the same CPU time per endpoint call (the moves that went over HTTP: about half).
 
-The goal the arena issue sets is a harness overhead of at most 2 ms per move at concurrency 64.
-Run: ``python benchmarks/bench_arena_overhead.py [--games N]``.
+Each level is run ``--repeats`` times and the median is printed (the spread beside it).
+The goal: a harness overhead of at most 0.5 ms per move at concurrency 64.
+Run: ``python benchmarks/bench_arena_overhead.py [--games N] [--repeats R] [--json PATH]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +61,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=400, help="games per concurrency level")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--repeats", type=int, default=3, help="runs per level (median shown)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args()
+    rows = []
     port = free_port()
     exe = Path(sys.executable).with_name("strategic-arena")
     server = subprocess.Popen(
@@ -73,28 +80,47 @@ def main() -> None:
             f"{'harness ms/move':>16} {'ms/endpoint call':>17}"
         )
         for level in args.levels:
-            backend = OpenAIBackend("random", base_url, api_key="unused", seed=0)
-            model = Entrant.llm(backend, name="endpoint")
-            tasks = versus(
-                [model], [Entrant.opponent("random")], ["tic_tac_toe-v0"], args.games, level
-            )
-            with tempfile.TemporaryDirectory() as tmp, ResultsStore(Path(tmp) / "b.db") as store:
-                cpu0, wall0 = cpu_seconds(), time.perf_counter()
-                summary = run(store, "bench", tasks, seed=level, concurrency=level, progress=False)
-                wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
-                seats = {g.id: g.players for g in store.games()}
-                stats = store.move_stats()
-                moves = len(stats)
-                calls = sum(seats[m.game_id][m.seat] == "endpoint" for m in stats)
-            assert summary.complete and not summary.failed
+            runs = [measure(base_url, level, args.games) for _ in range(args.repeats)]
+            moves_s, ms_move, ms_call = (statistics.median(r[i] for r in runs) for i in range(3))
+            spread = sorted(r[1] for r in runs)
             print(
-                f"{level:>11} {summary.played:>6} {moves:>6} {moves / wall:>8.0f} "
-                f"{1000 * cpu / moves:>16.3f} {1000 * cpu / calls:>17.3f}"
+                f"{level:>11} {args.games:>6} {runs[0][3]:>6} {moves_s:>8.0f} "
+                f"{ms_move:>16.3f} {ms_call:>17.3f}   (ms/move {spread[0]:.3f}-{spread[-1]:.3f})"
+            )
+            rows.append(
+                {
+                    "concurrency": level,
+                    "moves_per_s": moves_s,
+                    "ms_per_move": ms_move,
+                    "ms_per_call": ms_call,
+                    "ms_per_move_runs": spread,
+                }
             )
     finally:
         server.terminate()
         server.wait()
     print(f"(cores: {os.cpu_count()}; the endpoint process shares them)")
+    if args.json is not None:
+        machine = {"cpus": os.cpu_count(), "platform": platform.platform()}
+        payload = {"games": args.games, "machine": machine, "rows": rows}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def measure(base_url: str, level: int, games: int) -> tuple[float, float, float, int]:
+    """One evaluation at ``level``: moves/s, CPU ms per move, CPU ms per endpoint call, moves."""
+    backend = OpenAIBackend("random", base_url, api_key="unused", seed=0)
+    model = Entrant.llm(backend, name="endpoint")
+    tasks = versus([model], [Entrant.opponent("random")], ["tic_tac_toe-v0"], games, level)
+    with tempfile.TemporaryDirectory() as tmp, ResultsStore(Path(tmp) / "b.db") as store:
+        cpu0, wall0 = cpu_seconds(), time.perf_counter()
+        summary = run(store, "bench", tasks, seed=level, concurrency=level, progress=False)
+        wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
+        seats = {g.id: g.players for g in store.games()}
+        stats = store.move_stats()
+        moves = len(stats)
+        calls = sum(seats[m.game_id][m.seat] == "endpoint" for m in stats)
+    assert summary.complete and not summary.failed
+    return moves / wall, 1000 * cpu / moves, 1000 * cpu / calls, moves
 
 
 if __name__ == "__main__":

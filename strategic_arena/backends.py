@@ -195,13 +195,23 @@ def _tls_context() -> Any:
     return require("httpx", "OpenAI-compatible endpoints").create_ssl_context()
 
 
-def http_client(timeout_s: float) -> Any:
+def http_client(timeout_s: float, base_url: str | None = None) -> Any:
     """An ``httpx.AsyncClient`` that follows no redirect and keeps no cookie.
 
     ``Accept-Encoding`` names only what :mod:`strategic_arena.http_body` decodes with a cap.
+    A client for one endpoint (``base_url``) sends its requests through
+    :class:`strategic_arena.http_transport.KeepAliveTransport` (a few dozen calls per request,
+    where httpx's own pool costs more CPU than the rest of a move: ``benchmarks/README.md``),
+    unless an environment proxy applies to it: then httpx's own transport, which speaks to it.
     """
     httpx = require("httpx", "OpenAI-compatible endpoints")
+    transport = None
+    if base_url is not None:
+        from strategic_arena.http_transport import transport_for  # imports httpx
+
+        transport = transport_for(base_url)
     return httpx.AsyncClient(
+        transport=transport,
         verify=_tls_context(),
         timeout=httpx.Timeout(timeout_s),
         follow_redirects=False,
@@ -376,7 +386,7 @@ class OpenAIBackend:
         """
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            client = http_client(self.timeout_s)
+            client = http_client(self.timeout_s, self.base_url)
             self._client, self._client_loop = client, loop
             self._closer = _close_at_loop_end(client)
             await anext(self._closer)

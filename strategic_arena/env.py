@@ -93,19 +93,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._num_actions = int(self.game.num_distinct_actions())
-        low, high = spec.tensor_bounds
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(low, high, (spec.tensor_size,), np.float32),
-                    "action_mask": spaces.Box(0, 1, (self._num_actions,), np.int8),
-                    "text": spaces.Text(MAX_TEXT_LENGTH, charset=TEXT_CHARSET),
-                }
-            )
-            for agent in self.possible_agents
-        }
+        self.observation_spaces = self._observation_spaces()
         self.action_spaces = {agent: self._action_space() for agent in self.possible_agents}
-        self.state_space = spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
+        self.state_space = self._state_space()
         self.spiel_state: pyspiel.State = self.game.new_initial_state()
         # Created at the first chance node: most perfect-information games never need one.
         self._rng: np.random.Generator | None = None
@@ -124,6 +114,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self.game.get_type().reward_model == pyspiel.GameType.RewardModel.TERMINAL
         )
         self.seed: int | None = None
+        #: ``(state, move number, player, legal actions)`` of the last observation (_is_legal).
+        self._observed: tuple[pyspiel.State, int, int, tuple[int, ...]] | None = None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
 
@@ -140,6 +132,27 @@ class TextGameEnv(AECEnv[str, Observation, int]):
     def _action_space(self) -> gymnasium.Space[Any]:
         """One agent's action space: ``Discrete(num_distinct_actions)`` (a move is an id)."""
         return spaces.Discrete(self._num_actions)
+
+    def _observation_spaces(self) -> dict[str, gymnasium.Space[Any]]:
+        """Each agent's observation space: tensor, action mask and text (see :meth:`observe`)."""
+        spec = self.spec
+        low, high = spec.tensor_bounds
+        return {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, (spec.tensor_size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (self._num_actions,), np.int8),
+                    "text": spaces.Text(MAX_TEXT_LENGTH, charset=TEXT_CHARSET),
+                }
+            )
+            for agent in self.possible_agents
+        }
+
+    def _state_space(self) -> gymnasium.Space[Any]:
+        """The space of :meth:`state`: every seat's tensor, concatenated."""
+        spec = self.spec
+        low, high = spec.tensor_bounds
+        return spaces.Box(low, high, (spec.tensor_size * spec.num_players,), np.float32)
 
     def state(self) -> np.ndarray[Any, np.dtype[np.float32]]:
         """The global view: every seat's observation tensor, concatenated in seat order."""
@@ -178,13 +191,15 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             key = (state.observation_string(player), player)
             cached = memo.get(key)
             if cached is not None:  # fresh arrays: callers own what they are given
+                self._observed = (state, state.move_number(), player, cached["legal"])
                 return {
                     "observation": cached["observation"].copy(),
                     "action_mask": cached["action_mask"].copy(),
                     "text": cached["text"],
                 }
         # No seat acts at terminal (and chance) states, so this also covers "the game is over".
-        mask = self._mask(state.legal_actions(player) if self._to_move(player) else ())
+        legal = tuple(state.legal_actions(player)) if self._to_move(player) else ()
+        mask = self._mask(legal)
         observation: Observation = {
             "observation": self._tensor(state, player),
             "action_mask": mask,
@@ -197,7 +212,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
                 "observation": observation["observation"].copy(),
                 "action_mask": mask.copy(),
                 "text": observation["text"],
+                "legal": legal,
             }
+        self._observed = (state, state.move_number(), player, legal)
         return observation
 
     def step(self, action: int | None) -> None:
@@ -210,7 +227,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise ValueError(f"{agent} is to move; None is only valid on a dead step")
         action = int(action)
         player = self.agent_name_mapping[agent]
-        if action not in self.spiel_state.legal_actions(player):
+        if not self._is_legal(player, action):
             legal = self.spiel_state.legal_actions()
             raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
@@ -338,6 +355,24 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """The seat's text of the position where the game ended by forfeit."""
         position = self.spec.observation_text(self.spiel_state, player)
         return f"{position}\nThe game is over: {self.forfeited_by} forfeited; no more moves."
+
+    def _is_legal(self, player: int, action: int) -> bool:
+        """Whether ``action`` is legal for ``player`` now.
+
+        The legal actions of the last :meth:`observe` answer when it was of this player in this very
+        state (same state object, same move number): the AEC loop observes before it steps,
+        so the usual step asks OpenSpiel for no second list of legal actions.
+        """
+        observed = self._observed
+        state = self.spiel_state
+        if (
+            observed is not None
+            and observed[0] is state
+            and observed[2] == player
+            and observed[1] == state.move_number()
+        ):
+            return action in observed[3]
+        return action in state.legal_actions(player)
 
     def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
         """A fresh int8 mask of ``legal``; masks of small action spaces come from a cache."""

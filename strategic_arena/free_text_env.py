@@ -21,6 +21,7 @@ differences:
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -49,6 +50,20 @@ def _view_space() -> spaces.Text:
     return spaces.Text(MAX_FREE_TEXT_LENGTH, min_length=0, charset=FREE_TEXT_CHARSET)
 
 
+@functools.cache
+def _move_space(max_chars: int) -> spaces.Text:
+    """The unseeded prototype of a move's space (see :meth:`FreeTextEnv._action_space`)."""
+    return spaces.Text(max_chars, min_length=1, charset=TEXT_CHARSET)
+
+
+@functools.cache
+def _observation_space() -> spaces.Dict:
+    """A free-text seat's observation space: its to-move flag and its view (built once)."""
+    return spaces.Dict(
+        {"observation": spaces.Box(0.0, 1.0, (1,), np.float32), "text": _view_space()}
+    )
+
+
 class FreeTextEnv(TextGameEnv):
     """A free-text game with the PettingZoo AEC API: ``step(text)`` (see the module doc)."""
 
@@ -56,18 +71,20 @@ class FreeTextEnv(TextGameEnv):
         if spec.move_kind != "text":
             raise ValueError(f"{spec.env_id} takes menu moves; make it with TextGameEnv")
         super().__init__(spec, render_mode=render_mode)
-        # No menu, so no mask (PettingZoo samples an action through a mask when there is one),
-        # and a one-entry tensor: whether the seat is to move (PettingZoo refuses empty arrays).
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(0.0, 1.0, (1,), np.float32),
-                    "text": _view_space(),
-                }
-            )
-            for agent in self.possible_agents
-        }
-        self.state_space = spaces.Box(0.0, 1.0, (spec.num_players,), np.float32)
+
+    def _observation_spaces(self) -> dict[str, gymnasium.Space[Any]]:
+        """One space for every seat: a to-move flag and the view, no mask.
+
+        No menu, so no mask (PettingZoo samples an action through a mask when there is one),
+        and a one-entry tensor: whether the seat is to move (PettingZoo refuses empty arrays).
+        The space is the same object for every agent and env (:func:`_observation_space`):
+        building gymnasium spaces cost more than a whole game of TextArena's.
+        """
+        return dict.fromkeys(self.possible_agents, _observation_space())
+
+    def _state_space(self) -> gymnasium.Space[Any]:
+        """Each seat's to-move flag."""
+        return spaces.Box(0.0, 1.0, (self.spec.num_players,), np.float32)
 
     def observe(self, agent: str) -> Observation:
         """``{"observation": [1.0 if the seat is to move else 0.0], "text": its view}``."""
@@ -91,8 +108,13 @@ class FreeTextEnv(TextGameEnv):
         return np.array([1.0 if moving else 0.0], dtype=np.float32)
 
     def _action_space(self) -> gymnasium.Space[Any]:
-        """``Text``: a move is a printable text of at most ``spec.max_move_chars`` characters."""
-        return spaces.Text(self.spec.max_move_chars, min_length=1, charset=TEXT_CHARSET)
+        """``Text``: a move is a printable text of at most ``spec.max_move_chars`` characters.
+
+        Each agent of each env gets its own space (its own sampling generator, which PettingZoo's
+        seed test seeds): a shallow copy of one unseeded space, whose charset tables, which
+        cost most of building a ``Text``, are only read.
+        """
+        return copy.copy(_move_space(self.spec.max_move_chars))
 
     def step(self, action: Any) -> None:
         """Play the move text ``action`` for ``agent_selection`` (``None`` on a dead step)."""

@@ -138,10 +138,11 @@ async def read_body(raw: AsyncIterable[bytes], encoding: str, limit: int) -> byt
             for piece in decoder.feed(chunk, limit - size):
                 pieces.append(piece)
                 size += len(piece)
-    except ReplyTooLarge:
+    except BaseException:
         # The exception's traceback holds this frame, and asyncio's tasks put tracebacks in
         # reference cycles that live until the next garbage collection: what was read must
-        # not live with them (eight bombs in flight kept ~100 MB until a collection).
+        # not live with them (eight bombs in flight kept ~100 MB until a collection). Any
+        # exception: a deadline (``asyncio.wait_for``'s cancellation) cuts an endless reply.
         pieces.clear()
         raise
     return b"".join(pieces)

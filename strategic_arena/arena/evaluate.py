@@ -185,7 +185,8 @@ def evaluate(
     with served_endpoint(model, announce) as (base_url, model_name):
         # Before anything is stored: a configuration mistake must not become stored games.
         candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
-        _announce_key(announce, base_url, model.api_key_env)
+        if model.base_url is not None:  # the embedded suite is sent none, nothing to say
+            _announce_key(announce, base_url, model.api_key_env)
         for spec, opponent in models.items():
             if opponent is not None:  # another endpoint: checked like the evaluated one, and
                 # sent only the key named for it (none by default)

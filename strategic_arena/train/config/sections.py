@@ -51,8 +51,9 @@ class OpponentConfig:
     """Curriculum: the entry joins the pool at this step and stays for the rest of the run."""
     base_url: str | None = None
     """An OpenAI-compatible endpoint (``http://host:port/v1``) serving model ``spec``."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """Environment variable holding the endpoint's API key (never stored)."""
+    api_key_env: str | None = None
+    """Environment variable holding the endpoint's API key (never stored); none by default:
+    an endpoint is sent no key unless one is named for it."""
     temperature: float | None = None
     """Sampling temperature of an endpoint or checkpoint opponent (``null``: the training one)."""
 

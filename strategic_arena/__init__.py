@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from strategic_arena._lazy import lazy_attribute
+
 if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
     from strategic_arena.actions import ERROR_KINDS, Action, ActionError
     from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match, play_match_sync
@@ -105,11 +107,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """A public name (imported from its module) or a submodule (``sa.wrappers``), on first use."""
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-        globals()[name] = value
-        return value
+    if name in _HOMES:
+        return lazy_attribute(__name__, _HOMES, globals(), name)
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"{__name__}.{name}")

@@ -21,8 +21,9 @@ whole config). Each field's docstring is its ``--help`` text and its line in the
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from strategic_arena._lazy import lazy_attribute
 
 if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
     from strategic_arena.train.config.checks import CHECKS, validate
@@ -107,9 +108,4 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _HOMES, globals(), name)

@@ -138,22 +138,26 @@ def test_three_workers_one_killed_store_every_game_once(
     expected = reference(tmp_path, served, num_games)
     name = database(pg_url)
     command = eval_command(pg_url, served, num_games, "--lease-s", "3")
-    # The victim first, until it plays (a worker that starts last on a loaded machine could find
-    # every game taken), then the two others, until they play too.
+    # The victim first, until it plays; then it is frozen while it holds a lease (it cannot
+    # store that game, nor finish the run before the others start, however fast the machine),
+    # and the two others start together, until one of them plays (the other may find every game
+    # taken or leased on a fast machine: its summary must count the whole run all the same);
+    # then the victim is killed.
     victim = worker(command)
     wait_for_lease(pg_server, name, victim)
-    workers = [victim, worker(command), worker(command)]
-    for survivor in workers[1:]:
-        wait_for_lease(pg_server, name, survivor)
-    # Freeze the victim while it holds a lease (it then cannot store that game), then kill it.
     held: list[tuple[object, ...]] = []
     while not held:
         os.kill(victim.pid, signal.SIGSTOP)
         held = leases(pg_server, name, victim)
         if not held:
             os.kill(victim.pid, signal.SIGCONT)
-            assert victim.poll() is None, "the victim finished before it could be killed"
+            assert victim.poll() is None, "the victim finished before it could be frozen"
             time.sleep(0.02)
+    workers = [victim, worker(command), worker(command)]
+    deadline = time.monotonic() + 300
+    while not any(leases(pg_server, name, survivor) for survivor in workers[1:]):
+        assert time.monotonic() < deadline, "no other worker took a game"
+        time.sleep(0.05)
     victim.kill()  # SIGKILL: no cleanup, its leases stay until they expire
     victim.communicate()
     for survivor in workers[1:]:

@@ -86,12 +86,16 @@ def test_without_a_gpu_it_says_so_in_one_line_and_allocates_nothing_large(
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_gpu_check_creates_no_venv_and_installs_nothing() -> None:
+    # Under `make test` this runs inside make: its variables would make the inner make print
+    # "Entering directory" lines (and pass its flags on), so the inner make gets neither.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     done = subprocess.run(
-        ["make", "-n", "gpu-check", "gpu-check-smoke"],
+        ["make", "--no-print-directory", "-n", "gpu-check", "gpu-check-smoke"],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
+        env=env,
     )
     commands = done.stdout
     assert "benchmarks/gpu_check.py --out gpu_check" in commands

@@ -94,6 +94,11 @@ def integrity_errors() -> tuple[type[BaseException], ...]:
     return (psycopg.IntegrityError,)
 
 
+#: Seconds a session may sit idle inside a transaction before the server ends it (a store's
+#: transactions take milliseconds between their statements).
+IDLE_IN_TRANSACTION_S = 20
+
+
 class PostgresConnection:
     """A psycopg connection with the calls of ``sqlite3.Connection`` the store makes.
 
@@ -111,13 +116,19 @@ class PostgresConnection:
         self._conn = self._connect()
 
     def _connect(self) -> Any:
-        options = "-c default_transaction_read_only=on" if self._readonly else None
+        # A session that stalls inside a transaction (a frozen or swapped-out worker) would hold
+        # its row locks, and every other worker offering or storing the same games would wait
+        # on it forever: the server ends such a session after IDLE_IN_TRANSACTION_S, and the
+        # worker, if it wakes, finds its session lost and writes the game again.
+        options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_S * 1000}"
+        if self._readonly:
+            options += " -c default_transaction_read_only=on"
         return self._psycopg.connect(
             self._url,
             autocommit=True,
             connect_timeout=self._timeout_s,
             application_name="strategic-arena",
-            **({"options": options} if options else {}),
+            options=options,
         )
 
     @property

@@ -57,11 +57,11 @@ class Result:
     same_games: bool
 
 
-def command(db: str, base_url: str, games: int, concurrency: int) -> list[str]:
+def eval_args(
+    db: str, base_url: str, games: int, *extra: str, seed: int = 1, concurrency: int = 4
+) -> list[str]:
+    """The ``strategic-arena`` arguments of one worker of the run (the tests' workers too)."""
     return [
-        sys.executable,
-        "-m",
-        "strategic_arena.cli",
         "eval",
         "--db",
         db,
@@ -76,11 +76,22 @@ def command(db: str, base_url: str, games: int, concurrency: int) -> list[str]:
         "--num-games",
         str(games),
         "--seed",
-        "1",
+        str(seed),
         "--concurrency",
         str(concurrency),
         "--quiet",
         "--no-report",
+        *extra,
+    ]
+
+
+def command(db: str, base_url: str, games: int, concurrency: int) -> list[str]:
+    """One worker's process command."""
+    return [
+        sys.executable,
+        "-m",
+        "strategic_arena.cli",
+        *eval_args(db, base_url, games, concurrency=concurrency),
     ]
 
 

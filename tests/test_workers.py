@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
+from benchmarks.bench_workers import eval_args
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.serve import PlayerServer
@@ -37,28 +38,7 @@ def served() -> Iterator[str]:
 
 
 def eval_command(db: str, base_url: str, num_games: int, *extra: str) -> list[str]:
-    return [
-        "eval",
-        "--db",
-        db,
-        "--base-url",
-        base_url,
-        "--model",
-        "minimax",
-        "--envs",
-        "tic_tac_toe-v0",
-        "--opponents",
-        "random",
-        "--num-games",
-        str(num_games),
-        "--seed",
-        "5",
-        "--concurrency",
-        "2",
-        "--quiet",
-        "--no-report",
-        *extra,
-    ]
+    return eval_args(db, base_url, num_games, *extra, seed=5, concurrency=2)
 
 
 def worker(command: list[str]) -> subprocess.Popen[str]:

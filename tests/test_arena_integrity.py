@@ -16,18 +16,26 @@ from strategic_arena.arena.metrics import infrastructure, render_text, report, s
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
-from strategic_arena.players import Decision, GameState, Player, RandomPlayer
+from strategic_arena.players import RandomPlayer
 from strategic_arena.serve import PlayerService
+from strategic_arena.turn import Decision, GameState, Player
 from tests.servers import FaultServer
 
 
 def flaky_model(server: FaultServer, *, policy: str = "forfeit") -> Entrant:
     backend = OpenAIBackend(
-        "random", server.base_url, api_key="unused", max_attempts=2, backoff_base_s=0.0, seed=0
+        "random",
+        server.base_url,
+        api_key="unused",
+        max_attempts=2,
+        backoff_base_s=0.0,
+        seed=0,
+        asking=Asking(policy=policy),
     )
-    return Entrant.llm(backend, name="flaky", policy=policy)
+    return Entrant.llm(backend, name="flaky")
 
 
 def test_a_game_a_server_breaks_is_stored_apart_scored_nowhere_and_replayed(

@@ -6,8 +6,10 @@ reads at the terminal comes from here, on stdout:
 * :func:`eval_table` -- after every evaluation, one row per game and opponent (both seats):
   games, mean return, win rate, invalid-answer rate;
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
-  checkpoint, the metrics and the evaluation store are, a warning when steps collapsed (no
-  learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
+  checkpoint, the metrics and the evaluation store are, the before/after table of the transfer
+  evaluation (reasoning benchmarks at checkpoints: :func:`transfer_summary`), a warning when
+  steps collapsed (no learning signal: :mod:`strategic_arena.train.collapse`), and the
+  commands to run next
   (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
   the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
   other asking setting included: :mod:`strategic_arena.train.serving`);
@@ -159,11 +161,30 @@ def run_summary(
     evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:
         lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
+    transfer = transfer_summary(cfg, db)
+    if transfer:
+        lines.append(f"  transfer     {db}  (labels {cfg.run.name}/step-NNNNNN)")
+        lines += ["  " + line for line in transfer.splitlines()]
     commands = _next_commands(cfg, checkpoint, db if evaluated else None, steps)
+    if transfer:
+        commands.insert(0, f"strategic-arena transfer report --db {shlex.quote(str(db))}")
     if commands:
         lines.append("next:")
         lines += [f"  {command}" for command in commands]
     return "\n".join(lines)
+
+
+def transfer_summary(cfg: TrainConfig, db: Path) -> str:
+    """The before/after table of the run's transfer evaluations ("" when there are none)."""
+    if cfg.transfer is None or not db.exists():
+        return ""
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.transfer import cells, render_table
+
+    prefix = f"{cfg.run.name}/step-"
+    with ResultsStore.for_reading(db) as store:
+        found = [cell for cell in cells(store) if cell.label.startswith(prefix)]
+    return render_table(found, "transfer before/after") if found else ""
 
 
 def _next_commands(

@@ -45,8 +45,10 @@ __all__ = [
     "BackendFor",
     "BenchmarkResult",
     "answer_sample",
+    "ask_samples",
     "evaluate",
     "evaluate_async",
+    "pending_samples",
     "run_settings",
     "sample_seed",
 ]
@@ -159,6 +161,46 @@ async def answer_sample(
     return checked(problem, sample, result)
 
 
+async def ask_samples(
+    run: BenchmarkRun,
+    work: Sequence[tuple[Problem, int]],
+    backend_for: BackendFor,
+    concurrency: int,
+    on_answer: Callable[[Answer], None],
+    on_failure: Callable[[str], None],
+) -> None:
+    """Ask every ``(problem, sample)`` of ``work``, ``concurrency`` at a time.
+
+    Each checked answer goes to ``on_answer`` and each failure line (``<problem>#<sample>:
+    <why>``) to ``on_failure`` as soon as it is known, in the event loop's thread.
+    """
+    queue = list(reversed(work))
+
+    async def worker() -> None:
+        while queue:
+            problem, sample = queue.pop()
+            outcome = await answer_sample(run, problem, sample, backend_for)
+            if isinstance(outcome, str):
+                on_failure(f"{problem.id}#{sample}: {outcome}")
+            else:
+                on_answer(outcome)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(work)))))
+
+
+def pending_samples(
+    store: ResultsStore, run_id: int, problems: Sequence[Problem], samples: int
+) -> list[tuple[Problem, int]]:
+    """The ``(problem, sample)`` pairs of a run without a stored answer, in order."""
+    done = answered(store, run_id)
+    return [
+        (problem, sample)
+        for problem in problems
+        for sample in range(samples)
+        if (problem.id, sample) not in done
+    ]
+
+
 async def evaluate_async(
     store: ResultsStore,
     label: str,
@@ -203,14 +245,8 @@ async def _evaluate_one(
 ) -> BenchmarkResult:
     name = run_name(label, run.benchmark.name)
     stored = open_run(store, name, run.seed, run_settings(run, model, problems))
-    done = answered(store, stored.id)
     samples = run.protocol.samples
-    pending = [
-        (problem, sample)
-        for problem in problems
-        for sample in range(samples)
-        if (problem.id, sample) not in done
-    ]
+    pending = pending_samples(store, stored.id, problems, samples)
     total = len(problems) * samples
     resumed = total - len(pending)
     bar = (
@@ -220,26 +256,22 @@ async def _evaluate_one(
         if progress
         else None
     )
-    queue = list(reversed(pending))
     failures: list[str] = []
     counts = {"answered": 0, "failed": 0}
 
-    async def worker() -> None:
-        while queue:
-            problem, sample = queue.pop()
-            outcome = await answer_sample(run, problem, sample, backend_for)
-            if isinstance(outcome, str):
-                counts["failed"] += 1
-                failures.append(f"{problem.id}#{sample}: {outcome}")
-                if bar is not None:
-                    bar.update(incomplete=True)
-                continue
-            save_answer(store, stored.id, outcome)
-            counts["answered"] += 1
-            if bar is not None:
-                bar.update(error=outcome.extracted is None)
+    def on_answer(answer: Answer) -> None:
+        save_answer(store, stored.id, answer)
+        counts["answered"] += 1
+        if bar is not None:
+            bar.update(error=answer.extracted is None)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)))))
+    def on_failure(line: str) -> None:
+        counts["failed"] += 1
+        failures.append(line)
+        if bar is not None:
+            bar.update(incomplete=True)
+
+    await ask_samples(run, pending, backend_for, concurrency, on_answer, on_failure)
     if bar is not None:
         bar.update(final=True)
     return BenchmarkResult(

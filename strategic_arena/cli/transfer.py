@@ -11,8 +11,9 @@ Subcommands, each one call of a library function of :mod:`strategic_arena.transf
   files through lm-eval's custom tasks.
 
 Options of a plan come from ``--config`` (a YAML file of
-:class:`~strategic_arena.transfer.TransferPlan` keys: ``configs/transfer_*.yaml``) and the
-command line, the command line winning.
+:class:`~strategic_arena.transfer.TransferPlan` keys, or a training config whose ``transfer``
+section holds them: ``configs/transfer_*.yaml``) and the command line, the command line
+winning.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from strategic_arena.printable import printable_line
 from strategic_arena.transfer import BENCHMARKS, PAPERS, TransferPlan, cells, render_table, report
 from strategic_arena.transfer.endpoint import evaluate_endpoint
 from strategic_arena.transfer.fetch import fetch
+
+#: Keys of the trainer's transfer section that are not the plan's (when, how many at once).
+TRAINER_KEYS = frozenset({"at_start", "every", "concurrency"})
 
 #: Where transfer answers go by default (beside the arena's store).
 DEFAULT_TRANSFER_DB = "results/transfer.sqlite"
@@ -82,6 +86,9 @@ def plan_from_args(args: argparse.Namespace) -> TransferPlan:
     if args.config:
         yaml = require("yaml", "transfer configs")
         data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        if isinstance(data, dict) and isinstance(data.get("transfer"), dict):
+            # a training config: its transfer section, less the trainer's own keys
+            data = {k: v for k, v in data["transfer"].items() if k not in TRAINER_KEYS}
         if not isinstance(data, dict):
             raise ValueError(f"{args.config}: a transfer config is a mapping of plan keys")
         known = {f.name for f in dataclasses.fields(TransferPlan)}

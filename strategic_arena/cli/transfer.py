@@ -27,7 +27,7 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
-from strategic_arena.cli.common import DB_HELP, HelpFormatter
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.printable import printable_line
@@ -133,12 +133,7 @@ def _add_run(actions: Any) -> None:
         "--label",
         help="the model's name in the store and tables, e.g. before / step-200 (default: --model)",
     )
-    endpoint.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the API key (never stored or printed)",
-    )
+    add_api_key_option(endpoint)
     endpoint.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="deadline of each request"
     )

@@ -305,3 +305,16 @@ def test_the_lm_eval_route_reports_the_same_accuracy(tmp_path: Path) -> None:
     }
     assert ours == pytest.approx(expected) and theirs == pytest.approx(expected)
     assert min(expected.values()) > 0 and max(expected.values()) < 1
+
+
+@pytest.mark.parametrize("action", ["run", "report", "fetch", "lm-eval"])
+def test_transfer_help_shows_no_empty_defaults(
+    action: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from strategic_arena.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["transfer", action, "--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text and "(default: False)" not in text

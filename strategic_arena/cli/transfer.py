@@ -31,7 +31,14 @@ from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_optio
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.printable import printable_line
-from strategic_arena.transfer import BENCHMARKS, PAPERS, TransferPlan, cells, render_table, report
+from strategic_arena.transfer import (
+    BENCHMARKS,
+    PAPERS,
+    TransferPlan,
+    cells,
+    render_table,
+    report_data,
+)
 from strategic_arena.transfer.endpoint import evaluate_endpoint
 from strategic_arena.transfer.fetch import fetch
 
@@ -201,7 +208,7 @@ def report_main(args: argparse.Namespace) -> int:
     with ResultsStore.for_reading(existing(args.db)) as store:
         found = cells(store, args.label)
     if args.json:
-        print(json.dumps(report(found), indent=2, sort_keys=True))
+        print(json.dumps(report_data(found), indent=2, sort_keys=True))
     else:
         print(render_table(found))
     return 0

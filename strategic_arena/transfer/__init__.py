@@ -17,31 +17,78 @@ trainer's engine:
 * :mod:`.fetch` -- ``transfer fetch``: the files, through ``datasets``;
 * :mod:`.lm_eval_route` -- the same files through lm-eval's custom tasks (extra ``lm-eval``).
 
+Public names load their module on first use (:mod:`strategic_arena._lazy`): the trainer's
+config imports the plan without the runner, the store or the report.
 ``docs/transfer.md`` states each benchmark's source, schema, prompt, metric and paper.
 """
 
 from __future__ import annotations
 
-from strategic_arena.transfer.benchmarks import (
-    BENCHMARKS,
-    PAPERS,
-    Benchmark,
-    BenchmarkRun,
-    MissingBenchmarkFile,
-    Protocol,
-    TransferPlan,
-    benchmark,
-    plan,
-)
-from strategic_arena.transfer.metrics import Metric, avg_at_k, metric, pass_at_k
-from strategic_arena.transfer.prompts import PROMPTS, Prompt
-from strategic_arena.transfer.report import Cell, cells, render_table, report
-from strategic_arena.transfer.runner import (
-    BenchmarkResult,
-    evaluate,
-    evaluate_async,
-    sample_seed,
-)
+from typing import TYPE_CHECKING, Any
+
+from strategic_arena._lazy import lazy_attribute
+
+if TYPE_CHECKING:
+    from strategic_arena.transfer.benchmarks import (
+        BENCHMARKS,
+        PAPERS,
+        Benchmark,
+        BenchmarkRun,
+        MissingBenchmarkFile,
+        Protocol,
+        TransferPlan,
+        benchmark,
+        plan,
+    )
+    from strategic_arena.transfer.metrics import (
+        Metric,
+        avg_at_k,
+        metric,
+        pass_at_k,
+    )
+    from strategic_arena.transfer.prompts import (
+        PROMPTS,
+        Prompt,
+    )
+    from strategic_arena.transfer.report import (
+        Cell,
+        cells,
+        render_table,
+        report_data,
+    )
+    from strategic_arena.transfer.runner import (
+        BenchmarkResult,
+        evaluate,
+        evaluate_async,
+        sample_seed,
+    )
+
+#: Each public name -> its module, imported on first use.
+_HOMES: dict[str, str] = {
+    "BENCHMARKS": "benchmarks",
+    "Benchmark": "benchmarks",
+    "BenchmarkResult": "runner",
+    "BenchmarkRun": "benchmarks",
+    "Cell": "report",
+    "Metric": "metrics",
+    "MissingBenchmarkFile": "benchmarks",
+    "PAPERS": "benchmarks",
+    "PROMPTS": "prompts",
+    "Prompt": "prompts",
+    "Protocol": "benchmarks",
+    "TransferPlan": "benchmarks",
+    "avg_at_k": "metrics",
+    "benchmark": "benchmarks",
+    "cells": "report",
+    "evaluate": "runner",
+    "evaluate_async": "runner",
+    "metric": "metrics",
+    "pass_at_k": "metrics",
+    "plan": "benchmarks",
+    "render_table": "report",
+    "report_data": "report",
+    "sample_seed": "runner",
+}
 
 __all__ = [
     "BENCHMARKS",
@@ -65,6 +112,11 @@ __all__ = [
     "pass_at_k",
     "plan",
     "render_table",
-    "report",
+    "report_data",
     "sample_seed",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use."""
+    return lazy_attribute(__name__, _HOMES, globals(), name)

@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from strategic_arena.arena.metrics import mean_ci
-
 __all__ = ["FAMILIES", "Metric", "avg_at_k", "metric", "pass_at_k"]
 
 _NAME = re.compile(r"^([a-z_]+)@([1-9][0-9]*)$")
@@ -71,6 +69,8 @@ class Metric:
 
     def value(self, answers: Sequence[Sequence[bool]]) -> tuple[float, float | None]:
         """The mean over problems and its 95% half-width (``None`` below two problems)."""
+        from strategic_arena.arena.metrics import mean_ci  # the arena's intervals (scipy)
+
         return mean_ci([self.problem_score(correct) for correct in answers])
 
 

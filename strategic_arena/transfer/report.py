@@ -8,7 +8,7 @@ mean response length. Labels are in the order their first run was stored (a trai
 ``step-000000`` before ``step-000100``; ``before`` before ``after``).
 
 :func:`render_table` draws the before/after table for the terminal (labels as rows,
-benchmarks as columns, each cell the headline metric ``mean ± half``); :func:`report` gives the
+benchmarks as columns, each cell the headline metric ``mean ± half``); :func:`report_data` gives the
 same as JSON-ready data, which ``transfer report --json`` prints and the published
 leaderboard's page shows (:mod:`strategic_arena.leaderboard`).
 """
@@ -26,7 +26,7 @@ from strategic_arena.printable import printable_line
 from strategic_arena.transfer.metrics import metric
 from strategic_arena.transfer.store import RUN_PREFIX, Answer, answers
 
-__all__ = ["Cell", "MetricValue", "cells", "render_table", "report"]
+__all__ = ["Cell", "MetricValue", "cells", "render_table", "report_data"]
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def render_table(found: Sequence[Cell], title: str = "transfer evaluation") -> s
     return "\n".join(lines)
 
 
-def report(found: Sequence[Cell]) -> dict[str, Any]:
+def report_data(found: Sequence[Cell]) -> dict[str, Any]:
     """The cells as JSON-ready data: ``{"labels", "benchmarks", "cells": [...]}``."""
     return {
         "labels": list(dict.fromkeys(cell.label for cell in found)),

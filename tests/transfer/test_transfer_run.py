@@ -26,7 +26,7 @@ from strategic_arena.transfer import (
     evaluate,
     pass_at_k,
     render_table,
-    report,
+    report_data,
 )
 from tests.servers import FaultServer
 from tests.transfer.oracle import ProblemOracle
@@ -103,7 +103,7 @@ def test_metrics_equal_known_values_over_http(tmp_path: Path) -> None:
     assert [c.benchmark for c in found] == ["arithmetic", "math500", "mmlu_stem"]
     table = render_table(found)
     assert "50.0 ±" in table and "arithmetic pass@1" in table
-    assert json.loads(json.dumps(report(found)))["labels"] == ["before"]
+    assert json.loads(json.dumps(report_data(found)))["labels"] == ["before"]
 
 
 def test_pass_at_k_is_the_unbiased_estimator() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from strategic_arena.transfer import TransferPlan
+from strategic_arena.transfer.benchmarks import TransferPlan
 
 __all__ = ["TransferConfig"]
 

@@ -187,6 +187,31 @@ def transfer_summary(cfg: TrainConfig, db: Path) -> str:
     return render_table(found, "transfer before/after") if found else ""
 
 
+def transfer_command(cfg: TrainConfig, base_url: str, served: str, step: int) -> str:
+    """``transfer run`` of the served checkpoint on the run's transfer plan (its own label)."""
+    plan = cfg.transfer
+    assert plan is not None
+    words = ["strategic-arena transfer run", f"--paper {plan.paper}"]
+    if plan.benchmarks:
+        words.append("--benchmarks " + " ".join(shlex.quote(name) for name in plan.benchmarks))
+    words.append(f"--data-dir {shlex.quote(plan.data_dir)}")
+    for flag, value in (
+        ("--samples", plan.samples),
+        ("--max-tokens", plan.max_tokens),
+        ("--temperature", plan.temperature),
+        ("--limit", plan.limit),
+    ):
+        if value is not None:
+            words.append(f"{flag} {value}")
+    words += [
+        f"--seed {plan.seed}",
+        f"--base-url {base_url}",
+        f"--model {shlex.quote(served)}",
+        f"--label {shlex.quote(f'{cfg.run.name}/served-step-{step:06d}')}",
+    ]
+    return " ".join(words)
+
+
 def _next_commands(
     cfg: TrainConfig, checkpoint: Path | None, db: Path | None, steps: int
 ) -> list[str]:
@@ -210,4 +235,6 @@ def _next_commands(
         recipe = serve_recipe(checkpoint, served=served_name(cfg.run.name, steps))
         commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
         commands.append(eval_command(recipe, settings))
+        if cfg.transfer is not None:
+            commands.append(transfer_command(cfg, recipe.base_url, recipe.served_name, steps))
     return commands

@@ -46,6 +46,12 @@ def check_before_after(out: str, db: Path, name: str, last: int) -> None:
         )
         assert re.search(rf"{re.escape(label)}\s+{re.escape(shown)}", summary), summary
     assert f"strategic-arena transfer report --db {db}" in summary
+    assert (
+        "strategic-arena transfer run --paper spiral --benchmarks arithmetic --data-dir "
+        f"{db.parents[1] / 'data'} --samples 2 --max-tokens 8 --limit 4 --seed 0 --base-url "
+        f"http://127.0.0.1:8000/v1 --model {name}-step-{last} --label {name}/served-step-"
+        f"{last:06d}"
+    ) in summary
 
 
 def test_a_tiny_run_prints_a_before_after_table(

@@ -385,11 +385,13 @@ class OpenAIBackend:
         """This backend with other sampling settings: the same endpoint, key and HTTP client.
 
         For many requests that differ only in their sampling (the transfer evaluation's seed
-        per sample) without one connection pool each; closing the original closes the client.
+        per sample) without one connection pool each; closing the original closes the client
+        (closing a copy closes nothing).
         """
         other = copy.copy(self)
         other.sampling = sampling
         other._origin = self._origin or self
+        other._client, other._client_loop, other._closer = None, None, None  # the origin's
         return other
 
     async def _client_for_this_loop(self) -> Any:

@@ -318,3 +318,35 @@ def test_transfer_help_shows_no_empty_defaults(
     assert stop.value.code == 0
     text = capsys.readouterr().out
     assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_with_sampling_shares_one_client_and_sends_its_own_seed(tmp_path: Path) -> None:
+    import asyncio
+
+    from strategic_arena.asking import Sampling
+    from strategic_arena.transfer.prompts import prompt
+
+    folder = write_data(tmp_path / "data")
+    planned = runs(folder, 1, ("pass@1",))[:1]
+    problem = planned[0].problems()[0]
+    messages = prompt("spiral_qwen3").messages(problem)
+    server = FaultServer(service=ProblemOracle(planned, lambda pid, s: True))  # type: ignore[arg-type]
+    try:
+        base = OpenAIBackend("oracle", server.base_url, api_key_env=None)
+        copies = [base.with_sampling(Sampling(seed=seed, max_tokens=5)) for seed in (7, 8)]
+
+        async def ask() -> list[object]:
+            for copy in copies:
+                assert (await copy.complete(messages)).error is None
+            clients = [await copy._client_for_this_loop() for copy in copies]
+            await copies[0].aclose()  # a copy's close leaves the shared client open
+            assert not clients[0].is_closed
+            await base.aclose()
+            return clients
+
+        clients = asyncio.run(ask())
+    finally:
+        server.close()
+    assert clients[0] is clients[1] and clients[0].is_closed  # type: ignore[attr-defined]
+    assert [body.get("seed") for body in server.seen_bodies] == [7, 8]
+    assert base.sampling.seed is None

@@ -3,6 +3,7 @@ hostile replies, kill -9 and resume, the CLI."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -86,13 +87,17 @@ def test_metrics_equal_known_values_over_http(tmp_path: Path) -> None:
     try:
         backend = OpenAIBackend("oracle", server.base_url, api_key_env=None, backoff_base_s=0)
         with ResultsStore(tmp_path / "t.sqlite") as store:
+            stream = io.StringIO()
             results = evaluate(
-                store, "before", planned, backend.with_sampling, model="oracle", progress=False
+                store, "before", planned, backend.with_sampling, model="oracle", stream=stream
             )
             found = cells(store)
     finally:
         server.close()
     assert [r.complete for r in results] == [True] * 3
+    finals = stream.getvalue().splitlines()[-1:]
+    assert "before mmlu_stem [####################] 100% 40/40 answers" in finals[0]
+    assert "answers/s | ETA 0s" in finals[0]
     assert sorted(oracle.asked) == sorted({(pid, s) for pid in counts for s in range(4)})
     # c = 0..4 of n = 4: pass@1 = avg@4 = 1/2; pass@2 = (0 + 1/2 + 5/6 + 1 + 1) / 5 = 2/3;
     # pass@4 = 4/5 (every problem with a right answer). math500 has exactly one of each c.

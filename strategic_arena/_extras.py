@@ -30,6 +30,8 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "pydantic": "openenv",
     "textarena": "textarena",
     "psycopg": "postgres",
+    "math_verify": "transfer",
+    "lm_eval": "lm-eval",
 }
 
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import functools
 import http.cookiejar
 import json
@@ -374,9 +375,24 @@ class OpenAIBackend:
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._closer: AsyncIterator[None] | None = None
+        #: The backend whose HTTP client this one shares (:meth:`with_sampling`); ``None``: its own.
+        self._origin: OpenAIBackend | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIBackend(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+
+    def with_sampling(self, sampling: Sampling) -> OpenAIBackend:
+        """This backend with other sampling settings: the same endpoint, key and HTTP client.
+
+        For many requests that differ only in their sampling (the transfer evaluation's seed
+        per sample) without one connection pool each; closing the original closes the client
+        (closing a copy closes nothing).
+        """
+        other = copy.copy(self)
+        other.sampling = sampling
+        other._origin = self._origin or self
+        other._client, other._client_loop, other._closer = None, None, None  # the origin's
+        return other
 
     async def _client_for_this_loop(self) -> Any:
         """The async client of the running event loop (httpx clients are bound to one loop).
@@ -384,6 +400,8 @@ class OpenAIBackend:
         The client is closed when its loop shuts down (see :func:`_close_at_loop_end`), so one
         backend can serve several ``asyncio.run`` calls (``play_match_sync`` twice) cleanly.
         """
+        if self._origin is not None:
+            return await self._origin._client_for_this_loop()
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             client = http_client(self.timeout_s, self.base_url)

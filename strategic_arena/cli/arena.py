@@ -33,7 +33,7 @@ from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, location
 from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
-from strategic_arena.cli.common import DB_HELP, HelpFormatter, turn_label
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, turn_label
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
@@ -79,12 +79,7 @@ def add_model_options(command: argparse.ArgumentParser, base_url_help: str) -> N
     endpoint.add_argument(
         "--name", default=None, help="the model's name in the store and report (default: --model)"
     )
-    endpoint.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the API key (never stored or printed)",
-    )
+    add_api_key_option(endpoint)
     endpoint.add_argument(
         "--timeout",
         type=float,

@@ -23,6 +23,17 @@ DB_HELP = (
     "~/.pgpass, never stored)"
 )
 
+
+def add_api_key_option(group: argparse._ArgumentGroup) -> None:
+    """``--api-key-env``: the variable holding an endpoint's key (every endpoint command's)."""
+    group.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (never stored or printed)",
+    )
+
+
 Handler = Callable[[argparse.Namespace], int]
 """A command: parsed arguments in, exit status out."""
 

@@ -71,6 +71,7 @@ from strategic_arena.arena.teams import team_summaries
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.grading.report import stored_grades
 from strategic_arena.leaderboard import reproduce
+from strategic_arena.leaderboard._transfer import transfer_data
 from strategic_arena.leaderboard.coverage import Coverage
 from strategic_arena.ratings import (
     OVERALL,
@@ -634,6 +635,12 @@ def build(
         data["teams"] = [
             {**asdict(team), "mean_return": _number(team.mean_return)} for team in teams
         ]
+    # Only when the store holds transfer runs (reasoning benchmarks): otherwise as it was.
+    transfer = transfer_data(
+        store, None if run_names is None else [run.name for run in runs], _rounded
+    )
+    if transfer is not None:
+        data["transfer"] = transfer
     # Only when some row pools prompt versions: a leaderboard without mixes stays as it was.
     mixes = prompt_mixes(games)
     if mixes:

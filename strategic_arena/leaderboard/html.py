@@ -37,6 +37,7 @@ from strategic_arena.leaderboard._cells import (
 from strategic_arena.leaderboard._charts import Bar, bar_chart, grid_chart, rating_chart
 from strategic_arena.leaderboard._coverage_html import env_coverage, overall_coverage
 from strategic_arena.leaderboard._grades_html import grades_panel
+from strategic_arena.leaderboard._transfer import transfer_panel
 
 #: Headers that must not break inside (headers wrap between words to keep columns narrow).
 CONSERVATIVE = "μ&nbsp;−&nbsp;3σ"
@@ -481,6 +482,8 @@ def render(data: Mapping[str, Any]) -> str:
         panels.append((f"game-{index}", env["title"], body))
     if data.get("teams"):
         panels.append(("teams", "Teams", _teams(data["teams"])))
+    if data.get("transfer"):
+        panels.append(("transfer", "Transfer", transfer_panel(data["transfer"])))
     panels += [
         ("grades", "Grades", grades_panel(data)),
         ("players", "Players", _players(data)),

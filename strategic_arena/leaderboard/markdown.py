@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
+from strategic_arena.leaderboard._transfer import transfer_markdown
 from strategic_arena.printable import printable_line
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -305,6 +306,8 @@ def render(data: Mapping[str, Any]) -> str:
         sections.append((title, body + _env_coverage(env) + _seat_means(env)))
     if data.get("teams"):
         sections.append(("Teams", _teams(data["teams"])))
+    if data.get("transfer"):
+        sections.append(("Transfer evaluation", transfer_markdown(data["transfer"], escape)))
     sections.append(("Grades against exact solvers", _grades(data["grades"])))
     sections.append(("Players", _players(data["players"])))
     sections.append(("Invalid answers (samples)", _samples(data["invalid_samples"])))

@@ -6,8 +6,10 @@ reads at the terminal comes from here, on stdout:
 * :func:`eval_table` -- after every evaluation, one row per game and opponent (both seats):
   games, mean return, win rate, invalid-answer rate;
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
-  checkpoint, the metrics and the evaluation store are, a warning when steps collapsed (no
-  learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
+  checkpoint, the metrics and the evaluation store are, the before/after table of the transfer
+  evaluation (reasoning benchmarks at checkpoints: :func:`transfer_summary`), a warning when
+  steps collapsed (no learning signal: :mod:`strategic_arena.train.collapse`), and the
+  commands to run next
   (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
   the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
   other asking setting included: :mod:`strategic_arena.train.serving`);
@@ -159,11 +161,55 @@ def run_summary(
     evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:
         lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
+    transfer = transfer_summary(cfg, db)
+    if transfer:
+        lines.append(f"  transfer     {db}  (labels {cfg.run.name}/step-NNNNNN)")
+        lines += ["  " + line for line in transfer.splitlines()]
     commands = _next_commands(cfg, checkpoint, db if evaluated else None, steps)
+    if transfer:
+        commands.insert(0, f"strategic-arena transfer report --db {shlex.quote(str(db))}")
     if commands:
         lines.append("next:")
         lines += [f"  {command}" for command in commands]
     return "\n".join(lines)
+
+
+def transfer_summary(cfg: TrainConfig, db: Path) -> str:
+    """The before/after table of the run's transfer evaluations ("" when there are none)."""
+    if cfg.transfer is None or not db.exists():
+        return ""
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.transfer import cells, render_table
+
+    prefix = f"{cfg.run.name}/step-"
+    with ResultsStore.for_reading(db) as store:
+        found = [cell for cell in cells(store) if cell.label.startswith(prefix)]
+    return render_table(found, "transfer before/after") if found else ""
+
+
+def transfer_command(cfg: TrainConfig, base_url: str, served: str, step: int) -> str:
+    """``transfer run`` of the served checkpoint on the run's transfer plan (its own label)."""
+    plan = cfg.transfer
+    assert plan is not None
+    words = ["strategic-arena transfer run", f"--paper {plan.paper}"]
+    if plan.benchmarks:
+        words.append("--benchmarks " + " ".join(shlex.quote(name) for name in plan.benchmarks))
+    words.append(f"--data-dir {shlex.quote(plan.data_dir)}")
+    for flag, value in (
+        ("--samples", plan.samples),
+        ("--max-tokens", plan.max_tokens),
+        ("--temperature", plan.temperature),
+        ("--limit", plan.limit),
+    ):
+        if value is not None:
+            words.append(f"{flag} {value}")
+    words += [
+        f"--seed {plan.seed}",
+        f"--base-url {base_url}",
+        f"--model {shlex.quote(served)}",
+        f"--label {shlex.quote(f'{cfg.run.name}/served-step-{step:06d}')}",
+    ]
+    return " ".join(words)
 
 
 def _next_commands(
@@ -189,4 +235,6 @@ def _next_commands(
         recipe = serve_recipe(checkpoint, served=served_name(cfg.run.name, steps))
         commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
         commands.append(eval_command(recipe, settings))
+        if cfg.transfer is not None:
+            commands.append(transfer_command(cfg, recipe.base_url, recipe.served_name, steps))
     return commands

@@ -647,6 +647,24 @@ class Trainer:
             print(eval_table(evaluation), flush=True)
         return evaluation.metrics
 
+    def evaluate_transfer(self) -> dict[str, float]:
+        """The ``transfer`` section's benchmarks on the current policy; ``transfer/`` metrics.
+
+        Answers land in the evaluation store under ``<run_name>/step-NNNNNN``
+        (:mod:`strategic_arena.train.transfer_eval`); rank 0 prints the table so far.
+        """
+        if self.cfg.transfer is None:
+            return {}
+        from strategic_arena.train.transfer_eval import evaluate_transfer
+        from strategic_arena.transfer import render_table
+
+        evaluation = asyncio.run(
+            evaluate_transfer(self.cfg, self.engine, self.tokenizer, self.step, self.info)
+        )
+        if self.info.main:
+            print(render_table(evaluation.cells, f"transfer at step {self.step}"), flush=True)
+        return evaluation.metrics
+
     # -- checkpoints ---------------------------------------------------------------------------
 
     def save_checkpoint(self) -> Path | None:
@@ -787,6 +805,8 @@ class Trainer:
         cfg = self.cfg
         with self._interrupt_handler():
             try:
+                if cfg.transfer is not None and cfg.transfer.at_start and self.step == 0:
+                    self.metrics.log(0, self.evaluate_transfer())  # the "before" row
                 while self.step < cfg.run.steps and not self._stopping():
                     metrics = self.train_step()
                     warning = self.collapse.check(self.step, metrics)
@@ -798,6 +818,9 @@ class Trainer:
                     )
                     if evaluated:
                         metrics.update(self.evaluate())
+                    if transfer_due(cfg, self.step):
+                        evaluated = True  # logged with this step's metrics
+                        metrics.update(self.evaluate_transfer())
                     if (
                         evaluated
                         or self.step % cfg.run.log_every == 0
@@ -852,6 +875,14 @@ class Trainer:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+
+
+def transfer_due(cfg: TrainConfig, step: int) -> bool:
+    """Whether the transfer evaluation runs after ``step`` (every ``every``, and the last)."""
+    section = cfg.transfer
+    if section is None:
+        return False
+    return step == cfg.run.steps or bool(section.every and step % section.every == 0)
 
 
 def _brief(metrics: dict[str, float]) -> str:

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,7 @@ def test_every_section_takes_set_overrides() -> None:
         "correction": "correction.tis_cap=3",
         "eval": "eval.games=4",
         "placement": "placement.memory_check=false",
+        "transfer": "transfer.limit=3",
     }
     assert sorted(overrides) == sorted(sections)
     cfg = load_config(None, list(overrides.values()))
@@ -263,8 +265,10 @@ def test_every_field_is_documented_in_the_help() -> None:
     for item in dataclasses.fields(TrainConfig):
         assert f"  {item.name}:" in text
         section = getattr(defaults, item.name)
-        if item.name in ("advantage", "bank"):
-            continue  # their fields are listed per estimator / when on (below)
+        if item.name == "advantage":
+            continue  # its fields are listed per estimator (below)
+        if section is None:  # an optional section (bank, transfer): its fields when on
+            section = typing.get_args(typing.get_type_hints(TrainConfig)[item.name])[0]()
         docs = field_docs(type(section))
         for field in dataclasses.fields(section):
             assert docs.get(field.name), f"{item.name}.{field.name} has no docstring"

@@ -16,7 +16,6 @@ import typing
 from typing import Any
 
 from strategic_arena.field_docs import field_docs as attribute_docs
-from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.config.schema import TrainConfig
 from strategic_arena.train.estimators import EstimatorConfig
 
@@ -101,6 +100,16 @@ def _estimator_lines(width: int) -> list[str]:
     return lines
 
 
+def _optional_section(name: str) -> type:
+    """The section class of an optional field of :class:`TrainConfig` (``X | None``)."""
+    (kind,) = [
+        arg
+        for arg in typing.get_args(typing.get_type_hints(TrainConfig)[name])
+        if arg is not type(None)
+    ]
+    return typing.cast(type, kind)
+
+
 def describe_fields(width: int = 100) -> str:
     """Every section of :class:`TrainConfig` and its fields, for ``--help`` and the docs."""
     defaults, docs, lines = TrainConfig(), field_docs(TrainConfig), []
@@ -116,8 +125,8 @@ def describe_fields(width: int = 100) -> str:
             lines += _estimator_lines(width)
             continue
         section = getattr(defaults, item.name)
-        if section is None:  # an optional section (the bank): its fields' defaults when on
-            section = BankConfig()
+        if section is None:  # an optional section (bank, transfer): its defaults when on
+            section = _optional_section(item.name)()
         lines += _field_lines(type(section), section, f"{item.name}.", width)
     return "\n".join(lines)
 

@@ -20,6 +20,7 @@ from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.config import sections
 from strategic_arena.train.config.estimator import estimator_config
+from strategic_arena.train.config.transfer import TransferConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
 
@@ -90,6 +91,10 @@ class TrainConfig:
     placement: sections.PlacementConfig = field(default_factory=sections.PlacementConfig)
     """GPU placement, distribution timeouts and the memory check (docs/training.md,
     "Placement")."""
+    transfer: TransferConfig | None = None
+    """Reasoning benchmarks at checkpoints (docs/transfer.md): ``null`` runs none; a mapping,
+    e.g. ``{paper: spiral, benchmarks: [math500, aime24], data_dir: data/transfer}``, runs them
+    before the first step, every ``every`` steps and after the last, through the engine."""
 
     @property
     def corrects_behaviour(self) -> bool:

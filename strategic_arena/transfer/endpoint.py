@@ -1,0 +1,124 @@
+"""The transfer evaluation of a model behind an OpenAI-compatible endpoint (``transfer run``).
+
+:func:`evaluate_endpoint` is the use case the CLI calls: it reads every benchmark file first
+(a missing one is one line saying how to get it), checks the endpoint as the arena does
+(:mod:`strategic_arena.arena.preflight`: the model listing, then one real request in the
+benchmark's prompt and sampling, its failure named), then asks every sample through the
+arena's backend (:class:`~strategic_arena.backends.OpenAIBackend`: retries, deadlines, a reply
+cap, hostile fields coerced, the key to its origin only) and stores the answers
+(:mod:`.runner`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from strategic_arena.arena.preflight import (
+    PreflightError,
+    choose_model,
+    diagnose,
+    list_served_models,
+)
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.backends import OpenAIBackend
+from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
+from strategic_arena.transfer.benchmarks import BenchmarkRun, TransferPlan
+from strategic_arena.transfer.runner import BenchmarkResult, answer_sample, evaluate
+
+__all__ = ["evaluate_endpoint"]
+
+
+def preflight(run: BenchmarkRun, backend: OpenAIBackend, api_key_env: str | None) -> None:
+    """One real request (the first problem, as it will be asked, one token long).
+
+    Raises:
+        PreflightError: the endpoint failed or refused it; the message names the likely cause.
+    """
+    problems = run.problems()
+    cheap = BenchmarkRun(
+        run.benchmark, replace(run.protocol, max_tokens=1), run.limit, run.data_dir, run.seed
+    )
+
+    async def ask() -> str | None:
+        try:
+            outcome = await answer_sample(cheap, problems[0], 0, backend.with_sampling)
+        finally:
+            await backend.aclose()
+        return outcome if isinstance(outcome, str) else None
+
+    failure = asyncio.run(ask())
+    if failure is not None:
+        detail = failure.split(": ", 1)[1] if ": " in failure else failure
+        raise diagnose(detail, backend.base_url, "", api_key_env)
+
+
+def evaluate_endpoint(
+    db: str | Path,
+    plan: TransferPlan,
+    *,
+    base_url: str,
+    model: str | None = None,
+    label: str | None = None,
+    api_key_env: str | None = "OPENAI_API_KEY",
+    timeout_s: float = 600.0,
+    max_attempts: int = 6,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    concurrency: int = 16,
+    progress: bool = True,
+    check: bool = True,
+) -> list[BenchmarkResult]:
+    """Evaluate the model at ``base_url`` on ``plan``; answers stored in ``db`` as ``label``.
+
+    Args:
+        db: the results store.
+        plan: paper, benchmarks, data folder and overrides.
+        base_url: the endpoint (``http://host:port/v1``).
+        model: the model to ask (default: the only one the endpoint lists).
+        label: its name in the store and the tables (default: the model's).
+        api_key_env: the variable holding the API key (never stored or shown).
+        timeout_s: deadline of each request (8,192 tokens take a while).
+        max_attempts: requests per sample, the first included.
+        max_reply_bytes: the cap on a reply's decoded size.
+        concurrency: requests in flight at once.
+        progress: print the progress line (stderr).
+        check: run the preflight (the listing and one request) first.
+
+    Raises:
+        MissingBenchmarkFile, ProblemFileError: a benchmark file is missing or bad.
+        PreflightError: the endpoint cannot serve the run (nothing is stored).
+        ValueError: the label's stored runs have other settings.
+    """
+    runs = plan.runs()
+    if not runs:
+        raise ValueError("no benchmark to run")
+    for run in runs:  # every file read before the endpoint is asked anything
+        run.problems()
+    if check:
+        model = choose_model(
+            list_served_models(base_url, api_key_env, timeout_s, max_reply_bytes), model
+        )
+    elif model is None:
+        raise PreflightError("name the model (--model) when the preflight is off")
+    backend = OpenAIBackend(
+        model,
+        base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout_s,
+        max_attempts=max_attempts,
+        max_reply_bytes=max_reply_bytes,
+        seed=plan.seed,
+    )
+    if check:
+        preflight(runs[0], backend, api_key_env)
+    with ResultsStore(db) as store:
+        return evaluate(
+            store,
+            label or model,
+            runs,
+            backend.with_sampling,
+            model=model,
+            concurrency=concurrency,
+            progress=progress,
+        )

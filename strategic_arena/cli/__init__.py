@@ -13,6 +13,7 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 * ``train`` -- :mod:`.train`;
 * ``serve-model`` -- :mod:`.serve_model`;
 * ``transfer run|report|fetch|lm-eval`` -- :mod:`.transfer`.
+* ``verifier train`` -- :mod:`.verifier` (MAPoRL's learned verifier).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from strategic_arena.cli import (
     serve_model,
     train,
     transfer,
+    verifier,
 )
 from strategic_arena.cli.common import guarded
 from strategic_arena.cli.play import build_player
@@ -52,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_parsers(sub)
     serve_model.add_parser(sub)
     transfer.add_parsers(sub)
+    verifier.add_parser(sub)
     return parser
 
 

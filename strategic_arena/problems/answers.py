@@ -35,8 +35,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from strategic_arena.braces import matched_braces
 from strategic_arena.problems.records import Problem
-from strategic_arena.styles.base import matched_braces
 
 __all__ = [
     "MAX_ANSWER_CHARS",

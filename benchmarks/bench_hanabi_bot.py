@@ -1,9 +1,12 @@
-"""Self-play scores of the rule-based Hanabi bot against random play, Mini and Simple Hanabi.
+"""Self-play scores of the Hanabi partner bot, its rules alone, and random play.
 
 For each variant, the same two seats play ``--games`` games (seeds ``0 .. games-1``, which fix
 the deal) through :func:`strategic_arena.arena.play_match_sync`:
 
-- **hanabi_bot**: one :class:`opponents.hanabi_bot.HanabiBot` in both seats;
+- **hanabi_bot**: one :class:`opponents.hanabi_bot.HanabiBot` in both seats (on Mini Hanabi
+  it plays the shipped joint policy, :mod:`opponents.hanabi_joint`);
+- **rules**: the same bot with ``joint=False``, its rules alone (the bot before the joint
+  policy; on Simple Hanabi, where no joint policy ships, the same as ``hanabi_bot``);
 - **random**: one :class:`strategic_arena.players.RandomPlayer` seeded with the game's seed, in
   both seats (uniformly random legal moves).
 
@@ -40,6 +43,8 @@ if str(ROOT) not in sys.path:
 
 VARIANTS = ("mini_hanabi-v0", "simple_hanabi-v0")
 #: OpenSpiel's Hanabi, Mini Hanabi, mean score out of 4 (quoted reference points).
+#: The goal for the partner's self-play mean on Mini Hanabi.
+GOAL = 3.8
 REFERENCES = {"random (OpenSpiel)": 1.44, "simple rule bot": 1.99, "IGGI-style rule bot": 2.33}
 
 
@@ -51,15 +56,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def measure(env_id: str, player: str, games: int) -> dict[str, Any]:
-    """Self-play of ``player`` (``hanabi_bot`` or ``random``) on ``env_id``, seeds 0..games-1."""
+    """Self-play of ``player`` (``hanabi_bot``, ``rules`` or ``random``) on ``env_id``.
+
+    Seeds 0..games-1.
+    """
     from opponents.hanabi_bot import HanabiBot
     from strategic_arena.arena import play_match_sync
     from strategic_arena.games import get_spec
     from strategic_arena.players import RandomPlayer
     from strategic_arena.turn import Player
 
-    bot = HanabiBot(env_id)
-    make: Callable[[int], Player] = (lambda seed: bot) if player == "hanabi_bot" else RandomPlayer
+    bot = HanabiBot(env_id, joint=player == "hanabi_bot")
+    make: Callable[[int], Player] = (lambda seed: bot) if player != "random" else RandomPlayer
     scores: list[float] = []
     started = time.perf_counter()
     for seed in range(games):
@@ -113,7 +121,39 @@ def format_references(rows: list[dict[str, Any]]) -> str:
                 f"hanabi_bot on {row['env_id']}: {row['mean']:.3f} ± {row['ci95']:.3f}, "
                 f"{verdict} {goal:.2f}"
             )
+            if row["env_id"] == "mini_hanabi-v0":
+                met = "met" if row["mean"] >= GOAL else "NOT met"
+                lines.append(f"  goal {GOAL:.1f} on mini_hanabi-v0: {met}")
     return "\n".join(lines)
+
+
+def exact_values() -> dict[str, dict[str, float]]:
+    """The shipped joint policies' exact self-play scores over every deal, by variant.
+
+    The expectation the seeded mean estimates, read from the table file (where
+    ``tests/opponents/test_hanabi_joint.py`` checks it by replaying every deal).
+    """
+    from opponents.hanabi_table import shipped_table
+
+    exact = {}
+    for env_id in VARIANTS:
+        table = shipped_table(env_id)
+        if table is not None:
+            exact[env_id] = {
+                "hanabi_bot": table.value,
+                "rules": table.rules_value,
+                "deals": table.deals,
+            }
+    return exact
+
+
+def format_exact(exact: dict[str, dict[str, float]]) -> str:
+    """One line per variant with a shipped joint policy."""
+    return "\n".join(
+        f"Exact self-play over all {int(row['deals'])} deals of {env_id}: hanabi_bot "
+        f"{row['hanabi_bot']:.3f}, rules {row['rules']:.3f} (goal {GOAL:.1f})"
+        for env_id, row in exact.items()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         measure(env_id, player, args.games)
         for env_id in VARIANTS
-        for player in ("hanabi_bot", "random")
+        for player in ("hanabi_bot", "rules", "random")
     ]
     report: dict[str, Any] = {
         "machine": {
@@ -142,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows))
     print()
     print(format_references(rows))
+    exact = exact_values()
+    if exact:
+        report["exact_self_play"] = exact
+        print()
+        print(format_exact(exact))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0

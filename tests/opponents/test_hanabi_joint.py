@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from opponents.hanabi_bot import HanabiBot
-from opponents.hanabi_joint import Deal, deals, hanabi_spec, self_play, solve
+from opponents.hanabi_joint import (
+    Deal,
+    deals,
+    hanabi_spec,
+    perfect_information_score,
+    self_play,
+    solve,
+)
 from opponents.hanabi_table import load_table, save_table, shipped_table
 from strategic_arena.arena import play_match_sync
 from strategic_arena.turn import GameState
@@ -96,6 +103,17 @@ def test_the_shipped_policy_scores_above_the_goal_on_every_deal() -> None:
     assert {rule for *_, rule in met} == {"joint policy"}
 
 
+def test_what_is_left_is_information() -> None:
+    # The deals the policy scores 3 on (about 5%) reach 4 once every hand is visible: the gap
+    # is what the seats cannot tell each other, not the deal.
+    spec = hanabi_spec(MINI)
+    dealt = deals(spec)
+    scores, _ = _self_play(HanabiBot(MINI), dealt)
+    short = [deal for deal, score in zip(dealt, scores, strict=True) if score < 4]
+    assert 0 < len(short) < 0.1 * len(dealt)
+    assert [perfect_information_score(spec, deal) for deal in short[:3]] == [4.0] * 3
+
+
 def test_beats_the_rules_on_the_same_seeds() -> None:
     def mean(bot: HanabiBot) -> float:
         return statistics.fmean(
@@ -103,7 +121,7 @@ def test_beats_the_rules_on_the_same_seeds() -> None:
         )
 
     joint, rules = mean(HanabiBot(MINI)), mean(HanabiBot(MINI, joint=False))
-    # Measured on seeds 0..199: 3.94 against 3.48.
+    # Measured on seeds 0..199: 3.960 against 3.475.
     assert joint >= 3.8
     assert joint > rules + 0.3
 

@@ -1,6 +1,13 @@
-"""A rule-based Hanabi partner for Mini and Simple Hanabi that reads only what its seat sees.
+"""The Hanabi partner for Mini and Simple Hanabi: a joint policy where one ships, else rules.
 
-The bot reads two things: ``observation_string(seat)`` (parsed with
+On Mini Hanabi the bot first looks its seat's information up in the shipped joint policy
+(:mod:`opponents.hanabi_table`, built by :mod:`opponents.hanabi_joint`: iterated exact best
+response starting from the rules below, exact expected self-play score 3.946 out of 4 against
+the rules' 3.457). The table holds every decision of self-play; a move of another partner leads
+off it, and from there on the rules below decide. Simple Hanabi (2.2 million deals, too many
+to enumerate) plays by the rules alone. ``joint=False`` plays by the rules everywhere.
+
+The rules read two things: ``observation_string(seat)`` (parsed with
 :func:`~strategic_arena.games.hanabi.parse_observation`: the partner's cards, what hints told
 about its own cards -- positive and negative --, fireworks, tokens, discards, deck size) and the
 *players'* entries of ``full_history()`` (public moves: which hint the partner gave last, and how
@@ -48,8 +55,9 @@ The algorithm, for the seat to move:
     without hint information, then to the oldest.
 12. Otherwise (information tokens full, so no discard): a safe hint, else the likeliest play.
 
-Every choice is among ``state.legal_actions(seat)``. The bot is deterministic: ties are broken
-by fixed orders, never at random; ``seed`` is accepted only for the common constructor.
+Every choice is among ``state.legal_actions(seat)`` (a table move that is not legal is never
+played: the rules decide instead). The bot is deterministic: ties are broken by fixed orders,
+never at random; ``seed`` is accepted only for the common constructor.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from opponents.base import SolverPlayer
+from opponents.hanabi_table import shipped_table
 from strategic_arena.games.hanabi import (
     COLOR_LETTERS,
     CardView,
@@ -196,19 +205,27 @@ class _Board:
 
 
 class HanabiBot(SolverPlayer):
-    """The rule bot of the module docstring, for ``mini_hanabi-v0`` and ``simple_hanabi-v0``.
+    """The partner of the module docstring, for ``mini_hanabi-v0`` and ``simple_hanabi-v0``.
 
     Args:
         env_id: the game.
         name: the player's name.
         seed: accepted for the common opponent constructor; the bot is deterministic.
+        joint: whether to play the shipped joint policy where it has a move (else rules only).
     """
 
     supported_envs: ClassVar[tuple[str, ...]] = ("mini_hanabi-v0", "simple_hanabi-v0")
 
-    def __init__(self, env_id: str, name: str = "hanabi_bot", seed: int | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        name: str = "hanabi_bot",
+        seed: int | None = None,
+        joint: bool = True,
+    ) -> None:
         super().__init__(env_id, name)
         self.seed = seed
+        self.joint = joint
 
     def choose(self, state: GameState, seat: int) -> int:
         """The action of the first rule that applies (module docstring)."""
@@ -222,8 +239,14 @@ class HanabiBot(SolverPlayer):
         legal = state.legal_actions(seat)
         if not legal:
             raise ValueError(f"seat {seat} has no legal action")
-        obs = parse_observation(state.observation(seat))
+        observation = state.observation(seat)
         moves = [action for _, action in state.public_moves()]
+        table = shipped_table(state.env_id) if self.joint else None
+        if table is not None:
+            action = table.action(seat, observation, moves)
+            if action is not None and action in legal:
+                return action, "joint policy"
+        obs = parse_observation(observation)
         return _Decision(_Variant.of(spec), obs, moves, legal).choose()
 
 

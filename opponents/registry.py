@@ -103,9 +103,9 @@ KINDS: dict[str, OpponentKind] = {
         ),
         OpponentKind(
             "hanabi_bot",
-            {"seed": int},
+            {"seed": int, "joint": bool},
             "opponents.hanabi_bot:HanabiBot",
-            "a rule-based cooperative Hanabi partner",
+            "a cooperative Hanabi partner (a joint self-play policy on Mini Hanabi, else rules)",
             needs_numba=False,
         ),
     )

@@ -49,3 +49,22 @@ def test_every_guarded_benchmark_reads_its_own_results_shape() -> None:
     assert GUARDED["env_playouts"].figures(playouts) == {
         "tic_tac_toe ours/pettingzoo games/s": higher(9.0)
     }
+
+
+def test_the_hanabi_partner_falling_back_to_its_rules_is_a_regression() -> None:
+    # Its mean would fall 3.957 -> 3.457, within 25%; the shortfall from 4 grows twelvefold.
+    def hanabi(mean: float) -> dict[str, dict[str, object]]:
+        rows = [{"env_id": "mini_hanabi-v0", "player": "hanabi_bot", "best": 4.0, "mean": mean}]
+        rows.append({"env_id": "mini_hanabi-v0", "player": "rules", "best": 4.0, "mean": 3.0})
+        return GUARDED["hanabi_bot"].figures({"rows": rows})
+
+    assert set(hanabi(3.957)) == {
+        "mini_hanabi-v0 self-play mean",
+        "mini_hanabi-v0 self-play points short of 4",
+    }
+    baseline = figures(**hanabi(3.957))
+    _, regressions = compare(figures(**hanabi(3.457)), baseline, 0.25)
+    assert [line.split(":")[0] for line in regressions] == [
+        "WORSE mini_hanabi-v0 self-play points short of 4"
+    ]
+    assert compare(figures(**hanabi(3.95)), baseline, 0.25)[1] == []

@@ -28,9 +28,11 @@ $(STAMP): pyproject.toml setup.py Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv,rl,textarena,postgres,transfer,lm-eval]'
-	# SPIRAL's own code, for the tests that check our spiral parser, RAE and forfeit rewards
-	# against it: only its pure-Python helpers are imported, so none of its heavy dependencies.
-	$(BIN)/python -m pip install --quiet --no-deps 'spiral-rl==0.2.0'
+	# SPIRAL's own code for the cross-checks: the `spiral` extra's pin, read from the installed
+	# package's metadata, with --no-deps (spiral-rl pins textarena==0.6.4, which cannot sit
+	# beside the textarena extra's 0.7.4; the checks load only its pure-Python files).
+	$(BIN)/python -m pip install --quiet --no-deps $$($(BIN)/python -c "from tests.spiral_code \
+	  import extra_requirements as r; print(*(f'{x.name}{x.specifier}' for x in r('spiral')))")
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 arena: $(STAMP)
@@ -49,8 +51,9 @@ typecheck: $(STAMP)
 
 # The vLLM tests need the server venv: make tries to build it (they skip, saying why, where it
 # cannot install) and keeps them in one worker (--dist loadgroup), so one server serves them.
+# STRATEGIC_ARENA_REQUIRED_EXTRAS: the SPIRAL cross-checks fail, not skip, without spiral-rl.
 unit: $(STAMP) vllm-if-possible
-	$(BIN)/pytest -n 2 --dist loadgroup -q
+	STRATEGIC_ARENA_REQUIRED_EXTRAS=spiral $(BIN)/pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck unit
 

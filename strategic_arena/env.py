@@ -306,6 +306,15 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """Play a ``play`` verdict of :meth:`judge`: ``step`` with its action id."""
         self.step(verdict.action)
 
+    def refusal(self) -> tuple[int, str] | None:
+        """``(seat, reason)`` if the game itself ended on a move it refused, else ``None``.
+
+        A menu game never does: :meth:`judge` plays legal actions only. A free-text game's rules
+        judge its moves after they are played (:class:`~strategic_arena.free_text_env.FreeTextEnv`),
+        and the match loop records such a refusal as the offender's forfeit.
+        """
+        return None
+
     # -- text views -----------------------------------------------------------------------------
 
     def legal_action_texts(self, agent: str) -> dict[int, str]:

@@ -12,8 +12,10 @@ differences:
   seat's view is its ``text``.
 * **Moves.** ``step(text)`` sends the text to the game unchanged. An invalid move is the game's
   business, not an exception: TextArena's rules re-ask the offender (the same agent stays
-  selected, its observation now carries the game's reason) or end the game. ``step`` raises
-  only for a move that is not a string (:class:`~strategic_arena.env.IllegalActionError`).
+  selected, its observation now carries the game's reason) or end the game, which
+  :meth:`FreeTextEnv.refusal` then reports (the match loop records the offender's forfeit).
+  ``step`` raises only for a move that is not a string
+  (:class:`~strategic_arena.env.IllegalActionError`).
 * **Simultaneous turns.** A game whose every seat answers at once (MAPoRL's debate) is
   serialized as :class:`TextGameEnv` serializes OpenSpiel's: each acting agent steps in seat
   order, its text is held back (no other seat sees it, the step pays nothing), and the texts
@@ -185,6 +187,16 @@ class FreeTextEnv(TextGameEnv):
     def play(self, verdict: Verdict) -> None:
         """Step with the verdict's move text."""
         self.step(verdict.text)
+
+    def refusal(self) -> tuple[int, str] | None:
+        """``(seat, reason)`` if the game ended on a move its rules refused, else ``None``.
+
+        TextArena's rules refuse a move after it is played, and end the game once the
+        offender's error allowance is spent (``TextArenaState.refusal``).
+        """
+        refusal = getattr(self.spiel_state, "refusal", None)
+        found: tuple[int, str] | None = refusal() if callable(refusal) else None
+        return found
 
     def _resolve_chance(self) -> None:
         """Start a new game from its seed: the game resolves its own chance events."""

@@ -47,7 +47,10 @@ def test_eval_of_a_served_endpoint_stores_and_replays_every_move_text(
     sample_moves = set(get_spec(env_id).sample_moves)  # what both random players write
     with ResultsStore(db) as store:
         games = store.games()
-        assert len(games) == num_games and {game.status for game in games} == {"complete"}
+        # A game ends by its rules, or on a move TextArena refused (SPIRAL's entries allow
+        # none: the random sample moves include illegal ones), never incomplete.
+        assert len(games) == num_games
+        assert {game.status for game in games} <= {"complete", "forfeit"}
         # Every seat rotation: the served player took each seat once.
         assert sorted(game.players.index("served-random") for game in games) == list(
             range(num_games)

@@ -243,7 +243,13 @@ def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[s
     db = tmp_path / "arena.sqlite"
     _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
     assert main(["report", "--db", str(db), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["grades"] == {"moves": [], "strategies": []}
+    # Tic-Tac-Toe is graded by the report itself (a table lookup); nothing was stored.
+    before = json.loads(capsys.readouterr().out)["grades"]
+    assert before["strategies"] == [] and {r["env_id"] for r in before["moves"]} == {
+        "tic_tac_toe-v0"
+    }
+    with ResultsStore(db) as store:
+        assert "move_grades" not in store.table_names()
     assert main(["grade", "--db", str(db), "--no-strategies", "--quiet"]) == 0
     capsys.readouterr()
     assert main(["report", "--db", str(db), "--all-players"]) == 0

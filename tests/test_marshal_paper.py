@@ -9,6 +9,7 @@ normalization). One rule reproduces every cell of its six rows to two decimals.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -95,11 +96,40 @@ def paper(model: str, column: int) -> float:
     return score
 
 
-def test_the_references_are_the_worst_observed_returns_of_appendix_j() -> None:
-    # The rule "worst = lowest observed": each seat's worst is the minimum of its column.
-    for column, (env_id, _, seat) in enumerate(COLUMNS):
-        lowest = min(row[column] for row in APPENDIX_J.values())
-        assert MARSHAL_PAPER[env_id].worst[seat] == lowest, (env_id, seat)
+def _references_from_two_cells(
+    low: tuple[float, float], high: tuple[float, float]
+) -> tuple[float, float]:
+    """(worst, optimum) of the line score = 100 (x - worst) / (optimum - worst) through 2 cells."""
+    (x1, s1), (x2, s2) = low, high
+    span = 100 * (x2 - x1) / (s2 - s1)
+    worst = x1 - s1 * span / 100
+    return worst, worst + span
+
+
+@pytest.mark.parametrize("index", range(len(TABLE_3_COLUMNS)))
+def test_the_references_are_what_table_3_implies(index: int) -> None:
+    # Independent of how the constants were chosen: the paper's own percentages (Table 3) and
+    # returns (appendix J) of two models strictly inside (0, 100) fix the column's line, hence
+    # its worst and optimum. Each printed figure is rounded (returns to 3 decimals, scores to
+    # 2), so the references the paper used lie in the range of lines through every rounding of
+    # the two cells; the package's constants must lie there too (Kuhn's -0.301 does, the
+    # game's -2 or the seat's -1/18 would not).
+    column = TABLE_3_COLUMNS[index]
+    env_id, _, seat = COLUMNS[column]
+    cells = [
+        (APPENDIX_J[model][column], scores[index])
+        for model, scores in TABLE_3.items()
+        if 0 < scores[index] < 100
+    ]
+    low, high = min(cells, key=lambda c: c[1]), max(cells, key=lambda c: c[1])
+    lines = [
+        _references_from_two_cells((low[0] + a, low[1] + b), (high[0] + c, high[1] + d))
+        for a, b, c, d in itertools.product((-5e-4, 5e-4), (-5e-3, 5e-3), repeat=2)
+    ]
+    reference = MARSHAL_PAPER[env_id]
+    worsts, optima = [w for w, _ in lines], [o for _, o in lines]
+    assert min(worsts) <= reference.worst[seat] <= max(worsts), (env_id, seat, worsts)
+    assert min(optima) <= reference.optimum[seat] <= max(optima), (env_id, seat, optima)
 
 
 @pytest.mark.parametrize("model", sorted(TABLE_3))

@@ -13,38 +13,27 @@ The corpus is built from that code's cases -- a bare box, several boxes, nested 
 think tags, ``\boxed {x}``, ``\fbox``, an unclosed last box -- and each answer must be accepted
 by both as the same move, or refused by both.
 
-The test skips, saying why, where ``spiral-rl`` is not installed (``pip install --no-deps
-spiral-rl``: only ``spiral/core/utils.py`` is loaded, the package's ``__init__`` imports its
-training stacks).
+``spiral-rl`` is the ``spiral`` extra's pin, loaded file by file (:mod:`tests.spiral_code`: only
+``spiral/core/utils.py``; the package's ``__init__`` imports its training stacks); the test skips,
+saying why, where it is missing, and fails instead under ``make test``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 import strategic_arena as sa
 from strategic_arena.actions import Action, ActionError
 from strategic_arena.styles import get_style
+from tests.spiral_code import spiral_file
 
 
 def _spiral_extract() -> Callable[[str], str | None]:
-    """SPIRAL's ``extract_boxed_answer``, loaded from its file alone."""
-    spec = importlib.util.find_spec("spiral")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("spiral-rl is not installed (pip install --no-deps spiral-rl)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "core" / "utils.py"
-    module_spec = importlib.util.spec_from_file_location("_spiral_core_utils", path)
-    if module_spec is None or module_spec.loader is None or not path.is_file():
-        pytest.skip(f"spiral-rl has no {path}: a version without extract_boxed_answer")
-    module: Any = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    extract: Callable[[str], str | None] = module.extract_boxed_answer
+    """SPIRAL's ``extract_boxed_answer``, loaded from its file alone (:mod:`tests.spiral_code`)."""
+    extract: Callable[[str], str | None] = spiral_file("core/utils.py").extract_boxed_answer
     return extract
 
 

@@ -3,7 +3,9 @@
 The arena, the tests, the demo and the trainer's rollouts all play through :func:`play_match`;
 only the players differ. Each decision goes through :func:`strategic_arena.turn.judge`: a legal
 action is played; a decision without one forfeits the seat (MARSHAL's protocol: the game ends
-with :meth:`GameSpec.forfeit_returns`), unless its error is the infrastructure's (the endpoint
+with :meth:`GameSpec.forfeit_returns`; a free-text game whose own rules refuse a played move
+and end the game -- TextArena's, :meth:`TextGameEnv.refusal` -- is the offender's forfeit too,
+with the game's returns and reason), unless its error is the infrastructure's (the endpoint
 failed after its retries), which stops the game as ``incomplete``: its returns mean nothing and
 it is excluded from every score. Players that re-ask (retry policies) do so inside their own
 ``act``.
@@ -20,6 +22,7 @@ forfeits.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -172,6 +175,9 @@ async def play_match(
         for seat, verdict in zip(seats, verdicts, strict=True):
             assert env.agent_selection == env.possible_agents[seat]  # seat order
             env.play(verdict)
+        refusal = env.refusal()
+        if refusal is not None:  # the game's own rules refused a move and ended the game
+            forfeited_by = _refused(moves, *refusal)
     incomplete = infrastructure_error is not None
     return MatchRecord(
         env_id=env_id,
@@ -216,6 +222,18 @@ async def _ask_together(
     groups = await asyncio.gather(*(in_turn(own) for own in by_player.values()))
     decided = dict(pair for group in groups for pair in group)
     return [decided[seat] for seat in seats]
+
+
+def _refused(moves: list[MoveRecord], seat: int, reason: str) -> int:
+    """Record ``seat``'s last move as refused by the game (``illegal_action``); returns ``seat``.
+
+    A free-text game judges a move after it is played (TextArena's rules); when that ends the
+    game (the offender's error allowance spent: SPIRAL plays with none) the game is the
+    offender's forfeit, as if the move had been refused before it was played.
+    """
+    index = max(i for i, move in enumerate(moves) if move.seat == seat)
+    moves[index] = dataclasses.replace(moves[index], error=ActionError("illegal_action", reason))
+    return seat
 
 
 def _prompt_record(player: Player, prompt_dir: str) -> Mapping[str, str] | None:

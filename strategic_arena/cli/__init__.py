@@ -12,7 +12,7 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 * ``publish``, ``ladder`` -- :mod:`.leaderboard`;
 * ``train`` -- :mod:`.train`;
 * ``serve-model`` -- :mod:`.serve_model`;
-* ``transfer run|report|fetch|lm-eval`` -- :mod:`.transfer`.
+* ``transfer run|report|fetch|lm-eval`` -- :mod:`.transfer`;
 * ``verifier train`` -- :mod:`.verifier` (MAPoRL's learned verifier).
 """
 

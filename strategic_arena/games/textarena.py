@@ -17,8 +17,13 @@ environments to the package's game contract without rewriting it:
   TextArena shows them.
 * **Moves.** A move is a text (``move_kind = "text"``, :class:`FreeTextGrammar`) sent to
   TextArena's ``env.step(text)`` unchanged. TextArena's own invalid-move rules judge it (most
-  games give the offender one more try with the reason in its observation, then end the game
-  with the offender losing), and TextArena's rewards (``env.close()``) are the returns.
+  games give the offender ``error_allowance`` more tries, one by default, with the reason in
+  its observation, then end the game with the offender losing), and TextArena's rewards
+  (``env.close()``) are the returns. A spec's ``error_allowance`` replaces TextArena's default
+  (SPIRAL plays with 0: a refused move loses at once). A refusal that ends the game is the
+  offender's forfeit (:meth:`TextArenaState.refusal`: the match loop records it as such, with
+  TextArena's reason); where TextArena lets the game go on without the offender (its
+  multi-player games eliminate a seat), the game goes on.
 * **Seeds.** ``reset(seed)`` passes the seed to TextArena's ``env.reset(num_players, seed)``.
   TextArena draws from Python's global ``random`` module, so during every call into it the
   module's functions are those of the game's own generator, swapped in and out around the
@@ -110,6 +115,7 @@ class TextArenaState(TextMovesState):
         self._moves: list[tuple[int, str]] = []
         self._stepping = ""  # the move being played (see _quote_seat_text)
         self._roles: dict[int, str] = {}
+        self._refusal: tuple[int, str] | None = None
         self.game_info: Mapping[int, Mapping[str, Any]] = {}
 
     @property
@@ -128,6 +134,8 @@ class TextArenaState(TextMovesState):
                 for name in self.spec.wrappers:
                     env = _wrapper(name)(env=env)
                 env.reset(num_players=self.spec.players, seed=seed)
+                if self.spec.error_allowance is not None:  # SPIRAL's scripts do the same
+                    env.state.error_allowance = self.spec.error_allowance
             except (AssertionError, LookupError, TypeError, ValueError) as error:
                 # TextArena refuses a player count or a keyword with an assert or a TypeError,
                 # and a game whose data (NLTK's word lists) is missing with a LookupError.
@@ -147,17 +155,27 @@ class TextArenaState(TextMovesState):
             raise ValueError("a player's copy of a TextArena game cannot be played")
         if self._done:
             raise ValueError("the game is over")
-        self._moves.append((self._current, move))
+        mover = self._current
+        self._moves.append((mover, move))
         self._stepping = move
         try:
             with self._own_random():
                 done, _ = self._env.step(action=move)
                 if done:
                     self._finish()
+                    self._note_refusal(mover)
                 else:
                     self._observe()
         finally:
             self._stepping = ""
+
+    def refusal(self) -> tuple[int, str] | None:
+        """``(seat, TextArena's reason)`` if TextArena ended the game on that seat's move.
+
+        TextArena ends it so once it refuses a move of a seat whose error allowance is spent;
+        ``None`` for a game still going or ended by its rules.
+        """
+        return self._refusal
 
     # -- OpenSpiel's State interface ----------------------------------------------------------
 
@@ -201,6 +219,7 @@ class TextArenaState(TextMovesState):
         copy_._returns = list(self._returns)
         copy_._moves = list(self._moves)
         copy_.game_info = copy.deepcopy(self.game_info)
+        copy_._refusal = self._refusal
         return copy_
 
     def __str__(self) -> str:
@@ -262,6 +281,12 @@ class TextArenaState(TextMovesState):
         self._returns = [float(rewards.get(seat, 0.0)) for seat in range(self.spec.players)]
         self.game_info = info or {}
         self._done = True
+
+    def _note_refusal(self, mover: int) -> None:
+        """Keep ``(mover, reason)`` if TextArena ended the game on the mover's invalid move."""
+        info = self.game_info.get(mover) or {}
+        if info.get("invalid_move"):
+            self._refusal = (mover, str(info.get("reason") or "TextArena refused the move"))
 
     @contextmanager
     def _own_random(self) -> Iterator[None]:
@@ -348,6 +373,8 @@ class TextArenaSpec(GameSpec):
             ``LLMObservationWrapper`` over a ``-raw`` id).
         sample_moves: well-formed moves of the game, from which the ``random`` player draws.
         seat_teams: the team of each seat where TextArena's game has teams (Codenames).
+        error_allowance: invalid moves TextArena forgives a seat before it loses (``None``:
+            TextArena's default, one retry; SPIRAL's entries: 0, a refused move loses at once).
     """
 
     rules_engine = "TextArena"
@@ -379,6 +406,7 @@ class TextArenaSpec(GameSpec):
         wrappers: Sequence[str] = (),
         sample_moves: Sequence[str] = (),
         seat_teams: Sequence[int] | None = None,
+        error_allowance: int | None = None,
     ) -> None:
         if players < 1:
             raise ValueError(f"players must be at least 1, got {players}")
@@ -393,6 +421,9 @@ class TextArenaSpec(GameSpec):
         self.wrappers = tuple(wrappers)
         self.sample_moves = tuple(sample_moves) or (example,)
         self.seat_teams = None if seat_teams is None else tuple(seat_teams)
+        if error_allowance is not None and error_allowance < 0:
+            raise ValueError(f"error_allowance must be >= 0, got {error_allowance}")
+        self.error_allowance = error_allowance
 
     @functools.cached_property
     def game(self) -> Any:  # noqa: D102 - documented on GameSpec
@@ -415,6 +446,8 @@ class TextArenaSpec(GameSpec):
         except importlib.metadata.PackageNotFoundError:
             release = "(not installed)"
         game = self.textarena_id + (f"({params})" if params else "")
+        if self.error_allowance is not None:
+            game += f" error_allowance={self.error_allowance}"
         return f"TextArena {release} {game}"
 
     @property

@@ -11,7 +11,9 @@ Its environments wrap TextArena with ``LLMObservationWrapper`` (the whole conver
 its run scripts pass ``use_llm_obs_wrappers True`` (Kuhn Poker, Simple Negotiation) and with
 ``FirstLastObservationWrapper`` (the game prompt and the latest message) where they pass
 ``False`` (Tic-Tac-Toe, Pig Dice); Snake, a board game, gets the latter and Truth and Deception, a
-conversation, the former, by the same rule.
+conversation, the former, by the same rule. Every SPIRAL entry plays by SPIRAL's invalid-move
+rule, ``error_allowance = 0`` (:data:`SPIRAL_ERROR_ALLOWANCE`): a move TextArena refuses ends the
+game at once, the offender's forfeit.
 
 The MindGames Arena generalization track plays Codenames (2 v 2, TextArena's defaults: 80
 turns, the basic word list), Colonel Blotto (3 fields, 20 units, 9 rounds) and three-player
@@ -26,6 +28,12 @@ from __future__ import annotations
 
 from strategic_arena.games.textarena import TextArenaSpec
 
+#: SPIRAL's rule for a move TextArena refuses: its training and evaluation scripts set
+#: ``env.state.error_allowance = 0`` after every reset, so the offender loses at once (no
+#: retry); its trainer then pays the offender -1.5 and the other seat +0.5
+#: (``configs/spiral_multi_game.yaml``'s rewards).
+SPIRAL_ERROR_ALLOWANCE = 0
+
 #: SPIRAL's wrappers (see the module doc).
 WHOLE_CONVERSATION = ("LLMObservationWrapper",)
 FIRST_AND_LAST = ("FirstLastObservationWrapper",)
@@ -39,6 +47,7 @@ def spiral_negotiation() -> TextArenaSpec:
         title="Simple Negotiation",
         prompt_dir="spiral_negotiation",
         params={"max_turns": 10},
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=WHOLE_CONVERSATION,
         example="[Offer: 2 Wheat -> 1 Ore]",
         sample_moves=(
@@ -58,6 +67,7 @@ def spiral_tic_tac_toe() -> TextArenaSpec:
         env_id="spiral_tic_tac_toe-v0",
         title="Tic-Tac-Toe",
         prompt_dir="spiral_tic_tac_toe",
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=FIRST_AND_LAST,
         example="[4]",
         sample_moves=tuple(f"[{cell}]" for cell in range(9)),
@@ -72,6 +82,7 @@ def spiral_kuhn_poker() -> TextArenaSpec:
         title="Kuhn Poker (5 rounds)",
         prompt_dir="spiral_kuhn_poker",
         params={"max_rounds": 5},
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=WHOLE_CONVERSATION,
         example="[check]",
         sample_moves=("[check]", "[bet]", "[call]", "[fold]"),
@@ -86,6 +97,7 @@ def spiral_pig_dice() -> TextArenaSpec:
         title="Pig Dice",
         prompt_dir="spiral_pig_dice",
         params={"winning_score": 50, "max_turns": 50},
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=FIRST_AND_LAST,
         example="[roll]",
         sample_moves=("[roll]", "[hold]"),
@@ -100,6 +112,7 @@ def spiral_truth_and_deception() -> TextArenaSpec:
         title="Truth and Deception",
         prompt_dir="spiral_truth_and_deception",
         params={"max_turns": 6},
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=WHOLE_CONVERSATION,
         example="[Fact 1]",
         sample_moves=("Which fact do you believe?", "I am certain of it.", "[Fact 1]", "[Fact 2]"),
@@ -114,6 +127,7 @@ def spiral_snake() -> TextArenaSpec:
         title="Snake",
         prompt_dir="spiral_snake",
         params={"width": 5, "height": 5, "num_apples": 2, "max_turns": 40},
+        error_allowance=SPIRAL_ERROR_ALLOWANCE,
         wrappers=FIRST_AND_LAST,
         example="[up]",
         sample_moves=("[up]", "[down]", "[left]", "[right]"),

@@ -31,7 +31,7 @@ from strategic_arena.grading.moves import (
 )
 from strategic_arena.grading.strategy import grade_strategy, info_sets, query
 from strategic_arena.grading.summary import move_summary
-from strategic_arena.grading.tables import GradeTables
+from strategic_arena.grading.tables import GradeTables, MoveGrade
 from strategic_arena.printable import printable_line
 from strategic_arena.turn import Player
 
@@ -316,14 +316,19 @@ def measure_strategy(
 
 
 def report_data(
-    tables: GradeTables, games: Sequence[StoredGame], *, every_strategy: bool = False
+    tables: GradeTables,
+    games: Sequence[StoredGame],
+    *,
+    every_strategy: bool = False,
+    extra: Sequence[MoveGrade] = (),
 ) -> dict[str, Any]:
     """The grades of ``games`` (moves) and strategies, as JSON data.
 
     Strategies: every stored one with ``every_strategy`` (no run filter: a model measured at
-    its endpoint may have played no stored game), else those of the games' players.
+    its endpoint may have played no stored game), else those of the games' players. ``extra``:
+    move grades of games not stored in ``tables`` (a report's in-memory grades).
     """
-    grades = tables.move_grades(g.id for g in games)
+    grades = [*tables.move_grades(g.id for g in games), *extra]
     players = {(name, g.env_id) for g in games for name in g.players}
     strategies = [
         row

@@ -12,6 +12,9 @@ mover, come from:
 
 Scores are cached by history in memory and in the ``c4_scores`` table, so positions that
 repeat across games (openings, above all) are solved once.
+
+A move that keeps the position's value is a *top move* (:func:`is_top_move`): SPIN-Bench's
+per-move measure of competitive games, one definition for the grades, the report and the page.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from strategic_arena.arena.records import StoredGame, StoredMove
+from strategic_arena.arena.store import ResultsStore
 from strategic_arena.games.tables import DerivedTable
 from strategic_arena.grading.tables import GradeTables, MoveGrade
 from strategic_arena.turn import final_answer_invalid
@@ -94,6 +98,39 @@ POSITION_VALUES: dict[str, Callable[[PositionValues, Sequence[int]], int | None]
     "minimax": PositionValues._ttt_value,
     "solver": PositionValues._c4_score,
 }
+#: The graders whose values are a table lookup (Tic-Tac-Toe's whole game tree is solved once):
+#: a report grades their stored games itself, in memory, where ``grade`` has not stored
+#: grades. Connect Four's search is budgeted and can take long: its grades come from ``grade``.
+INSTANT_GRADERS = frozenset({"minimax"})
+
+
+def is_top_move(grade: MoveGrade) -> bool:
+    """Whether a graded move is a *top move*: SPIN-Bench's per-move measure, and ours.
+
+    SPIN-Bench scores a competitive game move by move against a solver: the share of the
+    model's moves that are among the moves the solver ranks best. With an exact solver the
+    value of a position for its mover is the best value any legal move reaches (negamax:
+    ``V(h) = max_a -V(h + a)``), so a move is among the best exactly when it keeps the
+    position's value, ``V_after == V_before`` -- in Connect Four's exact scores that also
+    means the fastest win or the slowest loss. The report's and the page's "top-move share"
+    (the grades' ``optimal`` figure) count these moves among the graded ones.
+    """
+    return grade.category == "graded" and grade.after == grade.before
+
+
+def instant_grades(
+    store: ResultsStore, games: Sequence[StoredGame], values: PositionValues | None = None
+) -> list[MoveGrade]:
+    """Grades of ``games`` whose grader is instant (:data:`INSTANT_GRADERS`), in memory.
+
+    Nothing is stored: a report grades the Tic-Tac-Toe games ``grade`` has not graded.
+    """
+    values = values or PositionValues(None)
+    grades: list[MoveGrade] = []
+    for game in games:
+        if GRADED_ENVS.get(game.env_id) in INSTANT_GRADERS and game.status in GRADED_STATUSES:
+            grades += grade_game(game, store.moves(game.id), values)
+    return grades
 
 
 def grade_game(

@@ -13,6 +13,8 @@ from typing import Any
 from strategic_arena.arena import metrics
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.grading.grade import report_data
+from strategic_arena.grading.moves import instant_grades
+from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables
 from strategic_arena.ratings import ratings_report
 
@@ -20,14 +22,19 @@ from strategic_arena.ratings import ratings_report
 def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[str, Any]:
     """:func:`~.grade.report_data` of the games of ``run_names`` (all when ``None``).
 
-    Reads only: a store never graded has no grades (and gets no grading tables).
+    Reads only: a store never graded gets no grading tables. The grades are those ``grade``
+    stored, and, for the games it has not graded whose exact values are a table lookup
+    (Tic-Tac-Toe: :data:`~.moves.INSTANT_GRADERS`), grades computed here in memory, so the
+    top-move share of every Tic-Tac-Toe game is reported without a ``grade`` run.
     """
-    if "strategy_grades" not in store.table_names():
-        return {"moves": [], "strategies": []}
     run_ids = None if run_names is None else {store.run_id(name) for name in run_names}
     games = [g for g in store.games() if run_ids is None or g.run_id in run_ids]
+    if "strategy_grades" not in store.table_names():
+        return {"moves": move_summary(instant_grades(store, games)), "strategies": []}
     with GradeTables(store.target, readonly=True) as grades:
-        return report_data(grades, games, every_strategy=run_names is None)
+        done = grades.graded_games()
+        extra = instant_grades(store, [g for g in games if g.id not in done])
+        return report_data(grades, games, every_strategy=run_names is None, extra=extra)
 
 
 def report(

@@ -1,7 +1,8 @@
 """Figures of the stored grades per player, game and opponent, with 95% intervals.
 
 Definitions (``docs/grading.md`` has them with formulas): over a player's graded moves,
-``optimal`` keep the position's exact value (``V_after = V_before``); ``blunders`` lower its
+``optimal`` keep the position's exact value (``V_after = V_before``): the *top moves*, whose
+share is SPIN-Bench's per-move measure (:func:`~.moves.is_top_move`); ``blunders`` lower its
 outcome class (win > draw > loss); ``missed wins`` are blunders from a won position;
 ``inaccuracies`` are the other non-optimal moves (a slower win or a faster loss in Connect
 Four's scores); ``accuracy = 100 * (optimal + inaccuracies / 2) / graded``; ``value loss`` is
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena.arena.metrics import mean_ci
+from strategic_arena.grading.moves import is_top_move
 from strategic_arena.grading.tables import MoveGrade
 from strategic_arena.printable import printable_line
 
@@ -54,7 +56,7 @@ def _figures(grades: Sequence[MoveGrade]) -> dict[str, Any]:
     losses: list[float] = []
     for grade in graded:
         assert grade.before is not None and grade.after is not None
-        best = grade.after == grade.before
+        best = is_top_move(grade)
         blunder = _sign(grade.after) < _sign(grade.before)
         optimal += best
         blunders += blunder
@@ -108,9 +110,12 @@ def render_text(moves: Sequence[dict[str, Any]], strategies: Sequence[dict[str, 
     lines: list[str] = []
     pooled = [row for row in moves if row["opponent"] == ALL]
     if pooled:
-        lines.append("Move grades (exact solvers; 95% intervals in brackets)")
+        lines.append(
+            "Move grades (exact solvers; top move: the share of moves the solver ranks best, "
+            "SPIN-Bench's measure)"
+        )
         header = (
-            f"  {'game':<16} {'player':<44} {'graded':>6} {'optimal':>8} {'blunders':>8} "
+            f"  {'game':<16} {'player':<44} {'graded':>6} {'top move':>8} {'blunders':>8} "
             f"{'missed':>7} {'accuracy':>14} {'loss':>6} {'invalid':>7} {'unknown':>7}"
         )
         lines.append(header)

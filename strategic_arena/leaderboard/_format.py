@@ -70,10 +70,11 @@ def exploitability(row: Mapping[str, Any]) -> str:
 #: One line on what the grades are, for both pages.
 GRADES_NOTE = (
     "Every Tic-Tac-Toe and Connect Four move graded against the exact solvers, all opponents "
-    "pooled (95% intervals); poker strategies queried K times at every information set: "
-    "exploitability of the measured policy in chips per hand, and a bias-corrected bootstrap 95% "
-    "interval for the strategy's own (few answers make a mixed strategy look more exploitable, "
-    "so the estimate can sit above its interval)."
+    "pooled (95% intervals): the top-move share is SPIN-Bench's per-move measure, the share of "
+    "moves among those the solver ranks best; poker strategies queried K times at every "
+    "information set: exploitability of the measured policy in chips per hand, and a "
+    "bias-corrected bootstrap 95% interval for the strategy's own (few answers make a mixed "
+    "strategy look more exploitable, so the estimate can sit above its interval)."
 )
 
 #: Where the grades are defined, for both pages (each renders it as a link).

@@ -41,7 +41,11 @@ def _moves(rows: Sequence[Mapping[str, Any]]) -> str:
         Column("game", text=True),
         Column("player", text=True),
         Column("graded", descending=True),
-        Column("optimal %", descending=True, title="with its 95% Wilson interval"),
+        Column(
+            "top-move %",
+            descending=True,
+            title="moves the exact solver ranks best (SPIN-Bench's measure), 95% Wilson interval",
+        ),
         Column("blunders %", title="with its 95% Wilson interval"),
         Column("missed wins"),
         Column("accuracy", descending=True, title="± 95% CI"),

@@ -421,10 +421,11 @@ def _about(data: Mapping[str, Any]) -> str:
             "<li>Normalized score: 100 × (mean return − worst) / (optimum − worst), with each "
             "game's fixed worst and optimum.</li>",
             "<li>Invalid %: invalid answers over all answers, retries included.</li>",
-            "<li>Grades (the Grades tab): a move is <em>optimal</em> when the exact solver "
-            "values the position after it as the position before it, a <em>blunder</em> when "
+            "<li>Grades (the Grades tab): a move is a <em>top move</em> when the exact solver "
+            "values the position after it as the position before it, i.e. it is among the "
+            "moves the solver ranks best (SPIN-Bench's per-move measure), a <em>blunder</em> when "
             "it turns a win into a draw or loss, or a draw into a loss; <em>accuracy</em> is "
-            "the mean credit per move: 100 optimal, 50 a slower win or faster loss (Connect "
+            "the mean credit per move: 100 a top move, 50 a slower win or faster loss (Connect "
             "Four), 0 a blunder. A poker strategy's <em>exploitability</em> is what a best "
             "response wins against it, in chips per hand (0: an equilibrium). Full "
             f"definitions: {escape(fmt.GRADES_DOCS)} in the strategic-arena repository.</li>",

@@ -400,7 +400,7 @@ def _grades(grades: Mapping[str, Any]) -> list[str]:
             ]
             for row in moves
         ]
-        header = ["game", "player", "graded", "optimal %", "blunders %", "missed wins"]
+        header = ["game", "player", "graded", "top-move %", "blunders %", "missed wins"]
         header += ["accuracy", "value loss", "invalid", "unknown"]
         lines += [*_table(header, rows, right=2), ""]
     if grades["strategies"]:

@@ -4,7 +4,8 @@ The same runner, store and summaries as ``strategic-arena eval``: the policy is 
 players sample from the training engine, the opponents are built from their specs (a solver or
 bot, ``checkpoint:PATH`` -- a frozen model on the transformers engine -- or a model behind an
 OpenAI-compatible endpoint), and the summaries become ``eval/<env>/<opponent>[/seatN]/<metric>``
-metrics.
+metrics. ``eval.past_checkpoints`` adds the policy's own earlier checkpoints
+(:mod:`strategic_arena.train.past_self`: SPIRAL's win rate against itself 16 steps earlier).
 
 **Under torchrun** the games are spread over the ranks (game ``i`` of those still to play goes
 to rank ``i mod world size``): every rank plays its share into a private in-memory store, the
@@ -29,6 +30,7 @@ from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engine import Engine, EngineClient, Sampling
 from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.past_self import alias_metrics, past_selves, with_past_selves
 from strategic_arena.train.rollout import PromptEncoder, configured_player
 from strategic_arena.turn import Player
 
@@ -116,9 +118,10 @@ async def evaluate_policy(
     if cfg.eval.top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     policy = runner.Entrant(name, "policy", params, build)
+    selves = past_selves(cfg, step)  # eval.past_checkpoints: the policy of earlier steps
     rivals = {
         env_id: [opponent_entrant(entry, opponents) for entry in entries]
-        for env_id, entries in cfg.eval.opponents.items()
+        for env_id, entries in with_past_selves(cfg, selves).items()
     }
     tasks = evaluation_tasks(policy, rivals, cfg.eval.games, cfg.run.seed)
     run_name = f"{cfg.run.name}/eval/step-{step:06d}"
@@ -142,10 +145,17 @@ async def evaluate_policy(
             with ResultsStore(db) as store:
                 await play(store, tasks)
                 rows = _policy_rows(store, run_name, name)
-            return Evaluation(step, db, run_name, rows, eval_metrics(rows))
-        return await _spread(tasks, info, db, run_name, name, step, cfg.run.seed, settings, play)
+            found = Evaluation(step, db, run_name, rows, eval_metrics(rows))
+        else:
+            found = await _spread(
+                tasks, info, db, run_name, name, step, cfg.run.seed, settings, play
+            )
+        found.metrics.update(alias_metrics(found.metrics, selves))
+        return found
     finally:
         await client.aclose()
+        for past in selves:  # each past checkpoint is played once: free its model
+            await opponents.release(past.path)
 
 
 async def _spread(

@@ -122,6 +122,12 @@ class OpponentPlayers:
         client, encoder = self._frozen[path]
         return configured_player(cfg, client, encoder, seed, name=name)
 
+    async def release(self, path: str) -> None:
+        """Forget the frozen model loaded from ``path`` (a past checkpoint played once)."""
+        found = self._frozen.pop(path, None)
+        if found is not None:
+            await found[0].aclose()
+
     def drop_snapshots(self, kept: Iterable[str | None]) -> None:
         """Forget the cached models of policy snapshots not in ``kept`` (left the pool)."""
         keep = set(kept)

@@ -115,6 +115,7 @@ from strategic_arena.train.rollout import (
 )
 from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
+from strategic_arena.train.subsample import subsample_turns
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -487,12 +488,17 @@ class Trainer:
         """Stage 3: advantages with the configured estimator (its state, if any, updated)."""
         self.estimator.assign(episodes)
 
-    def trainable_turns(self, episodes: list[Episode]) -> list[Turn]:
-        """Eligible turns with a response (and a non-zero advantage if asked)."""
+    def trainable_turns(self, episodes: list[Episode], step: int | None = None) -> list[Turn]:
+        """Eligible turns with a response (and a non-zero advantage if asked).
+
+        At most ``ppo.turns_per_step`` of them (:func:`subsample_turns`, drawn for ``step``: by
+        default the step being trained).
+        """
         turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
         if self.cfg.ppo.drop_zero_advantage:
             turns = [t for t in turns if t.advantage != 0.0]
-        return turns
+        step = self.step if step is None else step
+        return subsample_turns(turns, self.cfg.ppo.turns_per_step, self.cfg.run.seed, step)
 
     def update(self, episodes: list[Episode], step: int) -> dict[str, float]:
         """Stage 4: PPO epochs on the step's trainable turns."""
@@ -500,7 +506,7 @@ class Trainer:
         self.engine.sleep()
         if cfg.placement.vllm_sleep_level:  # no rank's update may start beside a server still awake
             barrier(self.info)
-        turns = self.trainable_turns(episodes)
+        turns = self.trainable_turns(episodes, step)
         rng = np.random.default_rng(derive_seed(cfg.run.seed, step, "minibatches"))
         use_learner = cfg.ppo.old_logprobs == "learner" or (
             cfg.ppo.old_logprobs == "auto"
@@ -629,7 +635,7 @@ class Trainer:
     # -- evaluation --------------------------------------------------------------------------
 
     def evaluate(self) -> dict[str, float]:
-        """Play the policy against ``eval.opponents`` through the arena runner; ``eval/`` metrics.
+        """Play the policy against ``eval.opponents`` (and ``eval.past_checkpoints``); ``eval/``.
 
         Games land in the results store (``eval.db``) under the run
         ``<run_name>/eval/step-NNNNNN``; a re-run of the same step resumes it. Under torchrun
@@ -637,7 +643,7 @@ class Trainer:
         :attr:`last_evaluation`.
         """
         cfg = self.cfg
-        if not cfg.eval.opponents:
+        if not cfg.eval.opponents and not cfg.eval.past_checkpoints:
             return {}
         evaluation = asyncio.run(
             evaluate_policy(cfg, self.engine, self.encoder, self.step, self.opponents, self.info)

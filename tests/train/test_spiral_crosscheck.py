@@ -13,14 +13,13 @@ does, restated below with the function each step comes from:
   gets that reward; with ``filter_zero_adv`` a turn whose reward is exactly 0 is skipped.
 
 Ours: the same episodes scored with ``spiral_multi_game.yaml``'s reward settings, RAE from the
-estimator registry, and the trainer's ``drop_zero_advantage``. The test skips, saying why, where
-``spiral-rl`` is not installed.
+estimator registry, and the trainer's ``drop_zero_advantage``. ``spiral-rl`` is the ``spiral``
+extra's pin (:mod:`tests.spiral_code`: skipped, saying why, where it is missing; failed under
+``make test``).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.rewards import score
 from strategic_arena.train.config import load_config
 from strategic_arena.train.estimators import build
+from tests.spiral_code import spiral_file
 
 KUHN = "kuhn_poker-v0"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -49,19 +49,8 @@ GAMES: list[tuple[tuple[float, float], int | None, tuple[int, int]]] = [
 
 
 def spiral_ema() -> Any:
-    """``spiral.core.utils.EMA`` from the installed ``spiral-rl``, or skip."""
-    try:
-        distribution = importlib.metadata.distribution("spiral-rl")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("spiral-rl is not installed (pip install --no-deps spiral-rl)")
-    path = Path(str(distribution.locate_file("spiral/core/utils.py")))
-    if not path.is_file():
-        pytest.skip(f"spiral-rl {distribution.version} has no spiral/core/utils.py")
-    spec = importlib.util.spec_from_file_location("spiral_core_utils", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.EMA
+    """``spiral.core.utils.EMA`` from the installed ``spiral-rl`` (:mod:`tests.spiral_code`)."""
+    return spiral_file("core/utils.py").EMA
 
 
 def episodes(

@@ -151,6 +151,36 @@ def staleness_fits_the_loop(cfg: TrainConfig) -> list[str]:
 
 
 #: Every cross-section rule, in the order their problems are reported.
+def past_checkpoints_are_kept(cfg: TrainConfig) -> list[str]:
+    """The checkpoints ``eval.past_checkpoints`` plays exist when it plays them (eval x run).
+
+    At an evaluation of step s (a multiple of eval.every, before step s's own checkpoint is
+    written) the checkpoint of step s - k must have been written (s - k a multiple of
+    run.checkpoint_every) and still be kept (k <= keep_checkpoints * checkpoint_every).
+    """
+    lags, every, kept = (
+        cfg.eval.past_checkpoints,
+        cfg.run.checkpoint_every,
+        cfg.run.keep_checkpoints,
+    )
+    if not lags:
+        return []
+    if not every or not cfg.eval.every:
+        return ["eval.past_checkpoints needs run.checkpoint_every and eval.every"]
+    problems = []
+    if cfg.eval.every % every or any(lag % every for lag in lags):
+        problems.append(
+            "eval.past_checkpoints and eval.every must be multiples of run.checkpoint_every "
+            f"({every}): the checkpoint of step s - k must have been written"
+        )
+    if max(lags) > kept * every:
+        problems.append(
+            f"eval.past_checkpoints: a lag of {max(lags)} steps needs run.keep_checkpoints >= "
+            f"{-(-max(lags) // every)} (checkpoints every {every} steps)"
+        )
+    return problems
+
+
 CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     training_samples,
     prompt_set_loads,
@@ -162,6 +192,7 @@ CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     correction_has_learner_logprobs,
     sequence_ratio_without_truncation,
     staleness_fits_the_loop,
+    past_checkpoints_are_kept,
 )
 
 

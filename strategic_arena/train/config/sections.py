@@ -416,6 +416,12 @@ class PPOConfig:
     importance correction is on)."""
     drop_zero_advantage: bool = False
     """Leave turns with advantage exactly 0 out of the loss (SPIRAL's code)."""
+    turns_per_step: int | None = None
+    """Train on at most this many of the step's trainable turns: a uniform draw without
+    replacement (seeded by run.seed and the step), after the advantages (every game reaches
+    the estimator and RAE's baselines) and after drop_zero_advantage. SPIRAL's subsampling to
+    its batch of 128 samples (a sample is one turn: a prompt and its response); null: every
+    trainable turn."""
 
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""
@@ -435,6 +441,8 @@ class PPOConfig:
             problems.append("ppo.kl_coef and ppo.entropy_coef must be >= 0")
         if self.micro_batch_tokens is not None and self.micro_batch_tokens < 1:
             problems.append("ppo.micro_batch_tokens must be >= 1 (or null)")
+        if self.turns_per_step is not None and self.turns_per_step < 1:
+            problems.append("ppo.turns_per_step must be >= 1 (or null)")
         return problems
 
 
@@ -500,6 +508,11 @@ class EvalConfig:
     evaluates at temperature 0.6 and top-p 0.95."""
     db: str | None = None
     """Results store of evaluations (``null``: run.output_dir/eval.db)."""
+    past_checkpoints: list[int] = field(default_factory=list)
+    """Lags k: at the evaluation of step s >= k the policy also plays its own checkpoint of
+    step s - k (the initial model at s = k) on every training game, reported as
+    ``eval/<env>/self-t<k>/...``. SPIRAL: [16], its win rate against itself 16 steps earlier.
+    k and eval.every must be multiples of run.checkpoint_every."""
 
     def sampling(self, training: Sampling) -> Sampling:
         """How the policy samples in evaluation.
@@ -513,6 +526,8 @@ class EvalConfig:
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""
         problems = below_one("eval", {"games": self.games})
+        if any(lag < 1 for lag in self.past_checkpoints):
+            problems.append("eval.past_checkpoints: every lag must be >= 1")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             problems.append("eval.top_p must lie in (0, 1]")
         if self.temperature is not None and self.temperature < 0:

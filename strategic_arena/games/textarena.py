@@ -36,8 +36,9 @@ import copy
 import functools
 import importlib.metadata
 import random
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import re
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +121,8 @@ class TextArenaState:
         self._returns = [0.0] * spec.players
         self._moves: list[tuple[int, str]] = []
         self._stepping = ""  # the move being played (see _quote_seat_text)
+        #: Whether that move needs quoting where the game master repeats it (asked once a move).
+        self._stepping_needs_quoting: bool | None = None
         self._roles: dict[int, str] = {}
         self.game_info: Mapping[int, Mapping[str, Any]] = {}
 
@@ -130,10 +133,11 @@ class TextArenaState:
 
     def start(self, seed: int | None) -> None:
         """Make the TextArena env and reset it with ``seed`` (``None``: TextArena's own default)."""
-        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        textarena = _textarena(self.spec.env_id)
         own = random.Random(seed)
         self._functions = {name: getattr(own, name) for name in _RANDOM_FUNCTIONS}
-        with self._own_random():
+        saved = self._swap_random_in()
+        try:
             try:
                 env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
                 for name in self.spec.wrappers:
@@ -151,6 +155,8 @@ class TextArenaState:
             self._env = env
             self._quote_seat_text()
             self._observe()
+        finally:
+            _RANDOM_NAMESPACE.update(saved)
 
     def apply_action(self, move: str) -> None:
         """Send ``move`` to TextArena's ``step``; its rules decide what happens."""
@@ -160,14 +166,16 @@ class TextArenaState:
             raise ValueError("the game is over")
         self._moves.append((self._current, move))
         self._stepping = move
+        self._stepping_needs_quoting = None
+        saved = self._swap_random_in()
         try:
-            with self._own_random():
-                done, _ = self._env.step(action=move)
-                if done:
-                    self._finish()
-                else:
-                    self._observe()
+            done, _ = self._env.step(action=move)
+            if done:
+                self._finish()
+            else:
+                self._observe()
         finally:
+            _RANDOM_NAMESPACE.update(saved)
             self._stepping = ""
 
     # -- OpenSpiel's State interface ----------------------------------------------------------
@@ -261,7 +269,7 @@ class TextArenaState:
         original = getattr(state, "add_observation", None)
         if original is None:  # not a TextArena state: nothing is filed through it
             return
-        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        textarena = _textarena(self.spec.env_id)
         game, from_seat = textarena.GAME_ID, textarena.ObservationType.PLAYER_ACTION
         self._roles = {
             int(seat): str(role)
@@ -277,13 +285,20 @@ class TextArenaState:
                 move = self._stepping
                 if observation_type == from_seat and from_id != game:
                     message = quote(message, tags)
-                elif move and move in message and needs_quoting(move, tags):
+                elif move and move in message and self._move_needs_quoting(tags):
                     message = message.replace(move, quote(move, tags))
             return original(
                 message=message, observation_type=observation_type, from_id=from_id, to_id=to_id
             )
 
         state.add_observation = add_observation
+
+    def _move_needs_quoting(self, tags: re.Pattern[str]) -> bool:
+        """Whether the move being played has a line break or a role tag (asked once a move)."""
+        needed = self._stepping_needs_quoting
+        if needed is None:
+            needed = self._stepping_needs_quoting = needs_quoting(self._stepping, tags)
+        return needed
 
     def _finish(self) -> None:
         """Read TextArena's rewards (``close()``) and end the game."""
@@ -294,26 +309,28 @@ class TextArenaState:
         self.game_info = info or {}
         self._done = True
 
-    @contextmanager
-    def _own_random(self) -> Iterator[None]:
-        """Run TextArena on this game's own generator; the process's global RNG is untouched.
+    def _swap_random_in(self) -> dict[str, Any]:
+        """Make the ``random`` module's functions this game's own; returns what they were.
 
         TextArena calls the ``random`` module's functions (``random.seed``, ``random.choice``,
-        ...), which are methods of one hidden global generator. For the call, each of them is
-        the same method of this game's :class:`random.Random` instead (swapped in and out in
-        the module's namespace), and put back after it.
+        ...), which are methods of one hidden global generator. For each call into TextArena,
+        each of them is the same method of this game's :class:`random.Random` instead (swapped
+        into the module's namespace), and the caller puts the returned ones back in a
+        ``finally``: the process's global RNG is never drawn from.
         (Copying the global generator's state out and in, as ``getstate``/``setstate`` do, cost
-        a tuple of 625 integers twice per move: more than TextArena's own step.)
+        a tuple of 625 integers twice per move: more than TextArena's own step; the swap is a
+        plain call and a ``finally``, not a ``contextmanager``, whose generator costs more per
+        move than the swap itself.)
         """
         own = self._functions
-        module = vars(random)
+        module = _RANDOM_NAMESPACE
         saved = {name: module[name] for name in own}
         module.update(own)
-        try:
-            yield
-        finally:
-            module.update(saved)
+        return saved
 
+
+#: The ``random`` module's namespace, where TextArena looks its functions up at each call.
+_RANDOM_NAMESPACE: dict[str, Any] = vars(random)
 
 #: The ``random`` module's functions that draw from (or reseed) its global generator: the names
 #: bound to that generator's methods when the module was imported.
@@ -330,6 +347,12 @@ _WRAPPER_MODULES = (
     "textarena.wrappers",
     "textarena.wrappers.ObservationWrappers.llm_observation_wrapper",
 )
+
+
+def _textarena(env_id: str) -> Any:
+    """The ``textarena`` module (imported by the first game made; ``env_id`` names it in errors)."""
+    module = sys.modules.get("textarena")
+    return module if module is not None else require("textarena", f"the TextArena game {env_id}")
 
 
 def _wrapper(name: str) -> Any:

@@ -219,32 +219,19 @@ def _predictive_matching(
     """PCFR+: clip ``updater``'s regrets at zero, then match on them plus the last regret.
 
     ``previous`` holds the regrets before this iteration's update, so ``regrets - previous``
-    is the instantaneous regret, the prediction of the next one; the strategy is the positive
-    part of the clipped cumulative regret plus that prediction, normalized (uniform where it is
-    zero everywhere).
+    is the instantaneous regret, the prediction of the next one; the strategy is regret
+    matching on the clipped cumulative regret plus that prediction (``previous`` is reused to
+    hold the sum).
     """
     for infoset in range(regrets.shape[0]):
         if infoset_player[infoset] != updater:
             continue
-        positive = 0.0
-        count = 0
         for action in range(regrets.shape[1]):
-            if not legal[infoset, action]:
-                strategy[infoset, action] = 0.0
-                continue
-            count += 1
             instant = regrets[infoset, action] - previous[infoset, action]
             clipped = max(regrets[infoset, action], 0.0)
             regrets[infoset, action] = clipped
-            predicted = max(clipped + instant, 0.0)
-            strategy[infoset, action] = predicted
-            positive += predicted
-        for action in range(regrets.shape[1]):
-            if legal[infoset, action]:
-                if positive > 0.0:
-                    strategy[infoset, action] /= positive
-                else:
-                    strategy[infoset, action] = 1.0 / count
+            previous[infoset, action] = clipped + instant
+    regret_matching(previous, legal, infoset_player, updater, strategy)
 
 
 @jit

@@ -203,12 +203,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             key = state.observation_string(player)
             cached = memo.get(key)
             if cached is not None:  # fresh arrays: callers own what they are given
-                self._observed = (state, player, cached["legal"])
-                return {
-                    "observation": cached["observation"].copy(),
-                    "action_mask": cached["action_mask"].copy(),
-                    "text": cached["text"],
-                }
+                tensor, mask, text, legal = cached
+                self._observed = (state, player, legal)
+                return {"observation": tensor.copy(), "action_mask": mask.copy(), "text": text}
         # No seat acts at terminal (and chance) states, so this also covers "the game is over".
         if self._simultaneous:
             to_move = player in self.acting_seats()
@@ -230,12 +227,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         if memo is not None:
             if len(memo) >= MEMO_SIZE:
                 memo.clear()  # bounded per seat
-            memo[key] = {
-                "observation": tensor.copy(),
-                "action_mask": mask.copy(),
-                "text": text,
-                "legal": legal,
-            }
+            memo[key] = (tensor.copy(), mask.copy(), text, legal)
         return {"observation": tensor, "action_mask": mask, "text": text}
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -313,6 +305,35 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _was_dead_step(self, action: int | None) -> None:
+        """PettingZoo's dead step (``AECEnv._was_dead_step``), the same bookkeeping in fewer calls.
+
+        Removes ``agent_selection`` from ``agents`` and the per-agent dicts, moves to the next
+        terminated or truncated agent (remembering the one it skipped, as PettingZoo does), and
+        clears the rewards.
+        """
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        terminations, truncations = self.terminations, self.truncations
+        del terminations[agent], truncations[agent], self.rewards[agent]
+        del self._cumulative_rewards[agent], self.infos[agent]
+        self.agents.remove(agent)
+        skipped: str | None = getattr(self, "_skip_agent_selection", None)
+        for other in self.agents:
+            if terminations[other] or truncations[other]:
+                if skipped is None:
+                    self._skip_agent_selection: str | None = agent
+                self.agent_selection = other
+                break
+        else:
+            if skipped is not None:
+                self.agent_selection = skipped
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for name in rewards:
+            rewards[name] = 0
 
     def render(self) -> str | None:
         """The full state as OpenSpiel prints it (all hidden information shown)."""
@@ -483,10 +504,14 @@ def _agent_iter(env: TextGameEnv, max_iter: int) -> Iterator[str]:
 
 #: Most observations one spec memoizes before the memo is cleared.
 MEMO_SIZE = 50_000
-_MEMOS: dict[str, list[dict[str, Observation]]] = {}
+MemoEntry = tuple[
+    np.ndarray[Any, np.dtype[np.float32]], np.ndarray[Any, np.dtype[np.int8]], str, tuple[int, ...]
+]
+"""A memoized observation: tensor, mask, text and legal actions (the arrays never handed out)."""
+_MEMOS: dict[str, list[dict[str, MemoEntry]]] = {}
 
 
-def _observation_memo(spec: GameSpec) -> list[dict[str, Observation]]:
+def _observation_memo(spec: GameSpec) -> list[dict[str, MemoEntry]]:
     """Each seat's observation memo, shared by every env of ``spec`` (``memoize_observations``)."""
     return _MEMOS.setdefault(spec.env_id, [{} for _ in range(spec.num_players)])
 

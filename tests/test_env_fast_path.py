@@ -3,15 +3,18 @@
 ``TextGameEnv`` takes shortcuts on its hot path: memoized observations (tic-tac-toe), the
 legality check against the legal actions of the observation just made, a turn-taking seat
 lookup with one call, OpenSpiel's observer called without its wrapper, no chance resolution in
-deterministic games. Each playout here is checked step by step against OpenSpiel read directly
-(a clone of the state taken before each observation) and against the same env with the memo
-switched off.
+deterministic games, PettingZoo's dead step in fewer calls. Each playout here is checked step
+by step against OpenSpiel read directly (a clone of the state taken before each observation)
+and against the same env with the memo switched off and PettingZoo's own dead step.
 """
 
 from __future__ import annotations
 
+from types import MethodType
+
 import numpy as np
 import pytest
+from pettingzoo import AECEnv
 
 import strategic_arena as sa
 from strategic_arena.env import IllegalActionError, TextGameEnv
@@ -82,6 +85,7 @@ def test_playouts_match_openspiel_and_the_unmemoized_env(env_id: str) -> None:
     fast = sa.make(env_id)
     general = sa.make(env_id)
     general._memo = None  # the general path: every observation built from the state
+    general._was_dead_step = MethodType(AECEnv._was_dead_step, general)  # PettingZoo's own
     for seed in range(40):
         moves = play(fast, seed, np.random.default_rng(seed))
         assert play(general, seed, np.random.default_rng(seed)) == moves

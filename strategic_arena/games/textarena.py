@@ -308,6 +308,11 @@ class TextArenaState:
         self._returns = [float(rewards.get(seat, 0.0)) for seat in range(self.spec.players)]
         self.game_info = info or {}
         self._done = True
+        # The quoting wrapper refers back to this state: drop it now that nothing more is
+        # filed, so that the finished game is freed at once rather than by the cycle collector.
+        state: Any = getattr(self._env, "state", None)
+        if "add_observation" in getattr(state, "__dict__", {}):
+            del state.add_observation  # TextArena's own method again
 
     def _swap_random_in(self) -> dict[str, Any]:
         """Make the ``random`` module's functions this game's own; returns what they were.

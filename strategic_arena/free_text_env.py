@@ -91,6 +91,8 @@ class FreeTextEnv(TextGameEnv):
         if spec.move_kind != "text":
             raise ValueError(f"{spec.env_id} takes menu moves; make it with TextGameEnv")
         super().__init__(spec, render_mode=render_mode)
+        # ``reset`` calls _resolve_chance only in games with chance; here it starts the game.
+        self._has_chance = True
 
     def _observation_spaces(self) -> dict[str, gymnasium.Space[Any]]:
         """One space for every seat: a to-move flag and the view, no mask.

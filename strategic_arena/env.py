@@ -72,7 +72,10 @@ class TextGameEnv(AECEnv[str, Observation, int]):
       random move) is the job of :class:`strategic_arena.wrappers.TextActionWrapper`.
     * **Global state.** ``state()`` is PettingZoo's global view for centralized training: every
       seat's observation tensor, concatenated in seat order (hidden cards included), in
-      ``state_space``. The pyspiel state itself is the attribute ``spiel_state``.
+      ``state_space``. The pyspiel state itself is the attribute ``spiel_state``: read it or
+      clone it, but change it only through ``step`` (``step`` checks a move against the legal
+      actions of the observation just made, which the env forgets whenever it changes the
+      state itself; a state replaced by another object is never mistaken for it).
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class-level convention

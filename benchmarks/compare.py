@@ -64,11 +64,11 @@ def mcts(results: dict[str, Any]) -> Figures:
 
 
 def cfr(results: dict[str, Any]) -> Figures:
-    """The LP's time and OpenSpiel C++ CFR+'s time over ours (CFR+ and DCFR), per target."""
+    """The LP's time and OpenSpiel C++ CFR+'s time over ours (CFR+, DCFR, PCFR+), per target."""
     figures: Figures = {}
     lp = results.get("openspiel_lp", {})
     cpp = results.get("openspiel_cpp_cfr+", {}).get("reached", {})
-    for algorithm in ("cfr+", "dcfr"):
+    for algorithm in ("cfr+", "dcfr", "pcfr+"):
         ours = results.get(f"ours_{algorithm}", {}).get("reached", {})
         for target, reached in ours.items():
             if "seconds" in lp:
@@ -139,7 +139,7 @@ class Guarded:
 GUARDED: dict[str, Guarded] = {
     "env_playouts": Guarded("bench_env_playouts.py", (), env_playouts),
     "mcts": Guarded("bench_mcts.py", ("--no-compile", "--repeats", "21"), mcts),
-    "cfr": Guarded("bench_cfr.py", ("--targets", "1e-3", "1e-4"), cfr),
+    "cfr": Guarded("bench_cfr.py", ("--targets", "1e-3", "1e-4", "1e-6"), cfr),
     "hanabi_bot": Guarded("bench_hanabi_bot.py", (), hanabi_bot),
     "connect_four_solver": Guarded("bench_connect_four_solver.py", (), connect_four_solver),
     "arena_overhead": Guarded("bench_arena_overhead.py", ("--games", "200"), arena_overhead),

@@ -129,7 +129,7 @@ def regenerate_policies(
         out_dir: destination folder (created if missing; default: the shipped folder).
         iterations: the most CFR iterations for Leduc Hold'em.
         target_exploitability: stop Leduc Hold'em's solver once this is reached.
-        algorithm: ``"cfr+"``, ``"dcfr"`` or ``"cfr"``.
+        algorithm: ``"cfr+"``, ``"dcfr"``, ``"cfr"`` or ``"pcfr+"``.
         kuhn_alpha: player 0's parameter of the Kuhn equilibrium, in ``[0, 1/3]``.
         progress: called with a line of text per game written.
 
@@ -220,13 +220,13 @@ def cfr_player(
     algorithm: str = "cfr+",
     name: str | None = None,
 ) -> PolicyPlayer:
-    """A player of the average policy after ``iterations`` of CFR+ or DCFR (``cfr`` spec).
+    """A player of the average policy after ``iterations`` of CFR+, DCFR or PCFR+ (``cfr`` spec).
 
     Args:
         env_id: ``kuhn_poker-v0`` or ``leduc_holdem-v0``.
         iterations: solver iterations (the policy is cached per game, iterations, algorithm).
         seed: seed or generator of the player's sampling.
-        algorithm: ``"cfr+"``, ``"dcfr"`` or ``"cfr"``.
+        algorithm: ``"cfr+"``, ``"dcfr"``, ``"cfr"`` or ``"pcfr+"``.
         name: the player's name (default ``cfr:iterations=N``).
     """
     if algorithm not in cfr.ALGORITHMS:

@@ -93,7 +93,7 @@ KINDS: dict[str, OpponentKind] = {
             "cfr",
             {"iterations": int, "seed": int, "algorithm": str},
             "opponents.equilibrium:cfr_player",
-            "a CFR+ (or DCFR) policy solved on the fly with the given iterations",
+            "a CFR+ (or DCFR, PCFR+) policy solved on the fly with the given iterations",
         ),
         OpponentKind(
             "best_response",

@@ -7,9 +7,10 @@ PettingZoo AEC API and adds the text a seat sees. Make one with :func:`make`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import string
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import gymnasium
@@ -71,7 +72,10 @@ class TextGameEnv(AECEnv[str, Observation, int]):
       random move) is the job of :class:`strategic_arena.wrappers.TextActionWrapper`.
     * **Global state.** ``state()`` is PettingZoo's global view for centralized training: every
       seat's observation tensor, concatenated in seat order (hidden cards included), in
-      ``state_space``. The pyspiel state itself is the attribute ``spiel_state``.
+      ``state_space``. The pyspiel state itself is the attribute ``spiel_state``: read it or
+      clone it, but change it only through ``step`` (``step`` checks a move against the legal
+      actions of the observation just made, which the env forgets whenever it changes the
+      state itself; a state replaced by another object is never mistaken for it).
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class-level convention
@@ -105,6 +109,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._pending: dict[int, int] = {}
         self._simultaneous = spec.simultaneous
         self._observer = _make_observer(self.game) if spec.tensor_size else None
+        #: Per seat: observation string -> observation (shared by every env of the spec).
         self._memo = _observation_memo(spec) if spec.memoize_observations else None
         # Action spaces this small have few distinct legal sets: cache their masks.
         self._masks: dict[tuple[int, ...], np.ndarray[Any, np.dtype[np.int8]]] | None = (
@@ -114,10 +119,14 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self.game.get_type().reward_model == pyspiel.GameType.RewardModel.TERMINAL
         )
         self.seed: int | None = None
-        #: ``(state, move number, player, legal actions)`` of the last observation (_is_legal).
-        self._observed: tuple[pyspiel.State, int, int, tuple[int, ...]] | None = None
+        #: ``(state, player, legal actions)`` of the last observation, until the state changes
+        #: (see ``step``).
+        self._observed: tuple[pyspiel.State, int, tuple[int, ...]] | None = None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
+        # A game type that does not say (a free-text game's own) may have chance.
+        chance_mode = getattr(self.game.get_type(), "chance_mode", None)
+        self._has_chance = chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC
 
     # -- PettingZoo API -------------------------------------------------------------------------
 
@@ -167,17 +176,21 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.seed = seed
         self.forfeited_by = None
         self._pending = {}
-        self.spiel_state = self.game.new_initial_state()
-        self._resolve_chance()
-        self._returns = list(self.spiel_state.returns())
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[self._next_player()]
-        if self.spiel_state.is_terminal():  # degenerate games that end during the deal
+        self._observed = None
+        state = self.spiel_state = self.game.new_initial_state()
+        if self._has_chance:
+            self._resolve_chance()
+        self._returns = list(state.returns())
+        agents = self.possible_agents
+        self.agents = agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in agents}
+        mover = state.current_player()
+        self.agent_selection = agents[mover if mover >= 0 else self._next_player()]
+        if state.is_terminal():  # degenerate games that end during the deal
             self._finish()
 
     def observe(self, agent: str) -> Observation:
@@ -186,36 +199,54 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         state = self.spiel_state
         if self.forfeited_by is not None:
             return self._forfeited_observation(player)
-        memo = self._memo
-        if memo is not None:
-            key = (state.observation_string(player), player)
+        memos = self._memo
+        memo = None
+        if memos is not None:
+            memo = memos[player]
+            key = state.observation_string(player)
             cached = memo.get(key)
             if cached is not None:  # fresh arrays: callers own what they are given
-                self._observed = (state, state.move_number(), player, cached["legal"])
-                return {
-                    "observation": cached["observation"].copy(),
-                    "action_mask": cached["action_mask"].copy(),
-                    "text": cached["text"],
-                }
+                tensor, mask, text, legal = cached
+                self._observed = (state, player, legal)
+                return {"observation": tensor.copy(), "action_mask": mask.copy(), "text": text}
         # No seat acts at terminal (and chance) states, so this also covers "the game is over".
-        legal = tuple(state.legal_actions(player)) if self._to_move(player) else ()
-        mask = self._mask(legal)
-        observation: Observation = {
-            "observation": self._tensor(state, player),
-            "action_mask": mask,
-            "text": self.spec.observation_text(state, player),
-        }
+        if self._simultaneous:
+            to_move = player in self.acting_seats()
+        else:  # a turn-taking game: one call, no tuple of seats
+            to_move = state.current_player() == player
+        legal = tuple(state.legal_actions(player)) if to_move else ()
+        self._observed = (state, player, legal)
+        # _tensor and _mask inlined for their usual cases (this runs at every last()).
+        observer = self._observer
+        if observer is not None:
+            observer.set_from(state, player)
+            tensor = observer.tensor.copy()
+        else:
+            tensor = self._tensor(state, player)
+        masks = self._masks
+        cached_mask = None if masks is None else masks.get(legal)
+        mask = self._mask(legal) if cached_mask is None else cached_mask.copy()
+        text = self.spec.observation_text(state, player)
         if memo is not None:
             if len(memo) >= MEMO_SIZE:
-                memo.clear()
-            memo[key] = {
-                "observation": observation["observation"].copy(),
-                "action_mask": mask.copy(),
-                "text": observation["text"],
-                "legal": legal,
-            }
-        self._observed = (state, state.move_number(), player, legal)
-        return observation
+                memo.clear()  # bounded per seat
+            memo[key] = (tensor.copy(), mask.copy(), text, legal)
+        return {"observation": tensor, "action_mask": mask, "text": text}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``: observation, cumulative reward, terminated, truncated, info."""
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        """PettingZoo's ``agent_iter``: ``agent_selection`` until no agent is left (a generator)."""
+        return _agent_iter(self, max_iter)
 
     def step(self, action: int | None) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` on a dead step)."""
@@ -227,11 +258,22 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             raise ValueError(f"{agent} is to move; None is only valid on a dead step")
         action = int(action)
         player = self.agent_name_mapping[agent]
-        if not self._is_legal(player, action):
-            legal = self.spiel_state.legal_actions()
-            raise IllegalActionError(f"action {action} is not legal for {agent}; legal: {legal}")
-        self._cumulative_rewards[agent] = 0.0
         state = self.spiel_state
+        # The legal actions of the last observe answer when it was of this player in this very
+        # state (the env forgets them whenever it changes the state): the AEC loop observes
+        # before it steps, so the usual step asks OpenSpiel for no second list of legal actions.
+        observed = self._observed
+        if observed is not None and observed[0] is state and observed[1] == player:
+            legal = action in observed[2]
+        else:
+            legal = action in state.legal_actions(player)
+        if not legal:
+            legal_ids = state.legal_actions()
+            raise IllegalActionError(
+                f"action {action} is not legal for {agent}; legal: {legal_ids}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        self._observed = None  # the state is about to change
         if self._simultaneous and state.is_simultaneous_node():
             self._pending[player] = action
             if len(self._pending) < len(acting_seats(state)):
@@ -243,10 +285,14 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             apply_moves(state, moves)
         else:
             state.apply_action(action)
-        self._resolve_chance()
+        if self._has_chance:
+            self._resolve_chance()
         if self._terminal_rewards and not state.is_terminal():
             # Nothing is paid before the end: every reward is still 0 from reset.
-            self.agent_selection = self.possible_agents[self._next_player()]
+            mover = state.current_player()  # a sequential turn: the seat to move
+            self.agent_selection = self.possible_agents[
+                mover if mover >= 0 else self._next_player()
+            ]
             if self.render_mode == "human":
                 self.render()
             return
@@ -262,6 +308,35 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _was_dead_step(self, action: int | None) -> None:
+        """PettingZoo's dead step (``AECEnv._was_dead_step``), the same bookkeeping in fewer calls.
+
+        Removes ``agent_selection`` from ``agents`` and the per-agent dicts, moves to the next
+        terminated or truncated agent (remembering the one it skipped, as PettingZoo does), and
+        clears the rewards.
+        """
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        terminations, truncations = self.terminations, self.truncations
+        del terminations[agent], truncations[agent], self.rewards[agent]
+        del self._cumulative_rewards[agent], self.infos[agent]
+        self.agents.remove(agent)
+        skipped: str | None = getattr(self, "_skip_agent_selection", None)
+        for other in self.agents:
+            if terminations[other] or truncations[other]:
+                if skipped is None:
+                    self._skip_agent_selection: str | None = agent
+                self.agent_selection = other
+                break
+        else:
+            if skipped is not None:
+                self.agent_selection = skipped
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for name in rewards:
+            rewards[name] = 0
 
     def render(self) -> str | None:
         """The full state as OpenSpiel prints it (all hidden information shown)."""
@@ -365,24 +440,6 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         position = self.spec.observation_text(self.spiel_state, player)
         return f"{position}\nThe game is over: {self.forfeited_by} forfeited; no more moves."
 
-    def _is_legal(self, player: int, action: int) -> bool:
-        """Whether ``action`` is legal for ``player`` now.
-
-        The legal actions of the last :meth:`observe` answer when it was of this player in this very
-        state (same state object, same move number): the AEC loop observes before it steps,
-        so the usual step asks OpenSpiel for no second list of legal actions.
-        """
-        observed = self._observed
-        state = self.spiel_state
-        if (
-            observed is not None
-            and observed[0] is state
-            and observed[2] == player
-            and observed[1] == state.move_number()
-        ):
-            return action in observed[3]
-        return action in state.legal_actions(player)
-
     def _mask(self, legal: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int8]]:
         """A fresh int8 mask of ``legal``; masks of small action spaces come from a cache."""
         masks = self._masks
@@ -404,8 +461,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         observer = self._observer
         if observer is None:
             return np.asarray(self.spec.observation_tensor(state, player), dtype=np.float32)
-        observer.set_from(state, player)
-        return np.array(observer.tensor, dtype=np.float32)
+        observer.set_from(state, player)  # OpenSpiel's own, into the buffer under `tensor`
+        fresh: np.ndarray[Any, np.dtype[np.float32]] = observer.tensor.copy()
+        return fresh
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -449,24 +507,46 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.agent_selection = self.agents[0]
 
 
+def _agent_iter(env: TextGameEnv, max_iter: int) -> Iterator[str]:
+    """``env.agent_selection`` while ``env`` has agents, at most ``max_iter`` times."""
+    while env.agents and max_iter > 0:
+        max_iter -= 1
+        yield env.agent_selection
+
+
 #: Most observations one spec memoizes before the memo is cleared.
 MEMO_SIZE = 50_000
-_MEMOS: dict[str, dict[tuple[str, int], Observation]] = {}
+MemoEntry = tuple[
+    np.ndarray[Any, np.dtype[np.float32]], np.ndarray[Any, np.dtype[np.int8]], str, tuple[int, ...]
+]
+"""A memoized observation: tensor, mask, text and legal actions (the arrays never handed out)."""
+_MEMOS: dict[str, list[dict[str, MemoEntry]]] = {}
 
 
-def _observation_memo(spec: GameSpec) -> dict[tuple[str, int], Observation]:
-    """The observation memo shared by every env of ``spec`` (see ``memoize_observations``)."""
-    return _MEMOS.setdefault(spec.env_id, {})
+def _observation_memo(spec: GameSpec) -> list[dict[str, MemoEntry]]:
+    """Each seat's observation memo, shared by every env of ``spec`` (``memoize_observations``)."""
+    return _MEMOS.setdefault(spec.env_id, [{} for _ in range(spec.num_players)])
 
 
-def _make_observer(game: pyspiel.Game) -> Any:
+class _Observer:
+    """OpenSpiel's buffer-backed observation, called without its Python wrapper's extra hop."""
+
+    __slots__ = ("set_from", "tensor")
+
+    def __init__(self, observation: Any) -> None:
+        self.set_from = observation._observation.set_from
+        self.tensor: np.ndarray[Any, np.dtype[np.float32]] = observation.tensor
+
+
+def _make_observer(game: pyspiel.Game) -> _Observer | None:
     """OpenSpiel's buffer-backed observation of ``game`` (the tensor without a list copy)."""
     from open_spiel.python.observation import make_observation
 
     try:
-        return make_observation(game)
+        observation = make_observation(game)
     except (pyspiel.SpielError, ValueError, RuntimeError):
         return None
+    return None if observation.tensor is None else _Observer(observation)
 
 
 def make(
@@ -488,10 +568,16 @@ def make(
 
 def env_for(spec: GameSpec, render_mode: str | None = None) -> TextGameEnv:
     """The env of ``spec``: :class:`TextGameEnv`, or the free-text env of a free-text game."""
-    module_name, class_name = ENV_OF_MOVE_KIND[spec.move_kind].split(":")
-    env_class = getattr(importlib.import_module(module_name), class_name)
-    env: TextGameEnv = env_class(spec, render_mode=render_mode)
+    env: TextGameEnv = _env_class(ENV_OF_MOVE_KIND[spec.move_kind])(spec, render_mode=render_mode)
     return env
+
+
+@functools.lru_cache(maxsize=16)
+def _env_class(address: str) -> type[TextGameEnv]:
+    """The env class at ``module:Class`` (imported once)."""
+    module_name, class_name = address.split(":")
+    env_class: type[TextGameEnv] = getattr(importlib.import_module(module_name), class_name)
+    return env_class
 
 
 #: The env class of each move kind, as ``module:Class`` (free-text games step with text).

@@ -1,4 +1,4 @@
-"""Vectorized CFR+ and discounted CFR over the full Kuhn and Leduc game trees, in numba.
+"""Vectorized CFR+, discounted and predictive CFR over the full Kuhn and Leduc game trees, in numba.
 
 The solver works on the *public* tree: the betting sequences (and, in Leduc, the public card)
 that both players see. A node of that tree holds, for every private hand class ``h``, one
@@ -41,6 +41,18 @@ multiplied by ``t**alpha / (t**alpha + 1)`` and its negative ones by
 ``t**beta / (t**beta + 1)``, and ``sigma_p`` is regret matching of the result (defaults
 alpha = 1.5, beta = 0, gamma = 2). ``algorithm="cfr"`` is vanilla CFR with alternating
 updates (uniform weights, no clipping), as OpenSpiel's ``CFRSolver``.
+
+Predictive CFR+ (``algorithm="pcfr+"``; Farina, Kroer & Sandholm 2021, "Faster Game Solving
+via Predictive Blackwell Approachability", AAAI) keeps CFR+'s clipped cumulative regrets and
+alternating updates but plays regret matching on the cumulative regret *plus a prediction of
+the next instantaneous regret*, the last one: after ``p``'s pass (step 4, whose instantaneous
+regret ``r`` is the change of the cumulative regret), the regrets are clipped at zero,
+``R <- max(R, 0)``, and ``sigma_p`` is ``max(R + r, 0)`` normalized. Its average strategy
+weighs iteration ``t`` by ``t**gamma``, with gamma = 10 by default: PCFR+'s iterates settle,
+so weighing recent ones most reaches a tight exploitability sooner (on Leduc, iterations to
+1e-6: about 26,000 with the paper's gamma = 2, 14,000 with 5, 11,250 with 10, 12 or 20;
+CFR+ needs 64,000). It is slower than CFR+ to loose targets (about 4,000 iterations to 1e-4
+against 1,600), faster to tight ones.
 
 Exploitability (:func:`exploitability`) runs the same passes on the exact (card) tree with a
 fixed policy and a max instead of the average at the best responder's nodes; it is

@@ -18,7 +18,7 @@ from opponents.cfr.tree import CHANCE, DECISION, LEAF, BoolArray, FloatArray, Ga
 from opponents.kernels.jit import jit
 
 #: Algorithm codes of :func:`iterate`.
-CFR_PLUS, DCFR, VANILLA = 0, 1, 2
+CFR_PLUS, DCFR, VANILLA, PCFR_PLUS = 0, 1, 2, 3
 #: Modes of :func:`backward`: update regrets, evaluate a strategy, play a best response.
 UPDATE, EVALUATE, BEST_RESPONSE = 0, 1, 2
 
@@ -208,6 +208,33 @@ def _discount_regrets(
 
 
 @jit
+def _predictive_matching(
+    regrets: FloatArray,
+    previous: FloatArray,
+    legal: BoolArray,
+    infoset_player: IntArray,
+    updater: int,
+    strategy: FloatArray,
+) -> None:
+    """PCFR+: clip ``updater``'s regrets at zero, then match on them plus the last regret.
+
+    ``previous`` holds the regrets before this iteration's update, so ``regrets - previous``
+    is the instantaneous regret, the prediction of the next one; the strategy is regret
+    matching on the clipped cumulative regret plus that prediction (``previous`` is reused to
+    hold the sum).
+    """
+    for infoset in range(regrets.shape[0]):
+        if infoset_player[infoset] != updater:
+            continue
+        for action in range(regrets.shape[1]):
+            instant = regrets[infoset, action] - previous[infoset, action]
+            clipped = max(regrets[infoset, action], 0.0)
+            regrets[infoset, action] = clipped
+            previous[infoset, action] = clipped + instant
+    regret_matching(previous, legal, infoset_player, updater, strategy)
+
+
+@jit
 def _discount(t: int, exponent: float) -> float:
     """DCFR's discount factor ``t**exponent / (t**exponent + 1)``."""
     scaled = math.pow(t, exponent)
@@ -219,7 +246,7 @@ def _strategy_weight(algorithm: int, t: int, gamma: float) -> float:
     """The weight of iteration ``t`` in the average strategy: ``t``, ``t**gamma`` or 1."""
     if algorithm == CFR_PLUS:
         return float(t)
-    if algorithm == DCFR:
+    if algorithm in (DCFR, PCFR_PLUS):
         return math.pow(t, gamma)
     return 1.0
 
@@ -250,14 +277,20 @@ def iterate(
     gamma: float,
 ) -> None:
     """Run iterations ``first .. first + iterations - 1`` (1-based) in place (steps 1-5)."""
+    previous = np.empty_like(regrets) if algorithm == PCFR_PLUS else np.empty((0, 0))
     for t in range(first, first + iterations):
         weight = _strategy_weight(algorithm, t, gamma)
         for updater in range(2):
             forward(kind, player, children, node_infoset, strategy, reach)
+            if algorithm == PCFR_PLUS:
+                previous[:, :] = regrets
             backward(
                 kind, player, children, node_infoset, leaf_index, payoff, strategy, reach,
                 values, updater, UPDATE, regrets, cumulative, weight,
             )  # fmt: skip
+            if algorithm == PCFR_PLUS:
+                _predictive_matching(regrets, previous, legal, infoset_player, updater, strategy)
+                continue
             if algorithm == CFR_PLUS:
                 _clip_regrets(regrets, infoset_player, updater)
             elif algorithm == DCFR:

@@ -70,9 +70,9 @@ def add_parsers(sub: Any) -> None:
     )
     solve.add_argument(
         "--algorithm",
-        choices=("cfr+", "dcfr", "cfr"),
+        choices=("cfr+", "dcfr", "cfr", "pcfr+"),
         default="cfr+",
-        help="CFR variant for Leduc Hold'em (default cfr+)",
+        help="CFR variant for Leduc Hold'em (default cfr+; pcfr+ reaches tight targets soonest)",
     )
     solve.set_defaults(handler=solve_main)
 

@@ -30,6 +30,7 @@ it, defused, in parentheses: the other seat sees what was written, as its author
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -43,8 +44,15 @@ LINE_MARK = " \u23ce "
 def role_tags(roles: Iterable[str]) -> re.Pattern[str]:
     """A pattern of the bracketed spans that start with one of ``roles`` (or GAME, Player N).
 
-    Group 1 is what is inside the brackets.
+    Group 1 is what is inside the brackets. Built once per set of roles (every game of a
+    TextArena env asks for the same one).
     """
+    return _role_tags(frozenset(roles))
+
+
+@functools.lru_cache(maxsize=256)
+def _role_tags(roles: frozenset[str]) -> re.Pattern[str]:
+    """:func:`role_tags` of a set of roles (cached: the pattern depends on the set only)."""
     names = sorted({re.escape(role.strip()) for role in roles if role.strip()}, key=len)
     alternatives = "|".join([r"GAME", r"Player\s*\d+", *reversed(names)])
     return re.compile(rf"\[(\s*(?:{alternatives})(?![\w])[^\[\]]*)\]", re.IGNORECASE)
@@ -52,11 +60,21 @@ def role_tags(roles: Iterable[str]) -> re.Pattern[str]:
 
 def needs_quoting(text: str, tags: re.Pattern[str]) -> bool:
     """Whether ``text`` has a line break or a role tag (else it is shown as written)."""
+    if "[" not in text and text.isprintable():  # no bracket, no line break: nothing to defuse
+        return False
     return LINE_BREAK.search(text) is not None or tags.search(text) is not None
 
 
+#: Most quotations remembered (a game's moves repeat: ``[check]``, ``[roll]``...).
+QUOTE_CACHE_SIZE = 1024
+
+
+@functools.lru_cache(maxsize=QUOTE_CACHE_SIZE)
 def quote(text: str, tags: re.Pattern[str]) -> str:
-    """``text`` on one line with every role tag defused (see the module docstring)."""
+    """``text`` on one line with every role tag defused (see the module docstring).
+
+    Cached by text and pattern (the answer depends on nothing else).
+    """
     if not needs_quoting(text, tags):
         return text
     quoted = LINE_BREAK.sub(LINE_MARK, text)

@@ -41,8 +41,9 @@ import copy
 import functools
 import importlib.metadata
 import random
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import re
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,8 @@ class TextArenaState(TextMovesState):
         self._returns = [0.0] * spec.players
         self._moves: list[tuple[int, str]] = []
         self._stepping = ""  # the move being played (see _quote_seat_text)
+        #: Whether that move needs quoting where the game master repeats it (asked once a move).
+        self._stepping_needs_quoting: bool | None = None
         self._roles: dict[int, str] = {}
         self._refusal: tuple[int, str] | None = None
         self.game_info: Mapping[int, Mapping[str, Any]] = {}
@@ -125,10 +128,11 @@ class TextArenaState(TextMovesState):
 
     def start(self, seed: int | None) -> None:
         """Make the TextArena env and reset it with ``seed`` (``None``: TextArena's own default)."""
-        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        textarena = _textarena(self.spec.env_id)
         own = random.Random(seed)
         self._functions = {name: getattr(own, name) for name in _RANDOM_FUNCTIONS}
-        with self._own_random():
+        saved = self._swap_random_in()
+        try:
             try:
                 env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
                 for name in self.spec.wrappers:
@@ -148,6 +152,8 @@ class TextArenaState(TextMovesState):
             self._env = env
             self._quote_seat_text()
             self._observe()
+        finally:
+            _RANDOM_NAMESPACE.update(saved)
 
     def apply_action(self, move: str) -> None:
         """Send ``move`` to TextArena's ``step``; its rules decide what happens."""
@@ -158,15 +164,17 @@ class TextArenaState(TextMovesState):
         mover = self._current
         self._moves.append((mover, move))
         self._stepping = move
+        self._stepping_needs_quoting = None
+        saved = self._swap_random_in()
         try:
-            with self._own_random():
-                done, _ = self._env.step(action=move)
-                if done:
-                    self._finish()
-                    self._note_refusal(mover)
-                else:
-                    self._observe()
+            done, _ = self._env.step(action=move)
+            if done:
+                self._finish()
+                self._note_refusal(mover)
+            else:
+                self._observe()
         finally:
+            _RANDOM_NAMESPACE.update(saved)
             self._stepping = ""
 
     def refusal(self) -> tuple[int, str] | None:
@@ -249,7 +257,7 @@ class TextArenaState(TextMovesState):
         original = getattr(state, "add_observation", None)
         if original is None:  # not a TextArena state: nothing is filed through it
             return
-        textarena = require("textarena", f"the TextArena game {self.spec.env_id}")
+        textarena = _textarena(self.spec.env_id)
         game, from_seat = textarena.GAME_ID, textarena.ObservationType.PLAYER_ACTION
         self._roles = {
             int(seat): str(role)
@@ -265,13 +273,20 @@ class TextArenaState(TextMovesState):
                 move = self._stepping
                 if observation_type == from_seat and from_id != game:
                     message = quote(message, tags)
-                elif move and move in message and needs_quoting(move, tags):
+                elif move and move in message and self._move_needs_quoting(tags):
                     message = message.replace(move, quote(move, tags))
             return original(
                 message=message, observation_type=observation_type, from_id=from_id, to_id=to_id
             )
 
         state.add_observation = add_observation
+
+    def _move_needs_quoting(self, tags: re.Pattern[str]) -> bool:
+        """Whether the move being played has a line break or a role tag (asked once a move)."""
+        needed = self._stepping_needs_quoting
+        if needed is None:
+            needed = self._stepping_needs_quoting = needs_quoting(self._stepping, tags)
+        return needed
 
     def _finish(self) -> None:
         """Read TextArena's rewards (``close()``) and end the game."""
@@ -281,6 +296,11 @@ class TextArenaState(TextMovesState):
         self._returns = [float(rewards.get(seat, 0.0)) for seat in range(self.spec.players)]
         self.game_info = info or {}
         self._done = True
+        # The quoting wrapper refers back to this state: drop it now that nothing more is
+        # filed, so that the finished game is freed at once rather than by the cycle collector.
+        state: Any = getattr(self._env, "state", None)
+        if "add_observation" in getattr(state, "__dict__", {}):
+            del state.add_observation  # TextArena's own method again
 
     def _note_refusal(self, mover: int) -> None:
         """Keep ``(mover, reason)`` if TextArena ended the game on the mover's invalid move."""
@@ -288,26 +308,28 @@ class TextArenaState(TextMovesState):
         if info.get("invalid_move"):
             self._refusal = (mover, str(info.get("reason") or "TextArena refused the move"))
 
-    @contextmanager
-    def _own_random(self) -> Iterator[None]:
-        """Run TextArena on this game's own generator; the process's global RNG is untouched.
+    def _swap_random_in(self) -> dict[str, Any]:
+        """Make the ``random`` module's functions this game's own; returns what they were.
 
         TextArena calls the ``random`` module's functions (``random.seed``, ``random.choice``,
-        ...), which are methods of one hidden global generator. For the call, each of them is
-        the same method of this game's :class:`random.Random` instead (swapped in and out in
-        the module's namespace), and put back after it.
+        ...), which are methods of one hidden global generator. For each call into TextArena,
+        each of them is the same method of this game's :class:`random.Random` instead (swapped
+        into the module's namespace), and the caller puts the returned ones back in a
+        ``finally``: the process's global RNG is never drawn from.
         (Copying the global generator's state out and in, as ``getstate``/``setstate`` do, cost
-        a tuple of 625 integers twice per move: more than TextArena's own step.)
+        a tuple of 625 integers twice per move: more than TextArena's own step; the swap is a
+        plain call and a ``finally``, not a ``contextmanager``, whose generator costs more per
+        move than the swap itself.)
         """
         own = self._functions
-        module = vars(random)
+        module = _RANDOM_NAMESPACE
         saved = {name: module[name] for name in own}
         module.update(own)
-        try:
-            yield
-        finally:
-            module.update(saved)
+        return saved
 
+
+#: The ``random`` module's namespace, where TextArena looks its functions up at each call.
+_RANDOM_NAMESPACE: dict[str, Any] = vars(random)
 
 #: The ``random`` module's functions that draw from (or reseed) its global generator: the names
 #: bound to that generator's methods when the module was imported.
@@ -324,6 +346,12 @@ _WRAPPER_MODULES = (
     "textarena.wrappers",
     "textarena.wrappers.ObservationWrappers.llm_observation_wrapper",
 )
+
+
+def _textarena(env_id: str) -> Any:
+    """The ``textarena`` module (imported by the first game made; ``env_id`` names it in errors)."""
+    module = sys.modules.get("textarena")
+    return module if module is not None else require("textarena", f"the TextArena game {env_id}")
 
 
 def _wrapper(name: str) -> Any:

@@ -80,6 +80,7 @@ from strategic_arena.train.dist import (
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.estimators import build as build_estimator
+from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.memory import GIB
@@ -229,6 +230,12 @@ class Trainer:
         self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
         self.pool = OpponentPool.from_config(cfg.games)
         self.estimator = build_estimator(cfg.advantage)
+        if isinstance(cfg.advantage, PPOEstimatorConfig):  # PPO's critic: a value head
+            self.learner.attach_value_head(
+                coef=cfg.advantage.value_coef,
+                clip=cfg.advantage.value_clip,
+                lr=cfg.advantage.value_lr,
+            )
         self.bank = (
             EpisodeBank(cfg.bank, derive_seed(cfg.run.seed, "bank"))
             if cfg.bank is not None
@@ -484,7 +491,17 @@ class Trainer:
         return episodes, batch
 
     def advantage(self, episodes: list[Episode]) -> None:
-        """Stage 3: advantages with the configured estimator (its state, if any, updated)."""
+        """Stage 3: advantages with the configured estimator (its state, if any, updated).
+
+        An estimator with a critic (``ppo``) first gets the value head's estimate of every
+        trainable turn (``Turn.value``).
+        """
+        if self.estimator.needs_values:
+            turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
+            with self.learner.compute():
+                values = self.learner.values(turns)
+            for turn, value in zip(turns, values, strict=True):
+                turn.value = value
         self.estimator.assign(episodes)
 
     def trainable_turns(self, episodes: list[Episode]) -> list[Turn]:

@@ -116,6 +116,7 @@ from strategic_arena.train.rollout import (
 )
 from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
+from strategic_arena.train.vllm_lora import AdapterEngine
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -566,6 +567,8 @@ class Trainer:
         version = self.step if version is None else version
         if self.engine_shares_weights:
             self.engine.weight_version = version
+        elif isinstance(self.engine, AdapterEngine):  # a LoRA adapter on a shared server
+            self.engine.load_adapter(self.learner.model, version)
         else:
             self.engine.load_weights(self.learner.full_weights(), version)
         self.engine.wake_up()
@@ -890,6 +893,9 @@ def train(cfg: TrainConfig) -> int:
     """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps.
 
     Whatever the trainer started (a vLLM server) is stopped at the end, on Ctrl-C and on errors.
+    A config with ``policies`` is :func:`strategic_arena.train.cotrain.train`'s.
     """
+    if cfg.policies:
+        raise ValueError("a config with policies trains with strategic_arena.train.cotrain")
     with Trainer(cfg) as trainer:
         return trainer.train()

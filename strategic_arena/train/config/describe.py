@@ -13,6 +13,7 @@ import inspect
 import re
 import textwrap
 import typing
+from types import SimpleNamespace
 from typing import Any
 
 from strategic_arena.field_docs import field_docs as attribute_docs
@@ -101,6 +102,26 @@ def _estimator_lines(width: int) -> list[str]:
     return lines
 
 
+class _Required:
+    """The default shown for a field an entry must give."""
+
+    def __repr__(self) -> str:
+        return "required"
+
+
+def _entry_defaults(entry: type) -> Any:
+    """Each field's default of a list entry's dataclass (``required`` where it has none)."""
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(entry):
+        if item.default is not dataclasses.MISSING:
+            values[item.name] = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            values[item.name] = item.default_factory()
+        else:
+            values[item.name] = _Required()
+    return SimpleNamespace(**values)
+
+
 def describe_fields(width: int = 100) -> str:
     """Every section of :class:`TrainConfig` and its fields, for ``--help`` and the docs."""
     defaults, docs, lines = TrainConfig(), field_docs(TrainConfig), []
@@ -116,6 +137,10 @@ def describe_fields(width: int = 100) -> str:
             lines += _estimator_lines(width)
             continue
         section = getattr(defaults, item.name)
+        if isinstance(section, list):  # a list of mappings (policies): one entry's fields
+            entry = typing.get_args(typing.get_type_hints(TrainConfig)[item.name])[0]
+            lines += _field_lines(entry, _entry_defaults(entry), f"{item.name}[].", width)
+            continue
         if section is None:  # an optional section (the bank): its fields' defaults when on
             section = BankConfig()
         lines += _field_lines(type(section), section, f"{item.name}.", width)

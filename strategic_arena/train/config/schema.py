@@ -20,6 +20,7 @@ from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.config import sections
 from strategic_arena.train.config.estimator import estimator_config
+from strategic_arena.train.config.policies import PolicyConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
 
@@ -90,6 +91,10 @@ class TrainConfig:
     placement: sections.PlacementConfig = field(default_factory=sections.PlacementConfig)
     """GPU placement, distribution timeouts and the memory check (docs/training.md,
     "Placement")."""
+    policies: list[PolicyConfig] = field(default_factory=list)
+    """Several policies trained together, each in its own seats (MAPoRL's co-training,
+    docs/maporl.md): a list of mappings with keys name, seats, model, lora_rank, advantage,
+    lr. Empty: one policy in every seat."""
 
     @property
     def corrects_behaviour(self) -> bool:

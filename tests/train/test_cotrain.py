@@ -7,9 +7,7 @@ the vLLM-served version (one server, a LoRA adapter per policy) is ``test_cotrai
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -18,6 +16,7 @@ pytest.importorskip("transformers")
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import load_config
 from strategic_arena.train.cotrain import CoTrainer, policy_config, policy_view
+from tests.train.cotrain_spy import changed, spy_on_updates, trainable
 
 Overrides = Callable[..., list[str]]
 KUHN = "kuhn_poker-v0"
@@ -72,54 +71,17 @@ def test_the_config_check_refuses_an_opponent_pool(tiny_overrides: Overrides) ->
         load_config(None, tiny_overrides(TWO, 'games.opponents=["random"]'))
 
 
-def _weights(trainer: Any) -> dict[str, Any]:
-    return {k: v.detach().clone() for k, v in trainer.learner.model.state_dict().items()}
-
-
 def test_each_policy_trains_only_on_its_own_seats_turns(tiny_overrides: Overrides) -> None:
     cfg = load_config(None, tiny_overrides(TWO, "run.seed=3", "games.episodes_per_game=16"))
     with CoTrainer(cfg) as cotrainer:
-        alice, bob = cotrainer.trainers["alice"], cotrainer.trainers["bob"]
-        start = {name: _weights(t) for name, t in cotrainer.trainers.items()}
-        seen: dict[str, list[list[int]]] = {"alice": [], "bob": []}
-        checks: dict[str, list[tuple[float, float]]] = {"alice": [], "bob": []}
-        for name, trainer in cotrainer.trainers.items():
-            other = bob if trainer is alice else alice
-            update = trainer.learner.update
-
-            def spy(
-                turns: list[Turn],
-                rng: np.random.Generator,
-                *,
-                _n: str = name,
-                _u: Any = update,
-                _me: Any = trainer,
-                _other: Any = other,
-                **kw: Any,
-            ) -> dict[str, float]:
-                seen[_n].append(sorted({t.seat for t in turns}))
-                # The turns were sampled by this policy: its own learner gives back the
-                # engine's log-probs; the other policy's (different weights) does not.
-                mine = _me.learner.recompute_logprobs(turns)
-                theirs = _other.learner.recompute_logprobs(turns)
-                engine = np.concatenate([t.logprobs for t in turns])
-                checks[_n].append(
-                    (
-                        float(np.max(np.abs(np.concatenate(mine) - engine))),
-                        float(np.max(np.abs(np.concatenate(theirs) - engine))),
-                    )
-                )
-                return dict(_u(turns, rng, **kw))
-
-            trainer.learner.update = spy  # type: ignore[method-assign]
+        start = {name: trainable(t) for name, t in cotrainer.trainers.items()}
+        records = spy_on_updates(cotrainer)
         metrics = [cotrainer.train_step() for _ in range(2)]
-        assert seen == {"alice": [[0], [0]], "bob": [[1], [1]]}
-        # Step 2 (the policies differ after step 1): own log-probs match, the other's do not.
-        for name in ("alice", "bob"):
-            own, other = checks[name][1]
-            assert own < 1e-4 and other > 1e-3, (name, own, other)
+        assert records["alice"].seats == [[0], [0]] and records["bob"].seats == [[1], [1]]
+        # Step 2 (the policies differ after step 1): each policy's turns were sampled by it.
+        for name, record in records.items():
+            assert record.own_diff[1] < 1e-4 < 1e-3 < record.other_diff[1], (name, record)
         for name, trainer in cotrainer.trainers.items():
-            now = _weights(trainer)
-            assert any(not (now[k] == start[name][k]).all() for k in now), name
+            assert changed(start[name], trainable(trainer)), name
         assert "alice/train/value_loss" in metrics[0] and "bob/train/value_loss" not in metrics[0]
         assert metrics[1]["alice/train/weight_version"] == 1.0

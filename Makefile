@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv,rl,textarena,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,train,verifiers,trl,openenv,rl,textarena,postgres,transfer]'
 	# SPIRAL's own code, for the tests that check our spiral parser, RAE and forfeit rewards
 	# against it: only its pure-Python helpers are imported, so none of its heavy dependencies.
 	$(BIN)/python -m pip install --quiet --no-deps 'spiral-rl==0.2.0'

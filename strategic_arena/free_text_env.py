@@ -14,6 +14,13 @@ differences:
   business, not an exception: TextArena's rules re-ask the offender (the same agent stays
   selected, its observation now carries the game's reason) or end the game. ``step`` raises
   only for a move that is not a string (:class:`~strategic_arena.env.IllegalActionError`).
+* **Simultaneous turns.** A game whose every seat answers at once (MAPoRL's debate) is
+  serialized as :class:`TextGameEnv` serializes OpenSpiel's: each acting agent steps in seat
+  order, its text is held back (no other seat sees it, the step pays nothing), and the texts
+  go to the game together (``apply_actions``) when the last acting agent has stepped.
+* **Whole responses.** A game with ``move_is_response`` plays a decision's whole response
+  (:func:`~strategic_arena.turn.judge_response`); any other plays the move text the answer
+  style read (:func:`~strategic_arena.turn.judge_text`).
 * **Seeds.** ``reset(seed=s)`` starts the game from seed ``s`` itself (so a TextArena game
   played directly with ``env.reset(num_players, seed=s)`` is the same game); ``reset()`` without
   a seed draws the next game's seed from a generator seeded by the last given seed.
@@ -31,7 +38,8 @@ from gymnasium import spaces
 
 from strategic_arena.env import TEXT_CHARSET, IllegalActionError, Observation, TextGameEnv
 from strategic_arena.games import GameSpec
-from strategic_arena.turn import Decision, Verdict, judge_text
+from strategic_arena.games.seats import acting_seats
+from strategic_arena.turn import Decision, Verdict, judge_response, judge_text
 
 #: Longest view a free-text game's observation space admits (a whole conversation).
 MAX_FREE_TEXT_LENGTH = 1_000_000
@@ -71,6 +79,19 @@ class FreeTextEnv(TextGameEnv):
         if spec.move_kind != "text":
             raise ValueError(f"{spec.env_id} takes menu moves; make it with TextGameEnv")
         super().__init__(spec, render_mode=render_mode)
+        #: Texts held back at a simultaneous turn until every acting seat has moved.
+        self._pending_texts: dict[int, str] = {}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (see :meth:`TextGameEnv.reset`); no text is held back."""
+        self._pending_texts = {}
+        super().reset(seed=seed, options=options)
+
+    def acting_seats(self) -> tuple[int, ...]:
+        """The seats still to move in the current turn (those whose text is not held back)."""
+        if self.forfeited_by is not None:
+            return ()
+        return tuple(s for s in acting_seats(self.spiel_state) if s not in self._pending_texts)
 
     def _observation_spaces(self) -> dict[str, gymnasium.Space[Any]]:
         """One space for every seat: a to-move flag and the view, no mask.
@@ -104,7 +125,7 @@ class FreeTextEnv(TextGameEnv):
 
     def _to_move_flag(self, player: int) -> np.ndarray[Any, np.dtype[np.float32]]:
         """``[1.0]`` when ``player`` is to move, else ``[0.0]``."""
-        moving = self.forfeited_by is None and self.spiel_state.current_player() == player
+        moving = self.forfeited_by is None and self._to_move(player)
         return np.array([1.0 if moving else 0.0], dtype=np.float32)
 
     def _action_space(self) -> gymnasium.Space[Any]:
@@ -128,7 +149,18 @@ class FreeTextEnv(TextGameEnv):
             )
         self._cumulative_rewards[agent] = 0.0
         state = self.spiel_state
-        state.apply_action(action)
+        if state.is_simultaneous_node():
+            self._pending_texts[self.agent_name_mapping[agent]] = action
+            seats = acting_seats(state)
+            if len(self._pending_texts) < len(seats):
+                # Held back until every acting seat has moved: this step pays nothing.
+                self._clear_rewards()
+                self.agent_selection = self.possible_agents[self._next_player()]
+                return
+            moves, self._pending_texts = self._pending_texts, {}
+            state.apply_actions([moves[seat] for seat in seats])
+        else:
+            state.apply_action(action)
         returns = [float(r) for r in state.returns()]
         for i, name in enumerate(self.possible_agents):
             self.rewards[name] = returns[i] - self._returns[i]
@@ -136,13 +168,18 @@ class FreeTextEnv(TextGameEnv):
         if state.is_terminal():
             self._finish()
         else:
-            self.agent_selection = self.possible_agents[int(state.current_player())]
+            self.agent_selection = self.possible_agents[self._next_player()]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def judge(self, agent: str, decision: Decision) -> Verdict:
-        """Play the decision's move text (the game judges it), else forfeit or stop."""
+        """Play the decision's move text (the game judges it), else forfeit or stop.
+
+        A ``move_is_response`` game plays the whole response instead (:func:`judge_response`).
+        """
+        if self.spec.move_is_response:
+            return judge_response(decision)
         return judge_text(decision)
 
     def play(self, verdict: Verdict) -> None:

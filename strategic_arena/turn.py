@@ -437,6 +437,20 @@ def judge_text(decision: Decision) -> Verdict:
     return _not_played(decision)
 
 
+def judge_response(decision: Decision) -> Verdict:
+    """The whole response is the move (``GameSpec.move_is_response``): play it, even malformed.
+
+    The response is ``decision.text`` (a replay, which has no response, passes the stored move
+    as ``move_text``); a decision the player's answer style refused is played all the same, its
+    error kept with the move (errors are data: the game scores a malformed answer). Only an
+    infrastructure failure stops the game (incomplete).
+    """
+    error = decision.error
+    if decision.action is None and error is not None and error.kind in INFRASTRUCTURE_ERROR_KINDS:
+        return Verdict("incomplete", None, error)
+    return Verdict("play", TEXT_MOVE, error, decision.text or decision.move_text or "")
+
+
 def _not_played(decision: Decision) -> Verdict:
     """Stop (infrastructure error) or forfeit (anything else) a decision without a move."""
     error = decision.error

@@ -85,7 +85,10 @@ def opponents_per_env(
         elif chosen is not None:
             per_env[env_id] = list(chosen.opponents.get(env_id, ()))
         else:
-            per_env[env_id] = list(DEFAULT_OPPONENTS.get(env_id, ("random",)))
+            # Games outside the curated table (free-text games, the debate) say theirs in
+            # their listing (the debate: none, self-play only).
+            listed = get_spec(env_id).listing.default_opponents
+            per_env[env_id] = list(DEFAULT_OPPONENTS.get(env_id, listed))
     return per_env
 
 

@@ -41,12 +41,17 @@ TEXT_GAMES: dict[str, str] = {
     )
 }
 
+#: MAPoRL's collaborative debate (:mod:`strategic_arena.games.debate`): ``debate-v0``, or
+#: ``debate-v0(agents=2,turns=2,problems=PATH,schema=gsm8k)`` with its parameters.
+DEBATE_ID = "debate-v0"
+
 GENERIC_PREFIX = "openspiel/"
 #: Any TextArena environment: ``textarena/<EnvId>`` (the ``textarena`` extra).
 TEXTARENA_PREFIX = "textarena/"
 
 __all__ = [
     "CURATED",
+    "DEBATE_ID",
     "GENERIC_PREFIX",
     "TEXTARENA_PREFIX",
     "TEXT_GAMES",
@@ -78,10 +83,13 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
         env_id: a curated id from :func:`list_envs` or :func:`list_text_envs`,
             ``openspiel/<game_name>``, ``openspiel/<game_name>(key=value,...)`` (OpenSpiel's
             game string: the id a game with parameters is stored under), or
-            ``textarena/<EnvId>`` (``textarena/<EnvId>(key=value,...)`` likewise).
+            ``textarena/<EnvId>`` (``textarena/<EnvId>(key=value,...)`` likewise), or
+            ``debate-v0`` (``debate-v0(agents=2,turns=2)``...: MAPoRL's debate).
         params: OpenSpiel game parameters, only for ``openspiel/<game_name>``; for
             ``textarena/<EnvId>``: ``players`` (the number of seats, default 2) and keyword
-            arguments of TextArena's environment (``max_turns=6``...).
+            arguments of TextArena's environment (``max_turns=6``...); for ``debate-v0``:
+            the :class:`~strategic_arena.games.debate.DebateOptions` (``agents``, ``turns``,
+            ``problems``, ``schema``, ``count``, ``problem_seed``).
 
     Raises:
         ValueError: unknown id, unknown OpenSpiel or TextArena game, or parameters given to a
@@ -95,6 +103,15 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
                 f"fixed rules. Use 'openspiel/<game_name>' to pass OpenSpiel parameters."
             )
         return _curated(env_id)
+    if env_id == DEBATE_ID or env_id.startswith(f"{DEBATE_ID}("):
+        name, named = _game_string(env_id)
+        if named and params:
+            raise ValueError(
+                f"{env_id} names its parameters already; do not pass {sorted(params)} as well"
+            )
+        from strategic_arena.games.debate import debate_spec
+
+        return debate_spec({**named, **params})
     if env_id.startswith(GENERIC_PREFIX):
         name, named = _game_string(env_id[len(GENERIC_PREFIX) :])
         if named and params:
@@ -112,7 +129,8 @@ def get_spec(env_id: str, **params: int | float | bool | str) -> GameSpec:
     raise ValueError(
         f"unknown env id {env_id!r}; curated ids: {', '.join(CURATED)}; "
         "or 'openspiel/<game_name>' for any OpenSpiel game, "
-        "or 'textarena/<EnvId>' for any TextArena game"
+        "or 'textarena/<EnvId>' for any TextArena game, "
+        f"or '{DEBATE_ID}' for MAPoRL's collaborative debate"
     )
 
 

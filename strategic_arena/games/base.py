@@ -251,6 +251,10 @@ class GameSpec(abc.ABC):
     #: Well-formed moves of a free-text game, which the ``random`` player draws from (a menu
     #: game's random player draws from the menu instead).
     sample_moves: tuple[str, ...] = ()
+    #: A free-text game whose move is the seat's whole response, whatever the answer style
+    #: found in it (MAPoRL's debate: the solution is the move, and a malformed one is the
+    #: game's to score, never a forfeit); see :func:`strategic_arena.turn.judge_response`.
+    move_is_response: bool = False
     grammar: ActionGrammar
 
     @property

@@ -47,6 +47,7 @@ from strategic_arena._extras import require
 from strategic_arena.games.base import FreeTextGrammar, GameSpec
 from strategic_arena.games.listing import Listing
 from strategic_arena.games.seat_text import needs_quoting, quote, role_tags
+from strategic_arena.games.text_moves import TextMovesGame, TextMovesState
 
 PREFIX = "textarena/"
 
@@ -70,7 +71,7 @@ class TextArenaGameType:
     provides_observation_string: bool = True
 
 
-class TextArenaGame:
+class TextArenaGame(TextMovesGame):
     """A TextArena environment id with its player count and parameters (OpenSpiel's ``Game``)."""
 
     def __init__(self, spec: TextArenaSpec) -> None:
@@ -79,18 +80,6 @@ class TextArenaGame:
     def num_players(self) -> int:
         """Number of seats."""
         return self.spec.players
-
-    def num_distinct_actions(self) -> int:
-        """No action ids: moves are texts."""
-        return 0
-
-    def max_game_length(self) -> int:
-        """No public action ids are ever listed: a bound for the seat checks of ``serve``."""
-        return 0
-
-    def observation_tensor_shape(self) -> list[int]:
-        """No tensor: a seat's observation is TextArena's text."""
-        return [0]
 
     def get_type(self) -> TextArenaGameType:
         """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential)."""
@@ -101,7 +90,7 @@ class TextArenaGame:
         return TextArenaState(self.spec)
 
 
-class TextArenaState:
+class TextArenaState(TextMovesState):
     """One TextArena game in progress, seen through OpenSpiel's ``State`` interface.
 
     ``start(seed)`` makes and resets the TextArena env; ``apply_action(text)`` plays a move.
@@ -180,25 +169,9 @@ class TextArenaState:
         """Whether TextArena ended the game."""
         return self._done
 
-    def is_chance_node(self) -> bool:
-        """TextArena resolves chance inside its own steps."""
-        return False
-
     def is_simultaneous_node(self) -> bool:
         """Turns are TextArena's: one seat at a time."""
         return False
-
-    def legal_actions(self, player: int | None = None) -> list[int]:
-        """No action ids: a move is a text that TextArena judges."""
-        return []
-
-    def history(self) -> list[int]:
-        """No action ids (the move texts are the history: :meth:`moves`)."""
-        return []
-
-    def full_history(self) -> list[Any]:
-        """No action ids (see :meth:`history`)."""
-        return []
 
     def moves(self) -> tuple[tuple[int, str], ...]:
         """Every move sent to TextArena, as ``(seat, text)``, in order."""
@@ -219,10 +192,6 @@ class TextArenaState:
     def information_state_string(self, player: int) -> str:
         """A seat knows what TextArena showed it: its observation."""
         return self._observations[player]
-
-    def observation_tensor(self, player: int) -> list[float]:
-        """No tensor."""
-        return []
 
     def clone(self) -> TextArenaState:
         """A copy for a player: texts, turn and returns; no TextArena env."""

@@ -130,19 +130,6 @@ class AnswerStyle(abc.ABC):
         return f"<answer style {self.name!r}>"
 
 
-def matched_braces(text: str, start: int) -> int | None:
-    """Index just past the ``}`` closing the ``{`` at ``text[start - 1]``, or ``None``."""
-    depth, index = 1, start
-    while index < len(text) and depth:
-        char = text[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        index += 1
-    return None if depth else index
-
-
 def json_text(value: object) -> str:
     """``value`` as compact JSON text (used to echo a non-string reasoning field)."""
     return value if isinstance(value, str) else json.dumps(value)

@@ -12,7 +12,8 @@ import re
 from typing import ClassVar
 
 from strategic_arena.actions import ActionError
-from strategic_arena.styles.base import AnswerStyle, Extracted, matched_braces
+from strategic_arena.braces import matched_braces
+from strategic_arena.styles.base import AnswerStyle, Extracted
 
 _BOXED = re.compile(r"\\boxed\s*\{")
 #: What strict mode lets follow the last box: spaces and closing punctuation of a sentence or

@@ -36,8 +36,9 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from strategic_arena.actions import Action, ActionError
+from strategic_arena.braces import matched_braces
 from strategic_arena.games import ActionGrammar
-from strategic_arena.styles.base import AnswerStyle, Extracted, matched_braces
+from strategic_arena.styles.base import AnswerStyle, Extracted
 
 _BOX = "\\boxed"
 _TEXT = "\\text{"

@@ -38,7 +38,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from strategic_arena.rl.episode import Episode
-from strategic_arena.rl.rewards import score
 from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.config.policies import PolicyConfig
 from strategic_arena.train.dist import DistInfo
@@ -167,8 +166,10 @@ class CoTrainer:
         """Generate, score, then per policy advantage, update and sync; returns the metrics."""
         step = self.step
         episodes = self.generate(step)
-        score(episodes, self.cfg.rewards)
-        metrics: dict[str, float] = {}
+        first = next(iter(self.trainers.values()))  # the score stage is the run's, not a policy's
+        first.score_metrics = {}
+        first.score(episodes)
+        metrics: dict[str, float] = dict(first.score_metrics)
         for policy in self.cfg.policies:
             trainer = self.trainers[policy.name]
             view = [policy_view(episode, policy.seats) for episode in episodes]

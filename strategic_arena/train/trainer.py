@@ -83,6 +83,7 @@ from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
+from strategic_arena.train.maporl import DebateScorer
 from strategic_arena.train.memory import GIB
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
@@ -243,6 +244,8 @@ class Trainer:
             else None
         )
         self.reward_config = cfg.rewards
+        self.debate_scorer = DebateScorer(cfg.maporl) if cfg.maporl is not None else None
+        self.score_metrics: dict[str, float] = {}  # the score stage's (debate accuracy)
         self.step = 0
         self.metrics = MetricsLogger(
             self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
@@ -456,8 +459,14 @@ class Trainer:
             )
 
     def score(self, episodes: list[Episode]) -> None:
-        """Stage 2: rewards and eligibility of every turn."""
+        """Stage 2: rewards and eligibility of every turn.
+
+        With a ``maporl`` section, debate games are then rescored by MAPoRL's rewards
+        (:mod:`strategic_arena.train.maporl`); their ``debate/`` metrics join the step's.
+        """
         score(episodes, self.reward_config)
+        if self.debate_scorer is not None:
+            self.score_metrics.update(self.debate_scorer.score(episodes))
 
     def bank_batch(self, episodes: list[Episode], step: int) -> tuple[list[Episode], Batch]:
         """Bank the step's scored games, play more rounds until it is full, draw the batch.
@@ -589,6 +598,7 @@ class Trainer:
         with stage("generate"):  # the learner waits for its games (the batch source)
             episodes, source_metrics = self.collect(step)
         with stage("score"):
+            self.score_metrics = {}
             self.score(episodes)
         batch, trained = None, episodes
         if self.bank is not None:
@@ -616,6 +626,7 @@ class Trainer:
         timings.update(self._idle_times(timings))
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
         metrics = {**summary, **update_metrics, **timings, **source_metrics}
+        metrics.update(self.score_metrics)
         trajectories = sum(len(episode.learner_seats) for episode in trained)
         metrics["train/trajectories_per_s"] = trajectories / max(timings["time/step"], 1e-9)
         generating = timings["time/generate"] + timings.get("time/bank", 0.0)

@@ -24,6 +24,7 @@ from strategic_arena.train.config import (
     load_config,
 )
 from strategic_arena.train.config.describe import reference_block
+from strategic_arena.train.config.loading import read_config_file
 from strategic_arena.train.config.migrate import migrate_file, migrate_text
 from strategic_arena.train.estimators.rae import RAEConfig
 
@@ -102,6 +103,7 @@ def test_every_section_takes_set_overrides() -> None:
         "correction": "correction.tis_cap=3",
         "eval": "eval.games=4",
         "placement": "placement.memory_check=false",
+        "maporl": "maporl.gamma=0.5",
     }
     assert sorted(overrides) == sorted(sections)
     cfg = load_config(None, list(overrides.values()))
@@ -216,8 +218,20 @@ def test_every_shipped_config_loads_without_flat_keys(path: Path) -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # migrated: no flat key left
-        cfg = load_config(path)
+        cfg = load_config(path, _without_missing_data(path))
     assert cfg.games.ids and cfg.run.steps >= 1
+
+
+def _without_missing_data(path: Path) -> list[str]:
+    """Overrides dropping problems files this machine lacks from debate ids (MAPoRL's configs
+    name TinyGSM and ANLI files, which nothing can download here): the generated set instead,
+    so that the rest of the config is still checked."""
+    ids = read_config_file(path).get("games", {}).get("ids", [])
+    files = [re.search(r"problems=([^,)]*)", env_id) for env_id in ids]
+    if not any(found and not Path(found.group(1)).exists() for found in files):
+        return []
+    stripped = [re.sub(r"(problems|schema)=[^,)]*,?", "", env_id) for env_id in ids]
+    return ["games.ids=" + json.dumps([s.replace(",)", ")").replace("()", "") for s in stripped])]
 
 
 def test_extends_merges_section_by_section(tmp_path: Path) -> None:
@@ -264,13 +278,14 @@ def test_every_field_is_documented_in_the_help() -> None:
     for item in dataclasses.fields(TrainConfig):
         assert f"  {item.name}:" in text
         section = getattr(defaults, item.name)
-        if item.name in ("advantage", "bank", "policies"):
+        if item.name in ("advantage", "bank", "policies", "maporl"):
             continue  # listed per estimator / when on / per list entry (below)
         docs = field_docs(type(section))
         for field in dataclasses.fields(section):
             assert docs.get(field.name), f"{item.name}.{field.name} has no docstring"
             assert f"    {item.name}.{field.name} (" in text
     assert "    bank.batch_size (" in text and "    advantage.gamma (" in text
+    assert "    maporl.incentives (" in text
     assert (
         "    policies[].seats (" in text and "    policies[].name (str, default required)" in text
     )

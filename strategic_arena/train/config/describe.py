@@ -17,7 +17,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from strategic_arena.field_docs import field_docs as attribute_docs
-from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.config.schema import TrainConfig
 from strategic_arena.train.estimators import EstimatorConfig
 
@@ -141,8 +140,10 @@ def describe_fields(width: int = 100) -> str:
             entry = typing.get_args(typing.get_type_hints(TrainConfig)[item.name])[0]
             lines += _field_lines(entry, _entry_defaults(entry), f"{item.name}[].", width)
             continue
-        if section is None:  # an optional section (the bank): its fields' defaults when on
-            section = BankConfig()
+        if section is None:  # an optional section (bank, maporl): its fields' defaults when on
+            hint = typing.get_type_hints(TrainConfig)[item.name]
+            kind: Any = next(a for a in typing.get_args(hint) if dataclasses.is_dataclass(a))
+            section = kind()
         lines += _field_lines(type(section), section, f"{item.name}.", width)
     return "\n".join(lines)
 

@@ -15,7 +15,13 @@ pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import load_config
-from strategic_arena.train.cotrain import CoTrainer, policy_config, policy_view
+from strategic_arena.train.cotrain import (
+    CoTrainer,
+    policy_config,
+    policy_view,
+    shares_lora_server,
+)
+from strategic_arena.train.vllm_lora import lora_server_args
 from tests.train.cotrain_spy import changed, spy_on_updates, trainable
 
 Overrides = Callable[..., list[str]]
@@ -85,3 +91,21 @@ def test_each_policy_trains_only_on_its_own_seats_turns(tiny_overrides: Override
             assert changed(start[name], trainable(trainer)), name
         assert "alice/train/value_loss" in metrics[0] and "bob/train/value_loss" not in metrics[0]
         assert metrics[1]["alice/train/weight_version"] == 1.0
+
+
+def test_lora_policies_on_one_base_share_one_server_with_enough_adapter_slots(
+    tiny_overrides: Overrides,
+) -> None:
+    assert lora_server_args([8, 12], 2) == [
+        "--enable-lora",
+        "--max-loras",
+        "2",
+        "--max-lora-rank",
+        "16",
+    ]
+    with pytest.raises(ValueError, match="exceeds"):
+        lora_server_args([1024], 1)
+    shared = load_config(None, tiny_overrides(TWO, "lora.rank=8", "rollout.engine=vllm"))
+    assert shares_lora_server(shared)
+    full = load_config(None, tiny_overrides(TWO, "lora.rank=0", "rollout.engine=vllm"))
+    assert not shares_lora_server(full)  # full weights: a server per policy

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena.debate_report import DebateAccuracy, debate_accuracy, render_debates
 from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
@@ -490,6 +491,10 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
         "prompt_mixes": [
             asdict(mix) for mix in prompt_mixes(_games(store, _run_ids(store, run_names)))
         ],
+        # MAPoRL's debates: the majority's accuracy per turn (Table 7).
+        "debates": [
+            asdict(row) for row in debate_accuracy(store, _run_ids(store, run_names), mean_ci)
+        ],
     }
 
 
@@ -616,6 +621,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 f"{rating['matches']} (games {rating['wins'] + rating['draws'] + rating['losses']})"
                 f"  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
             )
+    lines += render_debates([DebateAccuracy(**row) for row in data.get("debates", [])])
     team_rows = data.get("teams", [])
     if team_rows:
         lines += ["", "== Teams (team games: each line-up against the other teams)"]

@@ -11,7 +11,8 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 * ``grade`` -- :mod:`.grade`;
 * ``publish``, ``ladder`` -- :mod:`.leaderboard`;
 * ``train`` -- :mod:`.train`;
-* ``serve-model`` -- :mod:`.serve_model`.
+* ``serve-model`` -- :mod:`.serve_model`;
+* ``verifier train`` -- :mod:`.verifier` (MAPoRL's learned verifier).
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from strategic_arena.cli import arena, grade, leaderboard, opponents, play, runs, serve_model, train
+from strategic_arena.cli import (
+    arena,
+    grade,
+    leaderboard,
+    opponents,
+    play,
+    runs,
+    serve_model,
+    train,
+    verifier,
+)
 from strategic_arena.cli.common import guarded
 from strategic_arena.cli.play import build_player
 
@@ -40,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     leaderboard.add_parsers(sub)
     train.add_parsers(sub)
     serve_model.add_parser(sub)
+    verifier.add_parser(sub)
     return parser
 
 

@@ -136,6 +136,10 @@ def envs_main(args: argparse.Namespace) -> int:
         print(f"{env_id:{width}s} {spec.title} ({kind}, {spec.num_players} seats, {source})")
     print(f"{'openspiel/<game_name>':{width}s} any OpenSpiel game (N seats, simultaneous moves)")
     print(f"{'textarena/<EnvId>':{width}s} any TextArena game (free-text moves)")
+    print(
+        f"{'debate-v0(...)':{width}s} MAPoRL's collaborative debate (agents=, turns=, "
+        "problems=, schema=; docs/maporl.md)"
+    )
     return 0
 
 

@@ -163,7 +163,7 @@ def same_answer(problem: Problem, first: str, second: str) -> bool:
     """Whether two agents' answers are the same answer (one vote option in the majority)."""
     if problem.multiple_choice:
         return first == second
-    return first == second or answers_equal(first, second) or answers_equal(second, first)
+    return first == second or answers_equal(first, second)
 
 
 def majority_score(

@@ -263,8 +263,8 @@ class DebateRewardConfig:
 
     Attributes:
         form: a reward form of :data:`REWARD_FORMS` (``influence``: MAPoRL's Definition 1).
-        gamma: the discount of the ``cumulative`` and ``influence`` forms. The seed's value was
-            lost with its formulas; MAPoRL's released configs use 0.3.
+        gamma: the discount of the ``cumulative`` and ``influence`` forms (MAPoRL's released
+            configs use 0.3).
         normalize: divide the discounted forms by their discount sum (the released code).
         incentives: the bonuses of Tables 1 and 2 (all 0: none).
     """

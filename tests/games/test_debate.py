@@ -154,3 +154,13 @@ def test_random_players_play_the_default_debate_through_the_match_loop() -> None
     assert [move.seat for move in record.moves] == [0, 1, 2] * 3
     assert all(move.action == TEXT_MOVE for move in record.moves)
     assert len(set(record.returns)) == 1 and 0.0 <= record.returns[0] <= 1.0
+
+
+def test_the_debate_passes_the_public_conformance_check() -> None:
+    from strategic_arena.testing import check_game
+
+    # spiral reads the last box of a move as SPIRAL's bracketed action: it cannot write a
+    # solution that itself ends in a box (the debate reads the box from the whole response)
+    styles = ["marshal", "boxed", "json", "tools"]
+    checked = check_game("debate-v0(agents=2,turns=2)", num_cycles=20, styles=styles)
+    assert checked.decisions == 8 and checked.move_texts > 0

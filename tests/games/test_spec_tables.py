@@ -179,5 +179,6 @@ def test_envs_lists_the_curated_text_games_too(capsys: pytest.CaptureFixture[str
         *sa.list_text_envs(),
         "openspiel/<game_name>",
         "textarena/<EnvId>",
+        "debate-v0(...)",
     ]
     assert "spiral_negotiation-v0" in listed

@@ -6,7 +6,9 @@ the vLLM-served version (one server, a LoRA adapter per policy) is ``test_cotrai
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +111,26 @@ def test_lora_policies_on_one_base_share_one_server_with_enough_adapter_slots(
     assert shares_lora_server(shared)
     full = load_config(None, tiny_overrides(TWO, "lora.rank=0", "rollout.engine=vllm"))
     assert not shares_lora_server(full)  # full weights: a server per policy
+
+
+def test_a_co_trained_run_resumes_every_policy_from_its_checkpoint(
+    tiny_overrides: Overrides,
+) -> None:
+    settings = [TWO, "run.checkpoint_every=1", "run.resume=auto", "games.episodes_per_game=4"]
+    cfg = load_config(None, tiny_overrides(*settings, "run.steps=2"))
+    with CoTrainer(cfg) as cotrainer:
+        assert cotrainer.train() == 2
+        saved = {name: trainable(t) for name, t in cotrainer.trainers.items()}
+        head = cotrainer.trainers["alice"].learner.value_head
+        assert head is not None
+        value_weights = head.linear.weight.detach().clone()
+    resumed_cfg = load_config(None, tiny_overrides(*settings, "run.steps=3"))
+    with CoTrainer(resumed_cfg) as resumed:
+        assert resumed.step == 2
+        for name, trainer in resumed.trainers.items():
+            assert not changed(saved[name], trainable(trainer)), name  # the saved weights
+        head = resumed.trainers["alice"].learner.value_head
+        assert head is not None and bool((head.linear.weight == value_weights).all())
+        assert resumed.train() == 3
+    rows = (Path(cfg.run.output_dir) / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(row)["step"] for row in rows] == [1, 2, 3]

@@ -14,10 +14,13 @@ The majority's accuracy: turn 1 a tie of 5 (right) and 3 (wrong): 0.5; turn 2: 1
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from strategic_arena.games import get_spec
 from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.train.config import load_config
 from strategic_arena.train.config.maporl import MaporlConfig
 from strategic_arena.train.maporl import DebateScorer, debate_problem
 
@@ -67,3 +70,30 @@ def test_the_outcome_form_pays_the_final_majority_at_the_last_turn_only() -> Non
     episode = _debate()
     DebateScorer(MaporlConfig(penalties=False, form="outcome")).score([episode])
     assert [turn.reward for turn in episode.turns] == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_single_agent_rl_with_the_verifier_is_one_policy_in_a_one_agent_debate(
+    tiny_overrides: Callable[..., list[str]],
+) -> None:
+    pytest.importorskip("torch")
+    from strategic_arena.train.trainer import Trainer
+
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            'games.ids=["debate-v0(agents=1,count=2,problem_seed=25,turns=1)"]',
+            "maporl={verifier: exact, penalties: false, form: immediate}",
+            "advantage={type: ppo}",
+            "run.steps=1",
+        ),
+    )
+    with Trainer(cfg) as trainer:
+        metrics = trainer.train_step()
+        turns = [turn for episode in trainer.last_episodes for turn in episode.turns]
+    # Immediate reward of a one-agent, one-turn debate: the verifier's 0 or 1, which is also
+    # the accuracy of the (one-voter) majority.
+    assert {turn.reward for turn in turns} <= {0.0, 1.0}
+    assert metrics["debate/accuracy_turn_1"] == pytest.approx(
+        sum(turn.reward for turn in turns) / len(turns)
+    )
+    assert "train/value_loss" in metrics

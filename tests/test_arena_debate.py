@@ -141,3 +141,8 @@ def test_a_debate_between_two_served_models_stores_and_replays(
     assert main(["replay", "--db", str(db), str(first_game)]) == 0
     shown = capsys.readouterr().out
     assert "Replayed exactly" in shown and "majority score" in shown
+    # rated as a cooperative game: by mean self-play score (always right at turn 2: 1.0)
+    assert main(["publish", "--db", str(db), "--out", str(tmp_path / "board")]) == 0
+    board = (tmp_path / "board" / "LEADERBOARD.md").read_text(encoding="utf-8")
+    assert "Cooperative: ranked by mean self-play score" in board
+    assert "| 1 | even | +1.00 ± 0.00 |" in board

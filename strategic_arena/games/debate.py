@@ -116,6 +116,11 @@ class DebateOptions:
             raise ValueError(f"problem_seed must be >= 0, got {self.problem_seed}")
         if not isinstance(self.problems, str) or not isinstance(self.schema, str):
             raise ValueError("debate parameters problems and schema must be texts")
+        if any(char in self.problems for char in ",()="):
+            # The path is part of the env id, whose parameters these characters delimit.
+            raise ValueError(
+                f"a debate's problems path may not contain , ( ) or =: {self.problems!r}"
+            )
 
     @classmethod
     def of(cls, params: Mapping[str, int | float | bool | str]) -> DebateOptions:

@@ -138,6 +138,8 @@ def test_ids_name_their_parameters_and_bad_ones_fail_clearly(tmp_path: Path) -> 
         sa.get_spec("debate-v0(rounds=2)")
     with pytest.raises(ValueError, match="at least 1 agent"):
         sa.get_spec("debate-v0", turns=0)
+    with pytest.raises(ValueError, match="may not contain"):
+        sa.get_spec("debate-v0", problems="a,b.jsonl")
     with pytest.raises(ValueError, match="no such file"):
         sa.get_spec(f"debate-v0(problems={tmp_path / 'missing.jsonl'})")
 

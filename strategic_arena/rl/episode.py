@@ -50,6 +50,9 @@ class Turn:
             both seats, at the move that plays it; 0 in games that pay only at the end), set by
             the rollout (:mod:`strategic_arena.train.game_rewards`). The score stage pays it at
             this turn; the seat's last turn still settles the whole game reward.
+        value: a value head's estimate V of the turn's prompt, set before the advantage stage
+            when the estimator needs one (``advantage.type: ppo``); ``None``: none.
+        value_target: the return the value head is trained towards, set by such an estimator.
     """
 
     env_id: str
@@ -65,6 +68,8 @@ class Turn:
     advantage: float = 0.0
     weight_version: int | None = None
     game_reward: float = 0.0
+    value: float | None = None
+    value_target: float | None = None
 
     def __post_init__(self) -> None:
         if len(self.logprobs) != len(self.response_ids):

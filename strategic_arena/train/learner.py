@@ -58,6 +58,7 @@ from strategic_arena.train.engine import Sampling
 from strategic_arena.train.importance import correct
 from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
+from strategic_arena.train.value_head import ValueHead, value_loss
 
 if TYPE_CHECKING:
     import torch
@@ -78,6 +79,9 @@ class MicroBatch:
         advantages: (B,) each turn's advantage.
         token_weights: (B, R) each token's weight in the minibatch loss.
         is_weights: (B, R) each token's importance-correction weight (1: none).
+        value_index: (B,) position of each row's last prompt token (where a value head reads).
+        old_values / value_targets: (B,) each turn's value before the update and its return
+            (0 where unset; used only with a value head).
     """
 
     input_ids: torch.Tensor
@@ -89,6 +93,9 @@ class MicroBatch:
     advantages: torch.Tensor
     token_weights: torch.Tensor
     is_weights: torch.Tensor
+    value_index: torch.Tensor | None = None
+    old_values: torch.Tensor | None = None
+    value_targets: torch.Tensor | None = None
 
 
 def collate(
@@ -137,6 +144,9 @@ def collate(
             )
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     advantages = torch.tensor([t.advantage for t in turns], dtype=torch.float32)
+    value_index = torch.tensor([width - len(t.response_ids) - 1 for t in turns], dtype=torch.long)
+    old_values = torch.tensor([t.value or 0.0 for t in turns], dtype=torch.float32)
+    targets = torch.tensor([t.value_target or 0.0 for t in turns], dtype=torch.float32)
     return MicroBatch(
         input_ids=input_ids.to(device),
         attention_mask=attention_mask.to(device),
@@ -147,6 +157,9 @@ def collate(
         advantages=advantages.to(device),
         token_weights=token_weights.to(device),
         is_weights=correction.to(device),
+        value_index=value_index.to(device),
+        old_values=old_values.to(device),
+        value_targets=targets.to(device),
     )
 
 
@@ -167,6 +180,23 @@ def sequence_logprobs_and_entropy(
     logits (``logits_to_keep``, when the model accepts it); the rest is
     :func:`token_logprobs_and_entropy`.
     """
+    logprobs, entropies, _ = policy_forward(model, batch, temperature, entropy=entropy)
+    return logprobs, entropies
+
+
+def policy_forward(
+    model: Any,
+    batch: MicroBatch,
+    temperature: float = 1.0,
+    *,
+    entropy: bool | None = False,
+    value_head: ValueHead | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """:func:`sequence_logprobs_and_entropy`, and with ``value_head`` the values (B,).
+
+    The values come from the same forward pass: the last hidden state at each row's last
+    prompt token (``batch.value_index``).
+    """
     longest = batch.targets.shape[1]
     inputs = {
         "input_ids": batch.input_ids,
@@ -174,12 +204,23 @@ def sequence_logprobs_and_entropy(
         "position_ids": batch.position_ids,
         "use_cache": False,
     }
+    if value_head is not None:
+        inputs["output_hidden_states"] = True
     try:
-        logits = model(**inputs, logits_to_keep=longest + 1).logits
+        output = model(**inputs, logits_to_keep=longest + 1)
     except TypeError:  # older transformers or a model without logits_to_keep
-        logits = model(**inputs).logits
-    logits = logits[:, -(longest + 1) : -1, :]
-    return token_logprobs_and_entropy(logits, batch.targets, temperature, entropy=entropy)
+        output = model(**inputs)
+    logits = output.logits[:, -(longest + 1) : -1, :]
+    logprobs, entropies = token_logprobs_and_entropy(
+        logits, batch.targets, temperature, entropy=entropy
+    )
+    values = None
+    if value_head is not None:
+        assert batch.value_index is not None
+        last = output.hidden_states[-1]
+        rows = require("torch", "the learner").arange(last.shape[0], device=last.device)
+        values = value_head(last[rows, batch.value_index])
+    return logprobs, entropies, values
 
 
 def token_logprobs_and_entropy(
@@ -411,7 +452,44 @@ class Learner:
         self.compute_dtype = (
             resolve_compute_dtype("auto", self.device) if compute_dtype is None else compute_dtype
         )
+        self.value_head: ValueHead | None = None
         self.model.train()
+
+    def attach_value_head(self, *, coef: float, clip: float | None, lr: float | None) -> None:
+        """Give the learner a value head (PPO's critic; :mod:`strategic_arena.train.value_head`).
+
+        Its loss joins every update (turns need ``value`` and ``value_target``), its optimizer
+        steps with the policy's and follows the policy's schedule.
+        """
+        if self.world_size > 1:
+            raise ValueError("a value head is not supported under FSDP; train on one process")
+        ppo = self.ppo
+        self.value_head = ValueHead(
+            self.model,
+            lr=ppo.lr if lr is None else lr,
+            schedule=lambda step: lr_factor(step, ppo, self.steps, self.steps_per_update),
+            coef=coef,
+            clip=clip,
+            betas=(ppo.adam_beta1, ppo.adam_beta2),
+            eps=ppo.adam_eps,
+            weight_decay=ppo.weight_decay,
+        )
+
+    def values(self, turns: Sequence[Turn]) -> list[float]:
+        """The value head's estimate of each turn's prompt (no gradient)."""
+        head = self.value_head
+        if head is None:
+            raise RuntimeError("the learner has no value head (advantage.type: ppo attaches one)")
+        result: dict[int, float] = {}
+        with self.torch.no_grad(), self.compute():
+            for chunk in self._plan(turns) if turns else []:
+                batch = collate([turns[i] for i in chunk], pad_id=self.pad_id, device=self.device)
+                _, _, values = policy_forward(
+                    self.model, batch, self.temperature, entropy=None, value_head=head
+                )
+                assert values is not None
+                result.update(zip(chunk, values.tolist(), strict=True))
+        return [result[index] for index in range(len(turns))]
 
     @classmethod
     def from_config(cls, cfg: TrainConfig, model: Any, **kwargs: Any) -> Learner:
@@ -448,10 +526,13 @@ class Learner:
         """Optimizer and scheduler state (the model is saved separately)."""
         from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
-        return {
+        state = {
             "optimizer": get_optimizer_state_dict(self.model, self.optimizer),
             "scheduler": self.scheduler.state_dict(),
         }
+        if self.value_head is not None:
+            state["value_head"] = self.value_head.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
@@ -459,6 +540,8 @@ class Learner:
 
         set_optimizer_state_dict(self.model, self.optimizer, state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        if self.value_head is not None and "value_head" in state:
+            self.value_head.load_state_dict(state["value_head"])
 
     # -- log-probs ---------------------------------------------------------------------------
 
@@ -564,6 +647,8 @@ class Learner:
                 self.scheduler.step()
         if self.world_size > 1:
             stats.all_reduce()
+        if self.value_head is not None:
+            is_metrics["train/value_loss"] = stats.value_loss / max(1, len(stats.grad_norms))
         return {**stats.metrics(), **is_metrics}
 
     def _accumulate(
@@ -591,8 +676,12 @@ class Learner:
                 is_weights=None if is_weights is None else [is_weights[i] for i in chunk],
             )
             with self.compute():
-                logprobs, entropy = sequence_logprobs_and_entropy(
-                    self.model, batch, self.temperature, entropy=self.ppo.entropy_coef > 0
+                logprobs, entropy, values = policy_forward(
+                    self.model,
+                    batch,
+                    self.temperature,
+                    entropy=self.ppo.entropy_coef > 0,
+                    value_head=self.value_head,
                 )
             per_token, parts = ppo_token_loss(
                 logprobs,
@@ -617,6 +706,13 @@ class Learner:
             if self.ppo.entropy_coef > 0:
                 per_token = per_token - self.ppo.entropy_coef * entropy
             loss = (per_token * batch.token_weights).sum()
+            critic = None
+            if values is not None and self.value_head is not None and not dummy:
+                assert batch.old_values is not None and batch.value_targets is not None
+                critic = value_loss(
+                    values, batch.old_values, batch.value_targets, self.value_head.clip
+                ).sum() / len(minibatch)
+                loss = loss + self.value_head.coef * critic
             torch.autograd.backward(loss)
             if dummy:
                 continue
@@ -631,6 +727,8 @@ class Learner:
                 if kl is not None:
                     stats.kl_ref += float((kl * mask).sum())
                 stats.entropy += float((entropy.detach() * mask).sum())
+                if critic is not None:
+                    stats.value_loss += float(critic)
                 if measure_sync:
                     stats.sync_tokens += float(mask.sum())
                     stats.sync_ratio += float((parts["ratio"] * mask).sum())
@@ -646,6 +744,8 @@ class Learner:
             norm = norm.full_tensor()
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if self.value_head is not None:
+            self.value_head.step(self.ppo.grad_clip)
         return float(norm)
 
     # -- weights for the engine ----------------------------------------------------------------
@@ -703,6 +803,7 @@ class _Stats:
         self.approx_kl = 0.0
         self.kl_ref = 0.0
         self.entropy = 0.0
+        self.value_loss = 0.0
         self.sync_tokens = 0.0
         self.sync_ratio = 0.0
         self.sync_max_diff = 0.0
@@ -717,6 +818,7 @@ class _Stats:
         "approx_kl",
         "kl_ref",
         "entropy",
+        "value_loss",
         "sync_tokens",
         "sync_ratio",
     )

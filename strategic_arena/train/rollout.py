@@ -441,6 +441,15 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
 INCOMPLETE_REPLAYS = 2
 
 
+@dataclass(frozen=True)
+class SeatPolicy:
+    """A co-trained policy as the rollouts see it: its name, engine client and encoder."""
+
+    name: str
+    client: EngineClient
+    encoder: PromptEncoder
+
+
 class RolloutRunner:
     """Plays planned games concurrently and returns their episodes.
 
@@ -449,6 +458,10 @@ class RolloutRunner:
         client: the policy's engine client.
         encoder: the policy's prompt encoder.
         opponent_factory: builds the non-policy player of a pool entry for one game.
+        seat_policies: several co-trained policies (:mod:`strategic_arena.train.cotrain`):
+            the policy of each learner seat, which plays it through its own client; each
+            policy's player in a game samples from its own seed, ``(game seed, name)``.
+            ``None``: the one policy (``client``) in every learner seat.
     """
 
     def __init__(
@@ -457,12 +470,41 @@ class RolloutRunner:
         client: EngineClient,
         encoder: PromptEncoder,
         opponent_factory: Callable[[PoolEntry, str, int, int], Player],
+        seat_policies: Mapping[int, SeatPolicy] | None = None,
     ) -> None:
         self.cfg = cfg
         self.client = client
         self.encoder = encoder
         self.opponent_factory = opponent_factory
+        self.seat_policies = seat_policies
         self.dropped = 0
+
+    def learner_players(self, seats: Sequence[int], seed: int) -> dict[int, Player]:
+        """The player of each learner seat of one game (one player object per policy)."""
+        if self.seat_policies is None:
+            policy = configured_player(self.cfg, self.client, self.encoder, seed, name="policy")
+            return dict.fromkeys(seats, policy)
+        made: dict[str, Player] = {}
+        players: dict[int, Player] = {}
+        for seat in seats:
+            owner = self.seat_policies[seat]
+            if owner.name not in made:
+                made[owner.name] = configured_player(
+                    self.cfg,
+                    owner.client,
+                    owner.encoder,
+                    derive_seed(seed, owner.name),
+                    name=owner.name,
+                )
+            players[seat] = made[owner.name]
+        return players
+
+    def clients(self) -> list[EngineClient]:
+        """Every engine client the rollouts use (closed after each round of games)."""
+        if self.seat_policies is None:
+            return [self.client]
+        distinct = {id(p.client): p.client for p in self.seat_policies.values()}
+        return list(distinct.values())
 
     async def play(self, plans: Sequence[GamePlan], step: int) -> list[Episode]:
         """Play every plan (``rollout.max_concurrent_episodes`` at once), episodes in order."""
@@ -486,13 +528,11 @@ class RolloutRunner:
                 # A game an endpoint opponent's server broke (incomplete) is no training data:
                 # it is played again from the start, a few times at most.
                 for _ in range(INCOMPLETE_REPLAYS + 1):
-                    policy = configured_player(
-                        self.cfg, self.client, self.encoder, seed, name="policy"
-                    )
+                    learners = self.learner_players(plan.learner_seats, seed)
                     players: list[Player] = []
                     for seat in range(spec.num_players):
-                        if seat in plan.learner_seats:
-                            players.append(policy)
+                        if seat in learners:
+                            players.append(learners[seat])
                         else:
                             assert plan.opponent is not None
                             players.append(
@@ -517,7 +557,8 @@ class RolloutRunner:
         try:
             results = await asyncio.gather(*(one(plan) for plan in plans))
         finally:
-            await self.client.aclose()
+            for client in self.clients():
+                await client.aclose()
         kept = [(p.index, e) for p, e in zip(plans, results, strict=True) if e is not None]
         if plans and not kept:
             raise RuntimeError(

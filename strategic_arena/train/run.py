@@ -52,7 +52,12 @@ def train_and_report(cfg: TrainConfig) -> int:
         from strategic_arena.train.trainer import Trainer  # torch: the [train] extra
 
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-        trainer = Trainer(cfg)
+        if cfg.policies:  # several policies trained together (MAPoRL)
+            from strategic_arena.train.cotrain import CoTrainer
+
+            trainer: Trainer | CoTrainer = CoTrainer(cfg)
+        else:
+            trainer = Trainer(cfg)
     except (MissingExtraError, ImportError, PlacementError) as problem:
         error(str(problem))
         return 2

@@ -80,8 +80,10 @@ from strategic_arena.train.dist import (
 )
 from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
 from strategic_arena.train.estimators import build as build_estimator
+from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.learner import Learner
+from strategic_arena.train.maporl import DebateScorer
 from strategic_arena.train.memory import GIB
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.models import (
@@ -116,6 +118,7 @@ from strategic_arena.train.rollout import (
 from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
 from strategic_arena.train.subsample import subsample_turns
+from strategic_arena.train.vllm_lora import AdapterEngine
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -230,12 +233,20 @@ class Trainer:
         self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
         self.pool = OpponentPool.from_config(cfg.games)
         self.estimator = build_estimator(cfg.advantage)
+        if isinstance(cfg.advantage, PPOEstimatorConfig):  # PPO's critic: a value head
+            self.learner.attach_value_head(
+                coef=cfg.advantage.value_coef,
+                clip=cfg.advantage.value_clip,
+                lr=cfg.advantage.value_lr,
+            )
         self.bank = (
             EpisodeBank(cfg.bank, derive_seed(cfg.run.seed, "bank"))
             if cfg.bank is not None
             else None
         )
         self.reward_config = cfg.rewards
+        self.debate_scorer = DebateScorer(cfg.maporl) if cfg.maporl is not None else None
+        self.score_metrics: dict[str, float] = {}  # the score stage's (debate accuracy)
         self.step = 0
         self.metrics = MetricsLogger(
             self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
@@ -449,8 +460,14 @@ class Trainer:
             )
 
     def score(self, episodes: list[Episode]) -> None:
-        """Stage 2: rewards and eligibility of every turn."""
+        """Stage 2: rewards and eligibility of every turn.
+
+        With a ``maporl`` section, debate games are then rescored by MAPoRL's rewards
+        (:mod:`strategic_arena.train.maporl`); their ``debate/`` metrics join the step's.
+        """
         score(episodes, self.reward_config)
+        if self.debate_scorer is not None:
+            self.score_metrics.update(self.debate_scorer.score(episodes))
 
     def bank_batch(self, episodes: list[Episode], step: int) -> tuple[list[Episode], Batch]:
         """Bank the step's scored games, play more rounds until it is full, draw the batch.
@@ -485,7 +502,17 @@ class Trainer:
         return episodes, batch
 
     def advantage(self, episodes: list[Episode]) -> None:
-        """Stage 3: advantages with the configured estimator (its state, if any, updated)."""
+        """Stage 3: advantages with the configured estimator (its state, if any, updated).
+
+        An estimator with a critic (``ppo``) first gets the value head's estimate of every
+        trainable turn (``Turn.value``).
+        """
+        if self.estimator.needs_values:
+            turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
+            with self.learner.compute():
+                values = self.learner.values(turns)
+            for turn, value in zip(turns, values, strict=True):
+                turn.value = value
         self.estimator.assign(episodes)
 
     def trainable_turns(self, episodes: list[Episode], step: int | None = None) -> list[Turn]:
@@ -555,6 +582,8 @@ class Trainer:
         version = self.step if version is None else version
         if self.engine_shares_weights:
             self.engine.weight_version = version
+        elif isinstance(self.engine, AdapterEngine):  # a LoRA adapter on a shared server
+            self.engine.load_adapter(self.learner.model, version)
         else:
             self.engine.load_weights(self.learner.full_weights(), version)
         self.engine.wake_up()
@@ -575,6 +604,7 @@ class Trainer:
         with stage("generate"):  # the learner waits for its games (the batch source)
             episodes, source_metrics = self.collect(step)
         with stage("score"):
+            self.score_metrics = {}
             self.score(episodes)
         batch, trained = None, episodes
         if self.bank is not None:
@@ -602,6 +632,7 @@ class Trainer:
         timings.update(self._idle_times(timings))
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
         metrics = {**summary, **update_metrics, **timings, **source_metrics}
+        metrics.update(self.score_metrics)
         trajectories = sum(len(episode.learner_seats) for episode in trained)
         metrics["train/trajectories_per_s"] = trajectories / max(timings["time/step"], 1e-9)
         generating = timings["time/generate"] + timings.get("time/bank", 0.0)
@@ -910,6 +941,9 @@ def train(cfg: TrainConfig) -> int:
     """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps.
 
     Whatever the trainer started (a vLLM server) is stopped at the end, on Ctrl-C and on errors.
+    A config with ``policies`` is :func:`strategic_arena.train.cotrain.train`'s.
     """
+    if cfg.policies:
+        raise ValueError("a config with policies trains with strategic_arena.train.cotrain")
     with Trainer(cfg) as trainer:
         return trainer.train()

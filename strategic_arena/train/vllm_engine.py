@@ -48,7 +48,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -158,6 +158,23 @@ class DiskTransport:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def complete_all(
+    agenerate: Callable[[GenerationRequest, Sampling], Awaitable[Generation]],
+    aclose: Callable[[], Awaitable[None]],
+    requests: Sequence[GenerationRequest],
+    sampling: Sampling,
+) -> list[Generation]:
+    """Every request through ``agenerate`` at once in a fresh event loop, then ``aclose``."""
+
+    async def run() -> list[Generation]:
+        try:
+            return list(await asyncio.gather(*(agenerate(r, sampling) for r in requests)))
+        finally:
+            await aclose()
+
+    return asyncio.run(run())
+
+
 class VLLMServerEngine:
     """The trainer's engine over vLLM servers; see the module docstring.
 
@@ -264,17 +281,15 @@ class VLLMServerEngine:
         self, requests: Sequence[GenerationRequest], sampling: Sampling
     ) -> list[Generation]:
         """Complete ``requests`` (all in flight at once); results in request order."""
+        return complete_all(self.agenerate, self.aclose, requests, sampling)
 
-        async def run() -> list[Generation]:
-            try:
-                return list(await asyncio.gather(*(self.agenerate(r, sampling) for r in requests)))
-            finally:
-                await self.aclose()
+    async def agenerate(
+        self, request: GenerationRequest, sampling: Sampling, *, model: str | None = None
+    ) -> Generation:
+        """Complete one request on the least busy server (see the module docstring).
 
-        return asyncio.run(run())
-
-    async def agenerate(self, request: GenerationRequest, sampling: Sampling) -> Generation:
-        """Complete one request on the least busy server (see the module docstring)."""
+        ``model``: the served model to ask (a LoRA adapter's name; default ``served_model``).
+        """
         budget = request.max_new_tokens
         if budget is None:
             budget = sampling.max_new_tokens
@@ -282,6 +297,8 @@ class VLLMServerEngine:
             return Generation([], [], "length", self.weight_version)
         index = min(range(len(self.base_urls)), key=lambda i: (self._in_flight[i], i))
         body = self._body(request, sampling, budget)
+        if model is not None:
+            body["model"] = model
         # The version the request is sent with: a weight update that lands while it is in
         # flight (``keep_requests``) finishes it with newer weights, and its oldest counts.
         version = self.weight_version

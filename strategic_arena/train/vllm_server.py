@@ -440,6 +440,26 @@ class ServerAdmin:
         """Schedule again."""
         self._call("POST", "/resume")
 
+    def load_lora_adapter(self, name: str, path: str, *, replace: bool) -> None:
+        """Load (``replace``: in place of the adapter of that name) a peft adapter folder.
+
+        vLLM's ``POST /v1/load_lora_adapter`` (the server runs with ``--enable-lora`` and
+        ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=1``); requests then name the adapter as their model.
+        """
+        url = f"{self.root_url}/v1/load_lora_adapter"
+        body = {"lora_name": name, "lora_path": path, "load_inplace": replace}
+        try:
+            response = self.httpx.post(url, json=body, timeout=self.timeout_s)
+        except self.httpx.HTTPError as error:
+            raise VLLMServerError(f"POST {url}: {error!r}") from None
+        if response.status_code == 404:
+            raise VLLMServerError(
+                f"{url} is missing: start the server with --enable-lora and "
+                "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1"
+            )
+        if response.status_code >= 400:
+            raise VLLMServerError(f"POST {url}: HTTP {response.status_code} {response.text[:300]}")
+
     def reload_weights(self, directory: str) -> None:
         """Load the safetensors files of ``directory`` into the running model, in place."""
         self._call(

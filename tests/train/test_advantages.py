@@ -291,6 +291,10 @@ def test_assign_singletons_give_zero_not_nan(method: str) -> None:
     if method == "rae":
         # RAE has a persistent baseline, not a group: A = R - 0 on the first update.
         assert values == [2.0, -2.0]
+    elif method == "ppo":
+        # PPO's baseline is the value head (no estimate yet: 0), not a group: A = R - 0,
+        # whitened over the batch: (2 - 0) / 2 = 1 and -1.
+        assert values == pytest.approx([1.0, -1.0], rel=1e-5)
     else:
         assert values == [0.0, 0.0]
 
@@ -344,8 +348,8 @@ def test_assign_whiten_normalizes_over_all_eligible_turns() -> None:
 
 
 def test_unknown_estimator_names_the_registered_ones() -> None:
-    with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'; use one of grpo"):
-        EstimatorConfig.variant("ppo")
+    with pytest.raises(ValueError, match="unknown advantage estimator 'a2c'; use one of grpo"):
+        EstimatorConfig.variant("a2c")
 
 
 def test_trajectories_keys_and_order() -> None:

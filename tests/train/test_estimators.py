@@ -52,7 +52,7 @@ def by_seat(episodes: list[Episode], seat: int) -> list[list[float]]:
 
 
 def test_registry_lists_every_estimator_and_builds_each_from_its_config() -> None:
-    assert names() == ("grpo", "marshal", "mt_grpo", "rae", "rloo")
+    assert names() == ("grpo", "marshal", "mt_grpo", "ppo", "rae", "rloo")
     for name in names():
         config = EstimatorConfig.variant(name)()
         assert config.name == name

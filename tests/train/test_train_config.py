@@ -25,6 +25,7 @@ from strategic_arena.train.config import (
     load_config,
 )
 from strategic_arena.train.config.describe import reference_block
+from strategic_arena.train.config.loading import read_config_file
 from strategic_arena.train.config.migrate import migrate_file, migrate_text
 from strategic_arena.train.estimators.rae import RAEConfig
 
@@ -83,7 +84,8 @@ def test_set_coerces_to_the_field_type() -> None:
 
 
 def test_every_section_takes_set_overrides() -> None:
-    sections = [item.name for item in dataclasses.fields(TrainConfig)]
+    # policies is a list, set whole (policies=[...]: tests/train/test_cotrain.py)
+    sections = [item.name for item in dataclasses.fields(TrainConfig) if item.name != "policies"]
     # one setting of each section, given from the command line
     overrides = {
         "run": "run.seed=5",
@@ -103,6 +105,7 @@ def test_every_section_takes_set_overrides() -> None:
         "eval": "eval.games=4",
         "placement": "placement.memory_check=false",
         "transfer": "transfer.limit=3",
+        "maporl": "maporl.gamma=0.5",
     }
     assert sorted(overrides) == sorted(sections)
     cfg = load_config(None, list(overrides.values()))
@@ -129,8 +132,8 @@ def test_a_partial_sampling_section_keeps_the_training_defaults() -> None:
         ("ppo.epochs=two", "ppo.epochs must be an integer, got 'two'"),
         ("answer.strict=maybe", "answer.strict must be true or false"),
         (
-            "advantage.type=ppo",
-            "unknown advantage estimator 'ppo'; use one of grpo, marshal, mt_grpo",
+            "advantage.type=a2c",
+            "unknown advantage estimator 'a2c'; use one of grpo, marshal, mt_grpo, ppo",
         ),
         ("advantage.alpha=0.5", "unknown advantage (type marshal) key 'alpha'"),
         ("advantage.lam=1.5", "advantage.lam must lie in"),
@@ -217,8 +220,20 @@ def test_every_shipped_config_loads_without_flat_keys(path: Path) -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # migrated: no flat key left
-        cfg = load_config(path)
+        cfg = load_config(path, _without_missing_data(path))
     assert cfg.games.ids and cfg.run.steps >= 1
+
+
+def _without_missing_data(path: Path) -> list[str]:
+    """Overrides dropping problems files this machine lacks from debate ids (MAPoRL's configs
+    name TinyGSM and ANLI files, which nothing can download here): the generated set instead,
+    so that the rest of the config is still checked."""
+    ids = read_config_file(path).get("games", {}).get("ids", [])
+    files = [re.search(r"problems=([^,)]*)", env_id) for env_id in ids]
+    if not any(found and not Path(found.group(1)).exists() for found in files):
+        return []
+    stripped = [re.sub(r"(problems|schema)=[^,)]*,?", "", env_id) for env_id in ids]
+    return ["games.ids=" + json.dumps([s.replace(",)", ")").replace("()", "") for s in stripped])]
 
 
 def test_extends_merges_section_by_section(tmp_path: Path) -> None:
@@ -265,15 +280,20 @@ def test_every_field_is_documented_in_the_help() -> None:
     for item in dataclasses.fields(TrainConfig):
         assert f"  {item.name}:" in text
         section = getattr(defaults, item.name)
-        if item.name == "advantage":
-            continue  # its fields are listed per estimator (below)
-        if section is None:  # an optional section (bank, transfer): its fields when on
-            section = typing.get_args(typing.get_type_hints(TrainConfig)[item.name])[0]()
+        if item.name in ("advantage", "policies"):
+            continue  # listed per estimator / per list entry (below)
+        if section is None:  # an optional section (bank, transfer, maporl): its fields when on
+            hint = typing.get_type_hints(TrainConfig)[item.name]
+            section = next(a for a in typing.get_args(hint) if dataclasses.is_dataclass(a))()
         docs = field_docs(type(section))
         for field in dataclasses.fields(section):
             assert docs.get(field.name), f"{item.name}.{field.name} has no docstring"
             assert f"    {item.name}.{field.name} (" in text
     assert "    bank.batch_size (" in text and "    advantage.gamma (" in text
+    assert "    maporl.incentives (" in text
+    assert (
+        "    policies[].seats (" in text and "    policies[].name (str, default required)" in text
+    )
 
 
 def test_cli_prints_the_resolved_config_and_rejects_bad_ones(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from strategic_arena.train.config.policy_checks import policies_fit
 from strategic_arena.train.config.schema import TrainConfig
 
 
@@ -193,6 +194,7 @@ CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     sequence_ratio_without_truncation,
     staleness_fits_the_loop,
     past_checkpoints_are_kept,
+    policies_fit,
 )
 
 

@@ -13,6 +13,7 @@ import inspect
 import re
 import textwrap
 import typing
+from types import SimpleNamespace
 from typing import Any
 
 from strategic_arena.field_docs import field_docs as attribute_docs
@@ -100,14 +101,24 @@ def _estimator_lines(width: int) -> list[str]:
     return lines
 
 
-def _optional_section(name: str) -> type:
-    """The section class of an optional field of :class:`TrainConfig` (``X | None``)."""
-    (kind,) = [
-        arg
-        for arg in typing.get_args(typing.get_type_hints(TrainConfig)[name])
-        if arg is not type(None)
-    ]
-    return typing.cast(type, kind)
+class _Required:
+    """The default shown for a field an entry must give."""
+
+    def __repr__(self) -> str:
+        return "required"
+
+
+def _entry_defaults(entry: type) -> Any:
+    """Each field's default of a list entry's dataclass (``required`` where it has none)."""
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(entry):
+        if item.default is not dataclasses.MISSING:
+            values[item.name] = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            values[item.name] = item.default_factory()
+        else:
+            values[item.name] = _Required()
+    return SimpleNamespace(**values)
 
 
 def describe_fields(width: int = 100) -> str:
@@ -125,8 +136,14 @@ def describe_fields(width: int = 100) -> str:
             lines += _estimator_lines(width)
             continue
         section = getattr(defaults, item.name)
-        if section is None:  # an optional section (bank, transfer): its defaults when on
-            section = _optional_section(item.name)()
+        if isinstance(section, list):  # a list of mappings (policies): one entry's fields
+            entry = typing.get_args(typing.get_type_hints(TrainConfig)[item.name])[0]
+            lines += _field_lines(entry, _entry_defaults(entry), f"{item.name}[].", width)
+            continue
+        if section is None:  # an optional section (bank, maporl): its fields' defaults when on
+            hint = typing.get_type_hints(TrainConfig)[item.name]
+            kind: Any = next(a for a in typing.get_args(hint) if dataclasses.is_dataclass(a))
+            section = kind()
         lines += _field_lines(type(section), section, f"{item.name}.", width)
     return "\n".join(lines)
 

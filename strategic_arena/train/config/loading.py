@@ -213,7 +213,8 @@ def _replace_section(data: Mapping[str, Any], key: str, raw: str) -> dict[str, A
         section, _, inner = FLAT_KEYS[key].partition(".")
         moved = translate({key: _parse_value(raw, _takes_text(section, inner), key)})
         return {**data, section: _merged(data.get(section), moved[section])}
-    if _section_class(key) is None:
+    # A section, or a list-valued one (``policies``) replaced as a whole.
+    if _section_class(key) is None and key not in _hints(TrainConfig):
         raise ValueError(unknown_top_key(key))
     return {**data, key: value}
 

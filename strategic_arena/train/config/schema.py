@@ -20,6 +20,8 @@ from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.bank import BankConfig
 from strategic_arena.train.config import sections
 from strategic_arena.train.config.estimator import estimator_config
+from strategic_arena.train.config.maporl import MaporlConfig
+from strategic_arena.train.config.policies import PolicyConfig
 from strategic_arena.train.config.transfer import TransferConfig
 from strategic_arena.train.estimators import EstimatorConfig
 from strategic_arena.train.estimators.marshal import MarshalConfig
@@ -95,6 +97,14 @@ class TrainConfig:
     """Reasoning benchmarks at checkpoints (docs/transfer.md): ``null`` runs none; a mapping,
     e.g. ``{paper: spiral, benchmarks: [math500, aime24], data_dir: data/transfer}``, runs them
     before the first step, every ``every`` steps and after the last, through the engine."""
+    policies: list[PolicyConfig] = field(default_factory=list)
+    """Several policies trained together, each in its own seats (MAPoRL's co-training,
+    docs/maporl.md): a list of mappings with keys name, seats, model, lora_rank, advantage,
+    lr. Empty: one policy in every seat."""
+    maporl: MaporlConfig | None = None
+    """MAPoRL's rewards for debate games (docs/maporl.md): ``null`` leaves them to the
+    rewards section; a mapping, e.g. ``{verifier: exact, form: influence, incentives:
+    baseline}``, scores every answer with a verifier, a reward form and the incentives."""
 
     @property
     def corrects_behaviour(self) -> bool:

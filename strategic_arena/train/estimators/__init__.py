@@ -14,6 +14,7 @@ name       estimator
 grpo       trajectory-level GRPO (:mod:`.grpo`)
 marshal    MARSHAL's turn-level "sum then normalize", with GAE's lambda/gamma (:mod:`.marshal`)
 mt_grpo    MT-GRPO, "normalize then sum" (:mod:`.mt_grpo`)
+ppo        PPO's GAE over a learned value head, MAPoRL's (:mod:`.ppo`)
 rae        SPIRAL's role-conditioned EMA baselines, stateful (:mod:`.rae`)
 rloo       leave-one-out baseline per environment and role, In2AI's (:mod:`.rloo`)
 =========  ================================================================================

@@ -87,7 +87,7 @@ def register(estimator: type[Estimator]) -> type[Estimator]:
 
 #: The modules of the built-in estimators, imported on first use of the registry (each registers
 #: itself with ``@register``; imported by name, so this module imports none of them).
-_MODULES = ("grpo", "marshal", "mt_grpo", "rae", "rloo")
+_MODULES = ("grpo", "marshal", "mt_grpo", "ppo", "rae", "rloo")
 
 
 def _load() -> None:
@@ -237,6 +237,9 @@ class Estimator(abc.ABC):
     """
 
     config_class: ClassVar[type[EstimatorConfig]]
+    #: Whether the estimator reads ``Turn.value`` (a value head's estimates, which the trainer
+    #: then fills in before the advantage stage) and sets ``Turn.value_target``.
+    needs_values: ClassVar[bool] = False
 
     def __init__(self, config: EstimatorConfig) -> None:
         self.config = config

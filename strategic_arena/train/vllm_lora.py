@@ -1,0 +1,205 @@
+"""Several policies on one vLLM server: a LoRA adapter each, loaded and replaced at run time.
+
+Co-trained policies that share a base model (:mod:`strategic_arena.train.cotrain`) are served
+by one server started with ``--enable-lora`` (and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=1``, which
+turns on vLLM's adapter routes). Each policy is an :class:`AdapterEngine`: a view of the shared
+:class:`~strategic_arena.train.vllm_engine.VLLMServerEngine` whose requests name the policy's
+adapter as their ``model``, and whose weight sync (:meth:`AdapterEngine.load_adapter`) saves the
+learner's adapter (``save_pretrained`` of the peft model) into a fresh folder per version and
+loads it in place with ``POST /v1/load_lora_adapter`` (``load_inplace``), then drops the
+server's prefix cache. A fresh folder per version matters: vLLM keys cached prefixes by the
+adapter's name *and path*, so an adapter reloaded from the same path could reuse blocks
+computed with its old weights. The base model's weights never change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from strategic_arena._extras import require
+from strategic_arena.train.engine import Generation, GenerationRequest, Sampling
+from strategic_arena.train.vllm_engine import VLLMServerEngine, complete_all, on_every_server
+from strategic_arena.train.vllm_server import ServerAdmin
+
+if TYPE_CHECKING:
+    import torch
+
+    from strategic_arena.train.config import TrainConfig
+
+log = logging.getLogger("strategic_arena.train")
+
+#: ``--max-lora-rank`` must be one of vLLM's supported ranks (the least one that fits is used).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def lora_server_args(ranks: Sequence[int], adapters: int) -> list[str]:
+    """The server arguments serving ``adapters`` adapters of at most the largest rank."""
+    largest = max(ranks)
+    fits = next((rank for rank in VLLM_LORA_RANKS if rank >= largest), None)
+    if fits is None:
+        raise ValueError(f"LoRA rank {largest} exceeds vLLM's largest ({VLLM_LORA_RANKS[-1]})")
+    return ["--enable-lora", "--max-loras", str(adapters), "--max-lora-rank", str(fits)]
+
+
+#: The environment variable that turns on vLLM's ``/v1/load_lora_adapter`` route.
+LORA_SERVER_ENV = {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "1"}
+
+
+class AdapterEngine:
+    """One policy's engine: its LoRA adapter on a shared server (see the module docstring).
+
+    Args:
+        shared: the engine of the server (it owns and stops the server).
+        adapter: the adapter's name (the policy's name).
+        directory: where the adapter's versions are saved (the newest kept).
+    """
+
+    def __init__(self, shared: VLLMServerEngine, adapter: str, directory: str | Path) -> None:
+        self.shared = shared
+        self.adapter = adapter
+        self.directory = Path(directory)
+        self.weight_version: int | None = None
+        self._loaded: Path | None = None
+
+    async def agenerate(self, request: GenerationRequest, sampling: Sampling) -> Generation:
+        """Complete one request with the policy's adapter."""
+        generation = await self.shared.agenerate(request, sampling, model=self.adapter)
+        return dataclasses.replace(generation, weight_version=self.weight_version)
+
+    def generate(
+        self, requests: Sequence[GenerationRequest], sampling: Sampling
+    ) -> list[Generation]:
+        """Complete ``requests`` (all in flight at once); results in request order."""
+        return complete_all(self.agenerate, self.aclose, requests, sampling)
+
+    async def aclose(self) -> None:
+        """Close the running loop's HTTP client (see :meth:`VLLMServerEngine.aclose`)."""
+        await self.shared.aclose()
+
+    def load_adapter(self, model: Any, version: int) -> None:
+        """Save the peft ``model``'s adapter; load it into every server as ``version``."""
+        if not hasattr(model, "peft_config"):
+            raise TypeError(
+                f"policy {self.adapter}: adapter serving needs a LoRA policy (lora.rank > 0)"
+            )
+        path = self.directory / f"{self.adapter}-v{version:06d}"
+        model.save_pretrained(str(path))
+        replace = self._loaded is not None
+
+        def load(admin: ServerAdmin) -> None:
+            admin.load_lora_adapter(self.adapter, str(path), replace=replace)
+            admin.reset_prefix_cache()
+
+        on_every_server(self.shared.admins, load)
+        if self._loaded is not None and self._loaded != path:
+            shutil.rmtree(self._loaded, ignore_errors=True)
+        self._loaded = path
+        self.weight_version = version
+
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        """Full weights cannot go into an adapter: the trainer syncs by :meth:`load_adapter`."""
+        raise TypeError(f"policy {self.adapter} is a LoRA adapter: sync it with load_adapter")
+
+    def close(self) -> None:
+        """Nothing of its own to release (the shared engine's owner stops the server)."""
+
+    def sleep(self) -> None:
+        """No sleep mode for shared servers."""
+
+    def wake_up(self) -> None:
+        """No sleep mode for shared servers."""
+
+    def logprobs_match_learner(self, sampling: Sampling) -> bool:
+        """As the shared server's."""
+        return self.shared.logprobs_match_learner(sampling)
+
+
+def adapter_engines(
+    cfg: TrainConfig, output_dir: Path
+) -> tuple[VLLMServerEngine, dict[str, AdapterEngine]]:
+    """Start the shared server of ``cfg.policies`` (the base model, LoRA on) and their engines.
+
+    The server serves the run's base model (a tiny one is written out first, built as every
+    policy's trainer builds it: same seed, so the same weights); each policy's adapter is
+    loaded by its trainer's first sync.
+    """
+    from strategic_arena.train.engine import stop_token_ids
+    from strategic_arena.train.models import (
+        load_base_model,
+        load_tokenizer,
+        resolve_compute_dtype,
+        resolve_device,
+        resolve_server_dtype,
+    )
+    from strategic_arena.train.vllm_server import VLLMServer
+
+    tokenizer = load_tokenizer(cfg)
+    path = cfg.model.name
+    if cfg.model.name == "tiny":  # the server loads from disk: write the tiny base once
+        base: Any = load_base_model(cfg, tokenizer, "cpu", _float32())
+        path = str(output_dir / "engine-init")
+        base.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+    else:  # only its generation config (its EOS ids), not the weights
+        transformers = require("transformers", "training")
+        base = SimpleNamespace(generation_config=_generation_config(transformers, path))
+    compute = resolve_compute_dtype(cfg.precision.compute_dtype, resolve_device(cfg))
+    dtype = str(resolve_server_dtype(cfg, compute)).removeprefix("torch.")
+    ranks = [cfg.lora.rank if p.lora_rank is None else p.lora_rank for p in cfg.policies]
+    server = VLLMServer(
+        path,
+        python=cfg.vllm.python,
+        served_name=cfg.vllm.served_model,
+        dtype=dtype,
+        max_model_len=cfg.vllm.max_model_len or cfg.rollout.max_sequence_tokens,
+        gpu_memory_utilization=cfg.vllm.gpu_memory_utilization,
+        tensor_parallel_size=cfg.vllm.tensor_parallel_size,
+        enable_prefix_caching=cfg.vllm.enable_prefix_caching,
+        enforce_eager=cfg.vllm.enforce_eager,
+        extra_args=[
+            *cfg.vllm.server_args,
+            *lora_server_args(ranks, len(cfg.policies)),
+            *(["--trust-remote-code"] if cfg.model.trust_remote_code else []),
+        ],
+        env={**cfg.vllm.server_env, **LORA_SERVER_ENV},
+        log_path=output_dir / "vllm-server.log",
+        startup_timeout_s=cfg.vllm.startup_timeout_s,
+    )
+    output_dir.mkdir(parents=True, exist_ok=True)
+    log.info("starting the shared LoRA vLLM server (log: %s)", server.log_path)
+    server.start()
+    shared = VLLMServerEngine(
+        [server.base_url],
+        cfg.vllm.served_model,
+        stop_token_ids(tokenizer, base),
+        servers=[server],
+        timeout_s=cfg.vllm.request_timeout_s,
+        max_in_flight=cfg.rollout.max_batch_size,
+    )
+    del base
+    adapters = {
+        policy.name: AdapterEngine(shared, policy.name, output_dir / "adapters")
+        for policy in cfg.policies
+    }
+    return shared, adapters
+
+
+def _generation_config(transformers: Any, path: str) -> Any:
+    """The model's generation config, or ``None`` when it ships none."""
+    try:
+        return transformers.GenerationConfig.from_pretrained(path)
+    except OSError:
+        return None
+
+
+def _float32() -> Any:
+    """``torch.float32`` (the tiny model's dtype), imported on use."""
+    import torch
+
+    return torch.float32

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from open_spiel.python import policy as openspiel_policy
@@ -49,6 +50,13 @@ def _store_games(db: Path, games: Sequence[tuple[str, Sequence[Player], int]]) -
         run = store.run("test", 0, {})
         for index, (env_id, players, seed) in enumerate(games):
             store.add_game(run, f"g{index}", play_match_sync(env_id, players, seed))
+
+
+def reported_moves(db: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    """The move-grade rows ``strategic-arena report --json`` prints for ``db``."""
+    assert main(["report", "--db", str(db), "--json"]) == 0
+    rows: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["grades"]["moves"]
+    return rows
 
 
 def _rows(db: Path) -> dict[tuple[str, str], dict[str, object]]:
@@ -238,16 +246,11 @@ def _kuhn_state(game: object, actions: Sequence[int]) -> object:
 
 
 def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import json
 
     db = tmp_path / "arena.sqlite"
     _store_games(db, [("tic_tac_toe-v0", [MinimaxPlayer(seed=0), RandomPlayer(0)], 0)])
-    assert main(["report", "--db", str(db), "--json"]) == 0
     # Tic-Tac-Toe is graded by the report itself (a table lookup); nothing was stored.
-    before = json.loads(capsys.readouterr().out)["grades"]
-    assert before["strategies"] == [] and {r["env_id"] for r in before["moves"]} == {
-        "tic_tac_toe-v0"
-    }
+    assert {r["env_id"] for r in reported_moves(db, capsys)} == {"tic_tac_toe-v0"}
     with ResultsStore(db) as store:
         assert "move_grades" not in store.table_names()
     assert main(["grade", "--db", str(db), "--no-strategies", "--quiet"]) == 0
@@ -255,8 +258,7 @@ def test_report_shows_the_grades(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["report", "--db", str(db), "--all-players"]) == 0
     text = capsys.readouterr().out
     assert "Move grades" in text and "minimax" in text
-    assert main(["report", "--db", str(db), "--json"]) == 0
-    moves = json.loads(capsys.readouterr().out)["grades"]["moves"]
+    moves = reported_moves(db, capsys)
     best = next(r for r in moves if r["player"] == "minimax" and r["opponent"] == "all")
     assert best["optimal"]["share"] == 1.0
 

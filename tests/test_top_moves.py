@@ -9,7 +9,7 @@ share for both games.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +17,12 @@ import pyspiel
 import pytest
 
 from opponents.minimax import MinimaxPlayer
-from strategic_arena.arena.match import play_match_sync
-from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.grading.moves import PositionValues, is_top_move
 from strategic_arena.grading.tables import MoveGrade
 from strategic_arena.players import RandomPlayer
+from strategic_arena.turn import Player
+from tests.test_grading import _store_games, reported_moves
 
 pytest.importorskip("numba", reason="the Connect Four solver needs the [solvers] extra")
 
@@ -80,26 +80,22 @@ def test_the_report_and_the_page_show_the_top_move_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "arena.sqlite"
-    with ResultsStore(db) as store:
-        run = store.run("test", 0, {})
-        for seed in range(2):
-            pair = [MinimaxPlayer(seed=seed, name="minimax"), RandomPlayer(seed, name="random")]
-            record = play_match_sync("tic_tac_toe-v0", pair[:: 1 if seed else -1], seed)
-            store.add_game(run, f"t{seed}", record)
-            c4 = [RandomPlayer(seed, name="random"), RandomPlayer(seed + 1, name="random-2")]
-            store.add_game(run, f"c{seed}", play_match_sync("connect_four-v0", c4, seed))
+    games: list[tuple[str, Sequence[Player], int]] = []
+    for seed in range(2):
+        pair = [MinimaxPlayer(seed=seed, name="minimax"), RandomPlayer(seed, name="random")]
+        games.append(("tic_tac_toe-v0", pair[:: 1 if seed else -1], seed))
+        c4 = [RandomPlayer(seed, name="random"), RandomPlayer(seed + 1, name="random-2")]
+        games.append(("connect_four-v0", c4, seed))
+    _store_games(db, games)
     # Before grading: Tic-Tac-Toe's share comes with the report; Connect Four's needs `grade`.
-    assert main(["report", "--db", str(db), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["grades"]["moves"]
-    assert {r["env_id"] for r in rows} == {"tic_tac_toe-v0"}
+    assert {r["env_id"] for r in reported_moves(db, capsys)} == {"tic_tac_toe-v0"}
     grade = ["grade", "--db", str(db), "--no-strategies", "--quiet", "--max-nodes", "100000"]
     assert main(grade) == 0
     capsys.readouterr()
     assert main(["report", "--db", str(db), "--all-players"]) == 0
     text = capsys.readouterr().out
     assert "top move" in text and "SPIN-Bench" in text
-    assert main(["report", "--db", str(db), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["grades"]["moves"]
+    rows = reported_moves(db, capsys)
     pooled = {(r["env_id"], r["player"]): r for r in rows if r["opponent"] == "all"}
     assert pooled[("tic_tac_toe-v0", "minimax")]["optimal"]["share"] == 1.0
     assert pooled[("tic_tac_toe-v0", "random")]["optimal"]["share"] < 1.0

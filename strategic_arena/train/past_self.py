@@ -71,7 +71,7 @@ def with_past_selves(
     entries: dict[str, list[str | OpponentConfig]] = {
         env_id: list(listed) for env_id, listed in cfg.eval.opponents.items()
     }
-    for env_id in cfg.games.ids:
+    for env_id in cfg.games.ids if selves else ():
         entries.setdefault(env_id, []).extend(past.opponent for past in selves)
     return entries
 

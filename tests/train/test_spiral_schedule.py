@@ -107,6 +107,7 @@ def test_the_spiral_config_schedules_the_checkpoint_16_steps_earlier() -> None:
         assert entries[env_id][: len(cfg.eval.opponents[env_id])] == cfg.eval.opponents[env_id]
         assert entries[env_id][-1] == later.opponent
     assert entries["connect_four-v0"] == cfg.eval.opponents["connect_four-v0"]  # not trained
+    assert with_past_selves(cfg, []) == cfg.eval.opponents  # no past checkpoint: no new game
     spec = later.opponent.spec
     metrics = {f"eval/spiral_kuhn_poker-v0/{spec}/win_rate": 0.5, "eval/x/random/win_rate": 1.0}
     assert alias_metrics(metrics, [later]) == {"eval/spiral_kuhn_poker-v0/self-t16/win_rate": 0.5}

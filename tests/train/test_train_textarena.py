@@ -42,6 +42,7 @@ def test_spiral_multi_game_plays_all_three_games_on_the_tiny_model(
             "eval.every=1",
             "eval.games=2",
             "eval.opponents={spiral_negotiation-v0: [random]}",
+            "eval.past_checkpoints=[]",  # one step: no checkpoint 16 steps back
         ),
     )
     assert Trainer(cfg).train() == 1

@@ -50,6 +50,9 @@ class Turn:
             both seats, at the move that plays it; 0 in games that pay only at the end), set by
             the rollout (:mod:`strategic_arena.train.game_rewards`). The score stage pays it at
             this turn; the seat's last turn still settles the whole game reward.
+        move_index: where this turn's move is in :attr:`Episode.moves` (``None``: its answer
+            never reached the game, e.g. a forfeit); reward definitions that replay the game
+            (:mod:`strategic_arena.rl.definitions`) find the turn's move by it.
     """
 
     env_id: str
@@ -65,6 +68,7 @@ class Turn:
     advantage: float = 0.0
     weight_version: int | None = None
     game_reward: float = 0.0
+    move_index: int | None = None
 
     def __post_init__(self) -> None:
         if len(self.logprobs) != len(self.response_ids):
@@ -100,6 +104,8 @@ class Episode:
         final_rewards: what the game's last move paid each seat (OpenSpiel's rewards of the
             final transition; the whole return in games that pay only at the end); ``None``
             when unknown. MARSHAL's ``draw_reward`` replaces a final payment of 0.
+        moves: every move that reached the game, every seat's, as ``(seat, text)`` in order
+            (the free-text games' replayable history; empty where unknown or unneeded).
     """
 
     env_id: str
@@ -113,6 +119,7 @@ class Episode:
     num_seats: int = 2
     num_moves: int | None = None
     final_rewards: tuple[float, ...] | None = None
+    moves: tuple[tuple[int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in EPISODE_STATUSES:

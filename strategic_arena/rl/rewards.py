@@ -84,6 +84,9 @@ class RewardConfig:
         gate_unobserved: leave turns whose outcome was never observed out of training.
         forfeit_other_reward: the terminal reward of every seat but the offender in a
             forfeited game (MARSHAL: 0; SPIRAL: +0.5), unscaled.
+        definitions: the reward definition of each env id that is not scored by these rules
+            (``game``), by name from :mod:`strategic_arena.rl.definitions`: In2AI's
+            ``in2ai_episode`` or ``in2ai_steps`` for the MindGames games.
     """
 
     game_scale: Mapping[str, float] = field(default_factory=dict)
@@ -95,8 +98,13 @@ class RewardConfig:
     length_max: int = 2048
     gate_unobserved: bool = True
     forfeit_other_reward: float = 0.0
+    definitions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        from strategic_arena.rl.definitions import get_definition  # it imports this module
+
+        for name in self.definitions.values():
+            get_definition(name)  # raises, listing the registered names
         if self.length_max <= self.length_min:
             raise ValueError(
                 f"length_max ({self.length_max}) must exceed length_min ({self.length_min})"
@@ -197,6 +205,11 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
 
 
 def score(episodes: Iterable[Episode], cfg: RewardConfig) -> None:
-    """Score every episode in place (:func:`score_episode`)."""
+    """Score every episode in place, each by its game's definition (``cfg.definitions``).
+
+    A game no definition names is scored by :func:`score_episode`.
+    """
+    from strategic_arena.rl.definitions import get_definition  # it imports this module
+
     for episode in episodes:
-        score_episode(episode, cfg)
+        get_definition(cfg.definitions.get(episode.env_id, "game")).score(episode, cfg)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from opponents.registry import KINDS, parse_spec
+from strategic_arena.actions import TEXT_MOVE
 from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.asking import Asking
 from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
@@ -230,8 +231,10 @@ def learner_turns(
             mine = [i for i, who in enumerate(seats) if who == seat]
             game_rewards.update(zip(mine, seat_game_rewards(paid, seats, seat), strict=True))
     turns = []
+    sent = -1  # index of the latest move that reached the game (Episode.moves)
     for index, move in enumerate(record.moves):
         trace = move.decision.trace
+        sent += move.action == TEXT_MOVE
         if move.seat not in learner_seats or trace is None:
             continue
         turns.append(
@@ -246,6 +249,7 @@ def learner_turns(
                 error_kind=None if move.error is None else move.error.kind,
                 weight_version=trace.weight_version,
                 game_reward=game_rewards.get(index, 0.0),
+                move_index=sent if move.action == TEXT_MOVE else None,
             )
         )
     return turns
@@ -434,7 +438,16 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
         num_seats=spec.num_players,
         num_moves=len(record.moves),
         final_rewards=tuple(paid[-1]) if paid else None,
+        moves=played_moves(record),
     )
+
+
+def played_moves(record: MatchRecord) -> tuple[tuple[int, str], ...]:
+    """``(seat, text)`` of every move of ``record`` that reached the game (its free-text moves).
+
+    Menu games keep their action history instead (``record.history``): none here.
+    """
+    return tuple((move.seat, move.action_text) for move in record.moves if move.action == TEXT_MOVE)
 
 
 #: Times a game stopped by a server failure (an endpoint opponent's) is played again.

@@ -296,7 +296,8 @@ class OpponentPool:
         """The pool of the ``games`` section (no snapshots yet)."""
         entries = [
             PoolEntry(
-                name=o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}",
+                name=o.name
+                or (o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}"),
                 weight=o.weight,
                 games=tuple(o.games) if o.games is not None else None,
                 from_step=o.from_step,

@@ -56,6 +56,13 @@ class OpponentConfig:
     an endpoint is sent no key unless one is named for it."""
     temperature: float | None = None
     """Sampling temperature of an endpoint or checkpoint opponent (``null``: the training one)."""
+    system_prompt: str | None = None
+    """A persona for an endpoint opponent: a system prompt put before the game's own in its
+    every request (In2AI prompted one model aggressive, cooperative, unpredictable and
+    analytical); ``null``: none."""
+    name: str | None = None
+    """The entry's label in episodes and metrics (default: the spec, and the endpoint's URL);
+    name each persona of one model apart."""
 
 
 def _before(func: Any) -> Any:

@@ -1,0 +1,90 @@
+"""In2AI's opponents in the trainer: persona-prompted endpoints and a weighted pool.
+
+A persona's system prompt reaches its endpoint over real HTTP (a recording server that plays
+``random``); the pool of ``configs/mindgames_multi_game.yaml`` draws its opponents per game by
+weight, from the run's seed, with phase 2 joining at step 150.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("textarena", reason="the [textarena] extra is not installed")
+pytest.importorskip("httpx", reason="the [arena] extra is not installed")
+
+from strategic_arena.arena.match import play_match_sync
+from strategic_arena.players import RandomPlayer
+from strategic_arena.train.config import OpponentConfig, load_config
+from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.rollout import OpponentPool, PoolEntry, plan_games
+from tests.servers import FaultServer
+
+CONFIG = Path(__file__).parents[2] / "configs" / "mindgames_multi_game.yaml"
+BLOTTO = "mindgames_colonel_blotto-v0"
+PERSONA = "You are an aggressive player: press every advantage, take risks to win."
+
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    endpoint = FaultServer()
+    yield endpoint
+    endpoint.close()
+
+
+def blotto_against(server: FaultServer, entry: OpponentConfig) -> list[dict[str, Any]]:
+    """The request bodies an endpoint opponent of ``entry`` sent in one Blotto game."""
+    players = OpponentPlayers(load_config(CONFIG), tokenizer=None, device=None)
+    pool = PoolEntry(entry.name or entry.spec, 1.0, None, 0, config=entry)
+    first = len(server.seen_bodies)
+    record = play_match_sync(BLOTTO, [RandomPlayer(0), players(pool, BLOTTO, 1, 7)], seed=7)
+    assert record.status == "complete"
+    return server.seen_bodies[first:]
+
+
+def test_a_personas_system_prompt_reaches_its_endpoint(server: FaultServer) -> None:
+    plain = blotto_against(server, OpponentConfig(spec="gpt-oss-120b", base_url=server.base_url))
+    persona = blotto_against(
+        server,
+        OpponentConfig(
+            spec="gpt-oss-120b",
+            name="aggressive",
+            base_url=server.base_url,
+            system_prompt=PERSONA,
+        ),
+    )
+    assert plain and persona
+    game_prompt = plain[0]["messages"][0]
+    assert game_prompt["role"] == "system" and PERSONA not in str(plain)
+    # Every request of the persona's seat: the persona, a blank line, then the game's prompt.
+    for body in persona:
+        assert body["messages"][0]["role"] == "system"
+        assert body["messages"][0]["content"].startswith(PERSONA + "\n\n")
+    assert persona[0]["messages"][0]["content"] == f"{PERSONA}\n\n{game_prompt['content']}"
+
+
+def test_the_recipe_pool_draws_by_weight_from_the_seed() -> None:
+    cfg = load_config(CONFIG)
+    pool = OpponentPool.from_config(cfg.games)
+    names = [entry.name for entry in pool.available(BLOTTO, 0)]
+    assert names == [
+        f"gpt-oss-120b/{p}" for p in ("aggressive", "cooperative", "unpredictable", "analytical")
+    ]
+    later = {entry.name: entry.weight for entry in pool.available(BLOTTO, 150)}
+    assert later["openai/gpt-5@https://openrouter.ai/api/v1"] == 0.25
+    assert len(later) == 10  # phase 1 stays in the pool
+    rng = np.random.default_rng(0)
+    draws = Counter(pool.sample(BLOTTO, 150, rng).name for _ in range(19_000))  # type: ignore[union-attr]
+    # Total weight 4 + 4 * 1.0 + 2 * 0.25 = 8.5: a weight-1 entry 1/8.5, a 0.25 entry 1/34.
+    assert draws["gpt-oss-120b/aggressive"] == pytest.approx(19_000 / 8.5, rel=0.05)
+    assert draws["openai/gpt-5@https://openrouter.ai/api/v1"] == pytest.approx(19_000 / 34, rel=0.1)
+    # No self-play in In2AI's recipe; the same seed plans the same games.
+    plans = plan_games(cfg.games, 42, pool, 150)
+    assert all(plan.opponent is not None for plan in plans)
+    again = plan_games(cfg.games, 42, pool, 150)
+    assert [p.opponent.name for p in plans] == [p.opponent.name for p in again]  # type: ignore[union-attr]

@@ -22,14 +22,14 @@ pytest.importorskip("transformers")
 pytest.importorskip("httpx")
 pytest.importorskip("textarena")
 
-from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.evaluation import evaluate_policy  # noqa: E402
-from strategic_arena.train.models import load_tokenizer  # noqa: E402
-from strategic_arena.train.opponent_players import OpponentPlayers  # noqa: E402
-from strategic_arena.train.rollout import PromptEncoder  # noqa: E402
-from strategic_arena.train.vllm_engine import VLLMServerEngine  # noqa: E402
-from tests.train.conftest import TINY  # noqa: E402
-from tests.train.stub_http import StubServer  # noqa: E402
+from strategic_arena.train.config import load_config
+from strategic_arena.train.evaluation import evaluate_policy
+from strategic_arena.train.models import load_tokenizer
+from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.rollout import PromptEncoder
+from strategic_arena.train.vllm_engine import VLLMServerEngine
+from tests.train.conftest import TINY
+from tests.train.stub_http import StubServer
 
 CONFIG = Path(__file__).parents[2] / "configs" / "mindgames_multi_game.yaml"
 #: In2AI's Table 4: (temperature, top_p, top_k, min_p); vLLM's "off" is top_k -1, min_p 0.

@@ -21,6 +21,7 @@ Adding one: a class with a ``name`` and ``score(episode, cfg)``, and an entry in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Protocol
 
@@ -119,3 +120,26 @@ def get_definition(name: str) -> RewardDefinition:
         raise ValueError(
             f"unknown reward definition {name!r}; use one of {', '.join(DEFINITIONS)}"
         ) from None
+
+
+def check_definitions(cfg: RewardConfig) -> list[str]:
+    """What is wrong with ``cfg.definitions`` (an unknown name), one line each."""
+    return [
+        f"rewards.definitions.{env_id}: unknown reward definition {name!r}; use one of "
+        f"{', '.join(DEFINITIONS)}"
+        for env_id, name in cfg.definitions.items()
+        if name not in DEFINITIONS
+    ]
+
+
+def score(episodes: Iterable[Episode], cfg: RewardConfig) -> None:
+    """Score every episode in place, each by its game's definition (``cfg.definitions``).
+
+    A game no definition names is scored by ``game``
+    (:func:`~strategic_arena.rl.rewards.score_episode`).
+
+    Raises:
+        ValueError: a definition name that is not registered.
+    """
+    for episode in episodes:
+        get_definition(cfg.definitions.get(episode.env_id, "game")).score(episode, cfg)

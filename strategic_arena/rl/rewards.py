@@ -85,8 +85,9 @@ class RewardConfig:
         forfeit_other_reward: the terminal reward of every seat but the offender in a
             forfeited game (MARSHAL: 0; SPIRAL: +0.5), unscaled.
         definitions: the reward definition of each env id that is not scored by these rules
-            (``game``), by name from :mod:`strategic_arena.rl.definitions`: In2AI's
-            ``in2ai_episode`` or ``in2ai_steps`` for the MindGames games.
+            (``game``), by name from :mod:`strategic_arena.rl.definitions` (which checks the
+            names and dispatches): In2AI's ``in2ai_episode`` or ``in2ai_steps`` for the
+            MindGames games.
     """
 
     game_scale: Mapping[str, float] = field(default_factory=dict)
@@ -101,10 +102,6 @@ class RewardConfig:
     definitions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from strategic_arena.rl.definitions import get_definition  # it imports this module
-
-        for name in self.definitions.values():
-            get_definition(name)  # raises, listing the registered names
         if self.length_max <= self.length_min:
             raise ValueError(
                 f"length_max ({self.length_max}) must exceed length_min ({self.length_min})"
@@ -205,11 +202,10 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
 
 
 def score(episodes: Iterable[Episode], cfg: RewardConfig) -> None:
-    """Score every episode in place, each by its game's definition (``cfg.definitions``).
+    """Score every episode in place by these rules (:func:`score_episode`).
 
-    A game no definition names is scored by :func:`score_episode`.
+    ``cfg.definitions`` is not read here: :func:`strategic_arena.rl.definitions.score` scores
+    each game by its definition (these rules where none is named).
     """
-    from strategic_arena.rl.definitions import get_definition  # it imports this module
-
     for episode in episodes:
-        get_definition(cfg.definitions.get(episode.env_id, "game")).score(episode, cfg)
+        score_episode(episode, cfg)

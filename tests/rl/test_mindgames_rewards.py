@@ -10,14 +10,14 @@ import pytest
 
 from strategic_arena.games import get_spec
 from strategic_arena.games.textarena import TextArenaState
-from strategic_arena.rl.definitions import get_definition
+from strategic_arena.rl.definitions import check_definitions, get_definition, score
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.mindgames import (
     blotto_episode_reward,
     codenames_episode_reward,
     ipd_episode_reward,
 )
-from strategic_arena.rl.rewards import RewardConfig, score
+from strategic_arena.rl.rewards import RewardConfig
 
 pytest.importorskip("textarena")
 
@@ -221,8 +221,10 @@ def test_codenames_clue_with_no_guess_is_gated() -> None:
 
 
 def test_an_unknown_definition_is_refused_by_name() -> None:
+    (problem,) = check_definitions(RewardConfig(definitions={BLOTTO: "in2ai"}))
+    assert "unknown reward definition 'in2ai'" in problem and "in2ai_steps" in problem
     with pytest.raises(ValueError, match="in2ai_steps"):
-        RewardConfig(definitions={BLOTTO: "in2ai"})
+        get_definition("in2ai")
     assert get_definition("game").name == "game"
 
 

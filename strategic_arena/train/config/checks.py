@@ -150,6 +150,17 @@ def staleness_fits_the_loop(cfg: TrainConfig) -> list[str]:
     return problems
 
 
+def reward_definitions_exist(cfg: TrainConfig) -> list[str]:
+    """``rewards.definitions`` names registered reward definitions for games the run plays."""
+    from strategic_arena.rl.definitions import check_definitions  # the games: OpenSpiel
+
+    found = check_definitions(cfg.rewards)
+    for env_id in cfg.rewards.definitions:
+        if env_id not in cfg.games.ids:
+            found.append(f"rewards.definitions.{env_id}: not a game of games.ids")
+    return found
+
+
 #: Every cross-section rule, in the order their problems are reported.
 CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     training_samples,
@@ -162,6 +173,7 @@ CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     correction_has_learner_logprobs,
     sequence_ratio_without_truncation,
     staleness_fits_the_loop,
+    reward_definitions_exist,
 )
 
 

@@ -18,11 +18,22 @@ import pytest
 pytest.importorskip("textarena", reason="the [textarena] extra is not installed")
 pytest.importorskip("httpx", reason="the [arena] extra is not installed")
 
+from strategic_arena.actions import TEXT_MOVE, ActionError
 from strategic_arena.arena.match import play_match_sync
+from strategic_arena.backends import TokenTrace
+from strategic_arena.games import get_spec
 from strategic_arena.players import RandomPlayer
+from strategic_arena.rl.definitions import score
 from strategic_arena.train.config import OpponentConfig, load_config
 from strategic_arena.train.opponent_players import OpponentPlayers
-from strategic_arena.train.rollout import OpponentPool, PoolEntry, plan_games
+from strategic_arena.train.rollout import (
+    GamePlan,
+    OpponentPool,
+    PoolEntry,
+    episode_from_record,
+    plan_games,
+)
+from strategic_arena.turn import Decision
 from tests.servers import FaultServer
 
 CONFIG = Path(__file__).parents[2] / "configs" / "mindgames_multi_game.yaml"
@@ -88,3 +99,52 @@ def test_the_recipe_pool_draws_by_weight_from_the_seed() -> None:
     assert all(plan.opponent is not None for plan in plans)
     again = plan_games(cfg.games, 42, pool, 150)
     assert [p.opponent.name for p in plans] == [p.opponent.name for p in again]  # type: ignore[union-attr]
+
+
+class ScriptedPolicy:
+    """Plays the given moves with a token trace, as the trainer's policy does; then forfeits."""
+
+    name = "policy"
+
+    def __init__(self, moves: list[str]) -> None:
+        self.moves = list(moves)
+
+    async def act(self, state: Any, seat: int) -> Decision:
+        trace = TokenTrace((1,), (2,), (-0.5,), 0)
+        if not self.moves:
+            error = ActionError("no_action", "no move in the answer")
+            return Decision(None, "I give up.", error=error, trace=trace)
+        move = self.moves.pop(0)
+        return Decision(TEXT_MOVE, move, trace=trace, move_text=move)
+
+
+def round_result(mine: str, theirs: str) -> float:
+    """Colonel Blotto by hand: +1 if ``mine`` wins more of the three fields, -1 fewer, 0 tied."""
+    a = [int(part[1:]) for part in mine.strip("[]").split()]
+    b = [int(part[1:]) for part in theirs.strip("[]").split()]
+    won = sum(x > y for x, y in zip(a, b, strict=True))
+    lost = sum(x < y for x, y in zip(a, b, strict=True))
+    return float((won > lost) - (won < lost))
+
+
+def test_a_rollout_episode_replays_into_in2ais_step_rewards() -> None:
+    # Seat 0 (the policy) plays two Blotto rounds, then forfeits; seat 1 plays `random`.
+    cfg = load_config(CONFIG)
+    record = play_match_sync(
+        BLOTTO, [ScriptedPolicy(["[A7 B7 C6]", "[A7 B7 C6]"]), RandomPlayer(3)], seed=5
+    )
+    assert record.status == "forfeit" and record.forfeited_by == 0
+    plan = GamePlan(0, BLOTTO, 5, None, (0,))
+    episode = episode_from_record(record, plan, get_spec(BLOTTO))
+    sent = [(m.seat, m.action_text) for m in record.moves if m.action == TEXT_MOVE]
+    assert episode.moves == tuple(sent) and len(sent) == 4
+    assert [turn.move_index for turn in episode.turns] == [0, 2, None]
+    score([episode], cfg.rewards)  # the recipe's in2ai_steps
+    # The rounds' results, worked out by hand from the moves:
+    theirs = [text for seat, text in episode.moves if seat == 1]
+    results = [round_result("[A7 B7 C6]", other) for other in theirs]
+    # The forfeit lost the match: a won round keeps a quarter; the forfeit gets the floor.
+    shaped = [r * 0.25 if r > 0 else r for r in results]
+    assert [t.reward for t in episode.turns] == [*shaped, -1.0]
+    assert sorted(results) == [-1.0, 1.0]  # this seed gives one round each way
+    assert [t.eligible for t in episode.turns] == [True, True, True]

@@ -39,7 +39,7 @@ class MoveFacts:
             word) or ``"unparsed"``; a guess ``"team"``, ``"neutral"``, ``"opponent"``,
             ``"assassin"``, ``"duplicate"``, ``"off_board"``, ``"pass"`` or ``"unparsed"``.
             IPD decision: ``"decision"`` or ``"unparsed"`` (no token TextArena reads). Blotto:
-            ``"allocation"``.
+            ``"allocation"``, or ``"unparsed"`` / ``"invalid"`` when TextArena refused it.
         number: a Codenames clue's declared count N.
         remaining: a Codenames clue's team words still hidden when it was given.
         round: the Blotto or IPD round the move belongs to (1-based).
@@ -154,15 +154,27 @@ def codenames_facts(env_id: str, seed: int, moves: Sequence[tuple[int, str]]) ->
 
 
 def blotto_facts(env_id: str, seed: int, moves: Sequence[tuple[int, str]]) -> GameFacts:
-    """The facts of a Colonel Blotto game: each allocation's round and that round's winner."""
+    """The facts of a Colonel Blotto game: each allocation's round and that round's winner.
+
+    An allocation TextArena refused is ``"unparsed"`` (its parser read no allocation) or
+    ``"invalid"`` (it broke a rule: units that do not add up to the total), with no round
+    result; the seat's retry, if TextArena grants one, is the round's allocation.
+    """
     pending: list[tuple[int, int]] = []  # (index into facts, round) of allocations unresolved
     facts: list[MoveFacts] = []
     scores: list[int] = [0, 0]
+    last: list[tuple[int, int, int]] = []  # (index into facts, seat, round) of the last move
 
     def read(state: TextArenaState, seat: int, move: str) -> None:
         game = state.referee_view().game_state
         now = [int(game["scores"][0]), int(game["scores"][1])]
         current = int(game["current_round"])
+        if last:  # did TextArena take the previous move? (it resolved the round, or it stands)
+            index, mover, round_ = last.pop()
+            taken = current > round_ or game["player_states"][mover]["allocation_complete"]
+            if not taken:
+                facts[index] = replace(facts[index], outcome=refused[index])
+                pending.remove((index, round_))
         if pending and current > pending[0][1]:  # the previous move resolved its round
             winner = 0 if now[0] > scores[0] else 1 if now[1] > scores[1] else -1
             for index, _ in pending:
@@ -170,9 +182,13 @@ def blotto_facts(env_id: str, seed: int, moves: Sequence[tuple[int, str]]) -> Ga
             pending.clear()
         scores[:] = now
         if seat >= 0:
+            parsed = state.referee_env()._parse_allocation_input(move) is not None
+            refused[len(facts)] = "invalid" if parsed else "unparsed"
             facts.append(MoveFacts(seat, "allocation", "allocation", round=current))
             pending.append((len(facts) - 1, current))
+            last.append((len(facts) - 1, seat, current))
 
+    refused: dict[int, str] = {}  # what each move is if TextArena refuses it
     state = _replay(env_id, seed, moves, read)
     game = state.referee_view().game_state
     spec = get_spec(env_id)

@@ -223,16 +223,22 @@ def blotto_steps(
     """Appendix B.2: each allocation gets its round's result (+1, 0, -1), shaped by the match.
 
     An allocation whose round never resolved (the game ended first: the opponent's invalid
-    move) has no outcome and is gated.
+    move) has no outcome and is gated; one TextArena refused gets its floor (parse or rule),
+    eligible.
     """
     verdicts = []
     for fact in facts:
-        if fact.round_winner is None:
+        if fact.outcome == "unparsed":  # TextArena refused it: its floor
+            verdicts.append(StepReward(constants.parse_failure))
+        elif fact.outcome == "invalid":
+            verdicts.append(StepReward(constants.invalid_action))
+        elif fact.round_winner is None:
             verdicts.append(StepReward(0.0, eligible=False))
-            continue
-        won = fact.round_winner == fact.seat
-        result = 0.0 if fact.round_winner < 0 else 1.0 if won else -1.0
-        verdicts.append(StepReward(_shape(result, outcome_of(returns, fact.seat), constants)))
+        else:
+            won = fact.round_winner == fact.seat
+            result = 0.0 if fact.round_winner < 0 else 1.0 if won else -1.0
+            outcome = outcome_of(returns, fact.seat)
+            verdicts.append(StepReward(_shape(result, outcome, constants)))
     return verdicts
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from strategic_arena.games import get_spec
+from strategic_arena.games.mindgames_facts import blotto_facts
 from strategic_arena.games.textarena import TextArenaState
 from strategic_arena.rl.definitions import check_definitions, get_definition, score
 from strategic_arena.rl.episode import Episode, Turn
@@ -145,6 +146,28 @@ def test_blotto_allocation_before_an_opponents_forfeit_is_gated() -> None:
     assert eligible(episode, 0) == [True, False]  # round 2 never resolved: no outcome
     assert eligible(episode, 1) == [True, True]  # the offender's error turn stays in
     assert rewards(episode, 1) == [-1.0, -1.0]  # round 1 lost; the forfeit at the parse floor
+
+
+def test_blotto_allocations_textarena_refuses_get_their_floors() -> None:
+    # TextArena refuses units that do not add up to 20, lets the seat try again, and ends the
+    # game at a second refusal (an allocation its parser cannot read).
+    moves = [(0, "[A100 B0 C0]"), (0, "[A7 B7 C6]"), (1, "[A0 B10 C10]")]
+    moves += [(0, "[A25 B0 C0]"), (0, "I attack!")]
+    facts = blotto_facts(BLOTTO, 0, moves)
+    assert [m.outcome for m in facts.moves] == [
+        "invalid",
+        "allocation",
+        "allocation",
+        "invalid",
+        "unparsed",
+    ]
+    episode = scripted(BLOTTO, 0, moves)
+    assert episode.returns == (-1.0, 1.0)
+    # Round 1 went to Beta (B and C); the refused allocations get the rule and parse floors.
+    assert rewards(episode, 0) == [-1.0, -1.0, -1.0, -1.0]
+    assert [m.round_winner for m in facts.moves[:3]] == [None, 1, 1]
+    assert rewards(episode, 1) == [WIN]
+    assert all(eligible(episode, 0))
 
 
 def test_ipd_turns_share_their_rounds_decision_reward() -> None:

@@ -42,7 +42,13 @@ from opponents.registry import KINDS, parse_spec
 from strategic_arena.actions import TEXT_MOVE
 from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.asking import Asking
-from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
+from strategic_arena.backends import (
+    ChatResult,
+    Messages,
+    TokenTrace,
+    public_url,
+    with_system_prompt,
+)
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
@@ -69,7 +75,9 @@ class PromptEncoder:
 
     Args:
         tokenizer: a Hugging Face tokenizer with a chat template.
-        asking: how the model is asked (its prefix and template kwargs are used here).
+        asking: how the model is asked (its prefix, template kwargs and persona, put before
+            the system prompt as :class:`~strategic_arena.backends.OpenAIBackend` does, are
+            used here).
     """
 
     def __init__(self, tokenizer: Any, asking: Asking | None = None) -> None:
@@ -77,6 +85,7 @@ class PromptEncoder:
         self.tokenizer = tokenizer
         self.response_prefix = asking.response_prefix
         self.chat_template_kwargs = dict(asking.chat_template_kwargs)
+        self.system_prompt = asking.system_prompt
 
     def encode(
         self,
@@ -90,7 +99,7 @@ class PromptEncoder:
         """
         extra = {"tools": [dict(tool) for tool in tools]} if tools else {}
         text = self.tokenizer.apply_chat_template(
-            [dict(m) for m in messages],
+            with_system_prompt(messages, self.system_prompt),
             tokenize=False,
             add_generation_prompt=True,
             **extra,

@@ -93,6 +93,11 @@ class Asking:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     """More fields for every request body, as given (after every other field, so they win),
     e.g. {"repetition_penalty": 1.1}; stored with the model's settings."""
+    system_prompt: str | None = None
+    """A persona: text put before the game's own system prompt (or as the system message
+    where the game has none) in every request to an endpoint, e.g. "You play aggressively."
+    (In2AI's opponents: one model prompted aggressive, cooperative, unpredictable or
+    analytical); unset: the game's prompt alone."""
 
     def __post_init__(self) -> None:
         """Check every value (``ValueError`` naming the field); the style in the registry."""
@@ -106,6 +111,8 @@ class Asking:
         if self.style not in style_names():
             raise ValueError(f"style must be one of {', '.join(style_names())}; got {self.style!r}")
         IllegalMovePolicy.parse(self.policy)  # raises with the accepted forms
+        if self.system_prompt is not None and not self.system_prompt.strip():
+            raise ValueError("system_prompt must be a non-empty text or unset")
         if self.thinking_in_history not in THINKING_IN_HISTORY:
             raise ValueError(
                 f"thinking_in_history must be one of {', '.join(THINKING_IN_HISTORY)}; "

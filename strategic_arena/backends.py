@@ -471,7 +471,7 @@ class OpenAIBackend:
         Whatever goes wrong while talking to the endpoint is one of those two, with a
         one-line reason: nothing it sends (or fails to send) raises past this method.
         """
-        sent = [dict(message) for message in messages]
+        sent = with_system_prompt(messages, self.asking.system_prompt)
         prefill: dict[str, Any] = {}
         prefix = self.asking.response_prefix
         if prefix:  # the server continues the answer's start (the trainer's prefix)
@@ -556,6 +556,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: The longest ``finish_reason`` kept (OpenAI's are a word: ``stop``, ``length``...).
 _MAX_FINISH_REASON = 64
+
+
+def with_system_prompt(messages: Messages, system_prompt: str | None) -> list[dict[str, Any]]:
+    """``messages`` (copied) with ``system_prompt`` before the first system message's text.
+
+    A persona (:attr:`~strategic_arena.asking.Asking.system_prompt`) goes first, then a blank
+    line, then the game's own system prompt; where the chat has no system message it becomes
+    one. ``None`` leaves the messages as they are.
+    """
+    sent = [dict(message) for message in messages]
+    if system_prompt is None:
+        return sent
+    if sent and sent[0].get("role") == "system":
+        sent[0]["content"] = f"{system_prompt}\n\n{sent[0].get('content') or ''}"
+    else:
+        sent.insert(0, {"role": "system", "content": system_prompt})
+    return sent
 
 
 def public_url(url: str) -> str:

@@ -26,8 +26,9 @@ from strategic_arena.views import SeatView, move_history, seat_view
 
 #: Characters a text observation may contain (declared in the ``text`` space).
 TEXT_CHARSET = frozenset(string.printable)
-#: Longest text observation the ``text`` space admits.
-MAX_TEXT_LENGTH = 16_384
+#: Longest text observation the ``text`` space admits (TextArena's whole-conversation
+#: observations grow with the game: an 80-turn Codenames game reaches 10-30 kB).
+MAX_TEXT_LENGTH = 65_536
 
 Observation = dict[str, Any]
 """``{"observation": float32 tensor, "action_mask": int8 mask, "text": str}``."""

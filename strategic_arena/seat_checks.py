@@ -31,8 +31,10 @@ import pyspiel
 from strategic_arena.games import GameSpec
 from strategic_arena.turn import SeatInformation
 
-#: The longest information state or observation accepted (real ones are well under 2 kB).
-MAX_TEXT_CHARS = 16_384
+#: The longest information state or observation accepted. The menu games' are well under 2 kB;
+#: TextArena's whole-conversation observations grow with the game (an 80-turn Codenames game
+#: of four seats re-shows its 25-word board at every turn: 10-30 kB by its end).
+MAX_TEXT_CHARS = 65_536
 
 #: Game-tree nodes :class:`KnownInformationStates` walks at most (Leduc: 9,457).
 MAX_TREE_NODES = 200_000

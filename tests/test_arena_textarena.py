@@ -19,7 +19,13 @@ from strategic_arena.serve import PlayerServer
 
 
 @pytest.mark.parametrize(
-    ("env_id", "num_games"), [("spiral_kuhn_poker-v0", 2), ("mindgames_three_player_ipd-v0", 3)]
+    ("env_id", "num_games"),
+    [
+        ("spiral_kuhn_poker-v0", 2),
+        ("mindgames_three_player_ipd-v0", 3),
+        # Offline, Codenames deals from the package's words (docs/games.md).
+        ("mindgames_codenames-v0", 2),
+    ],
 )
 def test_eval_of_a_served_endpoint_stores_and_replays_every_move_text(
     env_id: str, num_games: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -51,10 +57,10 @@ def test_eval_of_a_served_endpoint_stores_and_replays_every_move_text(
         # none: the random sample moves include illegal ones), never incomplete.
         assert len(games) == num_games
         assert {game.status for game in games} <= {"complete", "forfeit"}
-        # Every seat rotation: the served player took each seat once.
-        assert sorted(game.players.index("served-random") for game in games) == list(
-            range(num_games)
-        )
+        # Every seat rotation: the served player took each seat (each team's, in Codenames) once.
+        teams = get_spec(env_id).teams
+        firsts = [teams.index(team) for team in sorted(set(teams))]
+        assert sorted(game.players.index("served-random") for game in games) == firsts
         for game in games:
             moves = store.moves(game.id)
             # Every move is a text move, kept exactly as the endpoint or the opponent wrote it.

@@ -338,6 +338,10 @@ def test_the_command_is_rebuilt_from_stored_settings_or_not_at_all() -> None:
         "--extra-body '{\"repetition_penalty\": 1.1}' "
         "--envs kuhn_poker-v0 --num-games 4 --seed 1 --run-name r"
     )
+    settings["model"]["system_prompt"] = "You play boldly."  # a persona: its own option
+    assert "--system-prompt 'You play boldly.' --extra-body" in str(
+        reproduce.command("r", 1, settings)
+    )
     del settings["num_games"]  # not what eval stores: no command rather than a wrong one
     assert reproduce.command("r", 1, settings) is None
 

@@ -132,7 +132,7 @@ BAD_SEATS = {
     ),
     "a huge observation": (
         {**seat_field(HANABI), "observation": "x" * 100_000},
-        "observation is over 16384 characters",
+        "observation is over 65536 characters",
     ),
 }
 

@@ -25,6 +25,7 @@ from strategic_arena.arena.defaults import (
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant, served_endpoint
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.model_opponents import ModelOpponent
+from strategic_arena.arena.pools import WeightedPool
 from strategic_arena.arena.preflight import key_source
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore, location
@@ -136,7 +137,9 @@ def evaluate(
             ``base_url``, every game of the solver suite).
         opponents: opponent specs, each playing the games it can (default per game); a
             ``model:NAME@BASE_URL`` spec is a model behind another endpoint, asked like
-            ``model`` (:mod:`~strategic_arena.arena.model_opponents`).
+            ``model`` (:mod:`~strategic_arena.arena.model_opponents`), and a
+            ``pool:W*SPEC|W*SPEC`` spec a weighted pool of opponents, one drawn per game
+            (:mod:`~strategic_arena.arena.pools`).
         num_games: games per model/opponent/game (default: the protocol's, else 20).
         seed: the run's root seed (deals, player seeds, the order games start in); ``None``: a
             secret seed drawn from the OS for a new run (the endpoint cannot predict the
@@ -181,8 +184,12 @@ def evaluate(
     per_env = opponents_per_env(env_ids, opponents, protocol)
     # Parsed and built before any endpoint is asked anything: a bad spec fails first.
     specs = list(dict.fromkeys(spec for specs in per_env.values() for spec in specs))
-    models = {spec: ModelOpponent.parse(spec) for spec in specs}
-    built = {spec: Entrant.opponent(spec) for spec in specs if models[spec] is None}
+    pools = {spec: pool for spec in specs if (pool := WeightedPool.parse(spec)) is not None}
+    # A pool's members are opponents like the others, built (and checked) with them.
+    members = [spec for pool in pools.values() for _, spec in pool.members]
+    wanted = list(dict.fromkeys([*(s for s in specs if s not in pools), *members]))
+    models = {spec: ModelOpponent.parse(spec) for spec in wanted}
+    built = {spec: Entrant.opponent(spec) for spec in wanted if models[spec] is None}
     if model.base_url is None:  # the embedded suite is no origin the user's key was for
         model = replace(model, api_key_env=None)
     with served_endpoint(model, announce) as (base_url, model_name):
@@ -196,6 +203,8 @@ def evaluate(
                 named = opponent.named_like(candidate)  # the evaluated model itself: one name
                 built[spec] = named.entrant(model, opponent_api_key_env, seed, env_ids[0])
                 _announce_key(announce, opponent.base_url, opponent_api_key_env)
+        for spec, pool in pools.items():
+            built[spec] = pool.entrant([built[member] for _, member in pool.members])
         rivals = {env_id: [built[spec] for spec in specs] for env_id, specs in per_env.items()}
 
         def make_tasks(root_seed: int) -> list[GameTask]:

@@ -22,12 +22,20 @@ endpoint only, never to a rival's origin (another provider, another owner). The 
 stored, printed or part of the spec: a base URL that carries credentials (``user:key@host``,
 ``?key=...``) is refused.
 Each model opponent passes the same preflight as the evaluated model before anything is stored.
+
+**A persona.** ``model:NAME@BASE_URL persona:FILE`` asks the model with the text of ``FILE`` put
+before each game's system prompt (:attr:`~strategic_arena.asking.Asking.system_prompt`; In2AI's
+opponents were one model prompted aggressive, cooperative, unpredictable or analytical). The
+persona is part of the opponent: stored with its parameters, and its name is
+``NAME+persona-STEM`` (the file's stem) unless the spec names it (``... persona:FILE as
+DISPLAY``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
@@ -48,12 +56,16 @@ class ModelOpponent:
     Attributes:
         model: the model name the endpoint serves (the player's name unless ``name`` is set).
         base_url: the endpoint's base URL (``http://host:port/v1``), without credentials.
-        name: the player's name in the store and the reports (``None``: ``model``).
+        name: the player's name in the store and the reports (``None``: ``model``, with the
+            persona's ``+persona-STEM``).
+        persona: the file whose text is the model's persona (its system prompt); ``None``:
+            none.
     """
 
     model: str
     base_url: str
     name: str | None = None
+    persona: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> ModelOpponent | None:
@@ -70,7 +82,11 @@ class ModelOpponent:
         name = display.group("name").strip() if display else None
         if display:
             body = body[: display.start()]
-        model, at, base_url = body.partition("@")
+        body, _, persona_part = body.partition(" persona:")
+        persona = persona_part.strip() or None
+        if persona is not None and not Path(persona).is_file():
+            raise ValueError(f"model opponent {spec!r}: no persona file {persona}")
+        model, at, base_url = body.strip().partition("@")
         parts = urlsplit(base_url)
         if not at or not model or parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
@@ -82,13 +98,16 @@ class ModelOpponent:
                 f"model opponent {MODEL_PREFIX}{model}@...: its base URL carries credentials; "
                 "put the key in an environment variable named by --opponent-api-key-env"
             )
-        return cls(model, base_url, name)
+        if persona is not None and name is None:
+            name = f"{model}+persona-{Path(persona).stem}"
+        return cls(model, base_url, name, persona)
 
     @property
     def spec(self) -> str:
         """``model:NAME@BASE_URL`` (`` as DISPLAY`` when named): how the settings record it."""
+        persona = f" persona:{self.persona}" if self.persona is not None else ""
         named = f" as {self.name}" if self.name is not None else ""
-        return f"{MODEL_PREFIX}{self.model}@{self.base_url}{named}"
+        return f"{MODEL_PREFIX}{self.model}@{self.base_url}{persona}{named}"
 
     def named_like(self, candidate: Entrant) -> ModelOpponent:
         """This opponent, named as ``candidate`` when it is the same model at the same server.
@@ -111,11 +130,16 @@ class ModelOpponent:
         Raises:
             PreflightError: the endpoint cannot serve the run; the message names the cause.
         """
+        asking = options.asking
+        if self.persona is not None:
+            text = Path(self.persona).read_text(encoding="utf-8").strip()
+            asking = replace(asking, system_prompt=text or None)
         settings = replace(
             options,
             base_url=self.base_url,
             model=self.model,
             name=self.name,
             api_key_env=api_key_env,
+            asking=asking,
         )
         return checked_entrant(settings, self.base_url, self.model, seed, env_id)

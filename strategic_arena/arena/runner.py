@@ -158,6 +158,8 @@ class Entrant:
             params["require_reasoning"] = asking.require_reasoning
         if asking.response_prefix:
             params["response_prefix"] = asking.response_prefix
+        if asking.system_prompt is not None:
+            params["system_prompt"] = asking.system_prompt
         label = name or backend.model
         if not prompts.is_default:
             params["prompts"] = prompts.label

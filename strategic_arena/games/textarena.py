@@ -134,7 +134,7 @@ class TextArenaState(TextMovesState):
         saved = self._swap_random_in()
         try:
             try:
-                env = textarena.make(self.spec.textarena_id, **dict(self.spec.params))
+                env = self.spec.make_env(textarena)
                 for name in self.spec.wrappers:
                     env = _wrapper(name)(env=env)
                 env.reset(num_players=self.spec.players, seed=seed)
@@ -236,6 +236,22 @@ class TextArenaState(TextMovesState):
         if self._done:
             lines.append(f"returns: {self._returns}")
         return "\n".join(lines)
+
+    def referee_view(self) -> Any:
+        """TextArena's own game state (``env.state``: the board, the scores, hidden cards).
+
+        The game master's view, for what reads a finished game's course (the MindGames reward
+        definitions replay a game through it); never handed to a seat (a player's copy has
+        none: ``None``).
+        """
+        return None if self._env is None else getattr(self._env, "state", None)
+
+    def referee_env(self) -> Any:
+        """TextArena's env itself, unwrapped (its rules' attributes: Codenames' ``board``)."""
+        env = self._env
+        while env is not None and hasattr(env, "env"):
+            env = env.env
+        return env
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -456,6 +472,14 @@ class TextArenaSpec(GameSpec):
     @functools.cached_property
     def game(self) -> Any:  # noqa: D102 - documented on GameSpec
         return TextArenaGame(self)
+
+    def make_env(self, textarena: Any) -> Any:
+        """TextArena's env of this entry, before the ``wrappers``: ``ta.make(id, **params)``.
+
+        An entry that must build its env otherwise (Codenames without NLTK's corpus) overrides
+        this; the rules stay TextArena's.
+        """
+        return textarena.make(self.textarena_id, **dict(self.params))
 
     @property
     def num_players(self) -> int:

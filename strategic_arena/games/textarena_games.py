@@ -26,6 +26,9 @@ Adding an entry: a factory below, its id in ``strategic_arena.games.TEXT_GAMES``
 
 from __future__ import annotations
 
+from typing import Any
+
+from strategic_arena.games.codenames_words import PACKAGED_WORDS, codenames_word_source
 from strategic_arena.games.textarena import TextArenaSpec
 
 #: SPIRAL's rule for a move TextArena refuses: its training and evaluation scripts set
@@ -134,9 +137,34 @@ def spiral_snake() -> TextArenaSpec:
     )
 
 
+class CodenamesSpec(TextArenaSpec):
+    """TextArena's Codenames, dealt from the package's words where NLTK's corpus is missing.
+
+    :mod:`strategic_arena.games.codenames_words` says which words and what that changes; the
+    env is TextArena's own class with its default wrappers either way.
+    """
+
+    def make_env(self, textarena: Any) -> Any:
+        """TextArena's env (NLTK's words), or its class over :data:`PACKAGED_WORDS` offline."""
+        if codenames_word_source() == "nltk":
+            return super().make_env(textarena)
+        from textarena.envs.Codenames.env import CodenamesEnv
+        from textarena.envs.registration import ENV_REGISTRY
+
+        class PackagedWordsCodenames(CodenamesEnv):  # type: ignore[misc]
+            def _load_word_list(self, hardcore: bool | None = False) -> None:
+                self.word_list = list(PACKAGED_WORDS)
+
+        registered = ENV_REGISTRY[self.textarena_id]
+        env = PackagedWordsCodenames(**{**registered.kwargs, **self.params})
+        for wrapper in registered.default_wrappers or ():
+            env = wrapper(env)
+        return env
+
+
 def mindgames_codenames() -> TextArenaSpec:
     """MindGames' Codenames: 4 seats in two teams (spymaster and operative), 80 turns."""
-    return TextArenaSpec(
+    return CodenamesSpec(
         "Codenames-v0",
         players=4,
         env_id="mindgames_codenames-v0",

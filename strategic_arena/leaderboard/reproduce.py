@@ -75,6 +75,7 @@ MODEL_OPTIONS: Mapping[str, Option] = {
     "min_p": Option("--min-p"),
     "seed": Option("--sampling-seed"),
     "chat_template_kwargs": Option("--chat-template-kwargs", as_json=True),
+    "system_prompt": Option("--system-prompt"),
 }
 
 #: Every other extra body field goes back through this option, as one JSON object.

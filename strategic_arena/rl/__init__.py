@@ -6,4 +6,7 @@
 per-turn rewards (MARSHAL's terms, In2AI's gating). They need only the standard library, and sit
 below both :mod:`strategic_arena.train` and :mod:`strategic_arena.integrations`, so that an
 integration scores a game exactly as the trainer does without depending on the trainer.
+:mod:`~strategic_arena.rl.definitions` is the registry of reward definitions a game may be scored
+by instead (In2AI's MindGames rewards, :mod:`~strategic_arena.rl.mindgames`, which replay the game
+through TextArena when they score it).
 """

@@ -53,6 +53,9 @@ class Turn:
         value: a value head's estimate V of the turn's prompt, set before the advantage stage
             when the estimator needs one (``advantage.type: ppo``); ``None``: none.
         value_target: the return the value head is trained towards, set by such an estimator.
+        move_index: where this turn's move is in :attr:`Episode.moves` (``None``: its answer
+            never reached the game, e.g. a forfeit); reward definitions that replay the game
+            (:mod:`strategic_arena.rl.definitions`) find the turn's move by it.
     """
 
     env_id: str
@@ -70,6 +73,7 @@ class Turn:
     game_reward: float = 0.0
     value: float | None = None
     value_target: float | None = None
+    move_index: int | None = None
 
     def __post_init__(self) -> None:
         if len(self.logprobs) != len(self.response_ids):
@@ -105,6 +109,8 @@ class Episode:
         final_rewards: what the game's last move paid each seat (OpenSpiel's rewards of the
             final transition; the whole return in games that pay only at the end); ``None``
             when unknown. MARSHAL's ``draw_reward`` replaces a final payment of 0.
+        moves: every move that reached the game, every seat's, as ``(seat, text)`` in order
+            (the free-text games' replayable history; empty where unknown or unneeded).
     """
 
     env_id: str
@@ -118,6 +124,7 @@ class Episode:
     num_seats: int = 2
     num_moves: int | None = None
     final_rewards: tuple[float, ...] | None = None
+    moves: tuple[tuple[int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in EPISODE_STATUSES:

@@ -84,6 +84,10 @@ class RewardConfig:
         gate_unobserved: leave turns whose outcome was never observed out of training.
         forfeit_other_reward: the terminal reward of every seat but the offender in a
             forfeited game (MARSHAL: 0; SPIRAL: +0.5), unscaled.
+        definitions: the reward definition of each env id that is not scored by these rules
+            (``game``), by name from :mod:`strategic_arena.rl.definitions` (which checks the
+            names and dispatches): In2AI's ``in2ai_episode`` or ``in2ai_steps`` for the
+            MindGames games.
     """
 
     game_scale: Mapping[str, float] = field(default_factory=dict)
@@ -95,6 +99,7 @@ class RewardConfig:
     length_max: int = 2048
     gate_unobserved: bool = True
     forfeit_other_reward: float = 0.0
+    definitions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.length_max <= self.length_min:
@@ -197,6 +202,10 @@ def score_episode(episode: Episode, cfg: RewardConfig) -> None:
 
 
 def score(episodes: Iterable[Episode], cfg: RewardConfig) -> None:
-    """Score every episode in place (:func:`score_episode`)."""
+    """Score every episode in place by these rules (:func:`score_episode`).
+
+    ``cfg.definitions`` is not read here: :func:`strategic_arena.rl.definitions.score` scores
+    each game by its definition (these rules where none is named).
+    """
     for episode in episodes:
         score_episode(episode, cfg)

@@ -400,4 +400,5 @@ def episode_from_dict(data: Mapping[str, Any]) -> Episode:
     for name in ("learner_seats", "returns", "final_rewards"):
         if values.get(name) is not None:
             values[name] = tuple(values[name])
+    values["moves"] = tuple((int(seat), str(text)) for seat, text in values.get("moves", ()))
     return Episode(**values)

@@ -52,6 +52,7 @@ class Sampling:
         temperature: softmax temperature; 0 means greedy.
         top_p: nucleus threshold (1.0: off).
         top_k: keep the k most likely tokens (0: off).
+        min_p: drop tokens less likely than ``min_p`` times the most likely one (0: off).
         max_new_tokens: default token budget of a request.
         stop: stop strings: a response ends with the token that completes the first of them
             (that token included, like a stop token).
@@ -62,13 +63,14 @@ class Sampling:
     top_k: int = 0
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
+    min_p: float = 0.0
 
     @classmethod
     def of(cls, settings: SamplingSettings) -> Sampling:
         """The engine's sampling of a :class:`~strategic_arena.asking.Sampling`.
 
-        Unset fields take the engine's defaults (temperature 1, no top-p, top-k or stop);
-        ``min_p`` and ``seed`` have no meaning here (each request carries its own seed).
+        Unset fields take the engine's defaults (temperature 1, no top-p, top-k, min-p or
+        stop); ``seed`` has no meaning here (each request carries its own seed).
         """
         default = cls()
         return cls(
@@ -77,6 +79,7 @@ class Sampling:
             top_k=max(0, settings.top_k or 0),
             max_new_tokens=settings.max_tokens or default.max_new_tokens,
             stop=settings.stop,
+            min_p=_or(settings.min_p, default.min_p),
         )
 
     @property
@@ -181,8 +184,14 @@ def stop_token_ids(tokenizer: Any, model: Any = None) -> set[int]:
     return ids
 
 
-def filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """``logits`` (rows x vocab) with tokens outside the top-k / nucleus set to ``-inf``."""
+def filter_logits(
+    logits: torch.Tensor, top_k: int, top_p: float, min_p: float = 0.0
+) -> torch.Tensor:
+    """``logits`` (rows x vocab) with tokens outside the top-k / nucleus / min-p set to ``-inf``.
+
+    Applied in vLLM's order: top-k, top-p, then min-p (tokens below ``min_p`` times the most
+    likely one's probability).
+    """
     torch = require("torch", "generation")
     if top_k > 0 and top_k < logits.shape[-1]:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
@@ -194,6 +203,10 @@ def filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tenso
         drop = probs.cumsum(dim=-1) - probs >= top_p
         sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
         logits = torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
+    if min_p > 0.0:
+        probs = torch.softmax(logits, dim=-1)
+        floor = min_p * probs.max(dim=-1, keepdim=True).values
+        logits = logits.masked_fill(probs < floor, float("-inf"))
     return logits
 
 
@@ -331,7 +344,8 @@ class TransformersEngine:
                         chosen = logits.argmax(dim=-1)
                     else:
                         probs = torch.softmax(
-                            filter_logits(logits, sampling.top_k, sampling.top_p), dim=-1
+                            filter_logits(logits, sampling.top_k, sampling.top_p, sampling.min_p),
+                            dim=-1,
                         )
                         chosen = torch.zeros(batch, dtype=torch.long, device=device)
                         for row in range(batch):

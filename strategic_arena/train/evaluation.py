@@ -26,6 +26,7 @@ from strategic_arena.arena.evaluate import evaluation_tasks
 from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import settings_to_dict
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engine import Engine, EngineClient, Sampling
@@ -80,9 +81,14 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
     return runner.Entrant.opponent(config.spec)
 
 
-def eval_sampling(cfg: TrainConfig) -> Sampling:
-    """The engine's sampling in evaluation (:meth:`EvalConfig.sampling`)."""
-    return Sampling.of(cfg.eval.sampling(cfg.sampling))
+def eval_sampling(cfg: TrainConfig, env_id: str | None = None) -> Sampling:
+    """The engine's sampling in evaluation (:meth:`EvalConfig.sampling`).
+
+    With ``env_id``: that game's (:meth:`EvalConfig.sampling_for`, ``eval.game_sampling``).
+    """
+    if env_id is None:
+        return Sampling.of(cfg.eval.sampling(cfg.sampling))
+    return Sampling.of(cfg.eval.sampling_for(cfg.sampling, env_id))
 
 
 async def evaluate_policy(
@@ -95,7 +101,8 @@ async def evaluate_policy(
 ) -> Evaluation:
     """Play the policy of ``step`` against ``cfg.eval.opponents``; every rank calls it.
 
-    The policy samples at ``eval.temperature`` and ``eval.top_p`` through ``engine``; games
+    The policy samples at ``eval.temperature`` and ``eval.top_p`` through ``engine`` (a game
+    named in ``eval.game_sampling`` as it says); games
     land in the results store (:func:`eval_db`) under the run ``<run_name>/eval/step-NNNNNN``,
     so a re-run of the same step resumes it.
     """
@@ -104,10 +111,17 @@ async def evaluate_policy(
     sampling = eval_sampling(cfg)
     temperature = sampling.temperature
     client = EngineClient(engine, sampling, max_batch_size=cfg.rollout.max_batch_size)
+    # A game with sampling of its own (eval.game_sampling) gets a client of its own.
+    clients = {
+        env_id: EngineClient(
+            engine, eval_sampling(cfg, env_id), max_batch_size=cfg.rollout.max_batch_size
+        )
+        for env_id in cfg.eval.game_sampling
+    }
     name = f"{cfg.run.name}@step-{step}"
 
     def build(env_id: str, seed: int) -> Player:
-        return configured_player(cfg, client, encoder, seed, name=name)
+        return configured_player(cfg, clients.get(env_id, client), encoder, seed, name=name)
 
     params: dict[str, Any] = {
         "run": cfg.run.name,
@@ -117,6 +131,10 @@ async def evaluate_policy(
     }
     if cfg.eval.top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
+    if cfg.eval.game_sampling:  # likewise
+        params["game_sampling"] = {
+            env_id: settings_to_dict(game) for env_id, game in cfg.eval.game_sampling.items()
+        }
     policy = runner.Entrant(name, "policy", params, build)
     selves = past_selves(cfg, step)  # eval.past_checkpoints: the policy of earlier steps
     rivals = {
@@ -153,7 +171,8 @@ async def evaluate_policy(
         found.metrics.update(alias_metrics(found.metrics, selves))
         return found
     finally:
-        await client.aclose()
+        for used in (client, *clients.values()):
+            await used.aclose()
         for past in selves:  # each past checkpoint is played once: free its model
             await opponents.release(past.path)
 

@@ -66,7 +66,8 @@ class OpponentPlayers:
         """The backend of an endpoint opponent (one per name, kept for the run).
 
         Asked as the policy is (``cfg.answer``), but with neither its prefix nor
-        its chat template kwargs (they belong to the policy's template); sampling: the opponent's
+        its chat template kwargs (they belong to the policy's template), and with the entry's
+        persona (``system_prompt``) if it has one; sampling: the opponent's
         temperature (else the training one), the training top-p and response budget; its seed
         derives from the run's seed and ``name`` (default: the spec).
         """
@@ -89,7 +90,12 @@ class OpponentPlayers:
                 config.base_url,
                 api_key_env=config.api_key_env,
                 sampling=sampling,
-                asking=replace(cfg.answer, response_prefix="", chat_template_kwargs={}),
+                asking=replace(
+                    cfg.answer,
+                    response_prefix="",
+                    chat_template_kwargs={},
+                    system_prompt=config.system_prompt,
+                ),
                 seed=derive_seed(cfg.run.seed, "endpoint", name),
             )
             self._backends[name] = backend

@@ -39,9 +39,16 @@ from typing import Any
 import numpy as np
 
 from opponents.registry import KINDS, parse_spec
+from strategic_arena.actions import TEXT_MOVE
 from strategic_arena.arena.match import MatchRecord, play_match
 from strategic_arena.asking import Asking
-from strategic_arena.backends import ChatResult, Messages, TokenTrace, public_url
+from strategic_arena.backends import (
+    ChatResult,
+    Messages,
+    TokenTrace,
+    public_url,
+    with_system_prompt,
+)
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
@@ -68,7 +75,9 @@ class PromptEncoder:
 
     Args:
         tokenizer: a Hugging Face tokenizer with a chat template.
-        asking: how the model is asked (its prefix and template kwargs are used here).
+        asking: how the model is asked (its prefix, template kwargs and persona, put before
+            the system prompt as :class:`~strategic_arena.backends.OpenAIBackend` does, are
+            used here).
     """
 
     def __init__(self, tokenizer: Any, asking: Asking | None = None) -> None:
@@ -76,6 +85,7 @@ class PromptEncoder:
         self.tokenizer = tokenizer
         self.response_prefix = asking.response_prefix
         self.chat_template_kwargs = dict(asking.chat_template_kwargs)
+        self.system_prompt = asking.system_prompt
 
     def encode(
         self,
@@ -89,7 +99,7 @@ class PromptEncoder:
         """
         extra = {"tools": [dict(tool) for tool in tools]} if tools else {}
         text = self.tokenizer.apply_chat_template(
-            [dict(m) for m in messages],
+            with_system_prompt(messages, self.system_prompt),
             tokenize=False,
             add_generation_prompt=True,
             **extra,
@@ -230,8 +240,10 @@ def learner_turns(
             mine = [i for i, who in enumerate(seats) if who == seat]
             game_rewards.update(zip(mine, seat_game_rewards(paid, seats, seat), strict=True))
     turns = []
+    sent = -1  # index of the latest move that reached the game (Episode.moves)
     for index, move in enumerate(record.moves):
         trace = move.decision.trace
+        sent += move.action == TEXT_MOVE
         if move.seat not in learner_seats or trace is None:
             continue
         turns.append(
@@ -246,6 +258,7 @@ def learner_turns(
                 error_kind=None if move.error is None else move.error.kind,
                 weight_version=trace.weight_version,
                 game_reward=game_rewards.get(index, 0.0),
+                move_index=sent if move.action == TEXT_MOVE else None,
             )
         )
     return turns
@@ -292,7 +305,8 @@ class OpponentPool:
         """The pool of the ``games`` section (no snapshots yet)."""
         entries = [
             PoolEntry(
-                name=o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}",
+                name=o.name
+                or (o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}"),
                 weight=o.weight,
                 games=tuple(o.games) if o.games is not None else None,
                 from_step=o.from_step,
@@ -434,7 +448,16 @@ def episode_from_record(record: MatchRecord, plan: GamePlan, spec: GameSpec) -> 
         num_seats=spec.num_players,
         num_moves=len(record.moves),
         final_rewards=tuple(paid[-1]) if paid else None,
+        moves=played_moves(record),
     )
+
+
+def played_moves(record: MatchRecord) -> tuple[tuple[int, str], ...]:
+    """``(seat, text)`` of every move of ``record`` that reached the game (its free-text moves).
+
+    Menu games keep their action history instead (``record.history``): none here.
+    """
+    return tuple((move.seat, move.action_text) for move in record.moves if move.action == TEXT_MOVE)
 
 
 #: Times a game stopped by a server failure (an endpoint opponent's) is played again.

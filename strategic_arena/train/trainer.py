@@ -58,8 +58,8 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.rl.definitions import score
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.rl.rewards import score
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker

@@ -250,7 +250,8 @@ class VLLMServerEngine:
 
     def logprobs_match_learner(self, sampling: Sampling) -> bool:
         """Processed log-probs are ``log_softmax(logits / T)`` unless top-k / top-p truncate."""
-        return sampling.greedy or (sampling.top_k <= 0 and sampling.top_p >= 1.0)
+        untruncated = sampling.top_k <= 0 and sampling.top_p >= 1.0 and sampling.min_p <= 0.0
+        return sampling.greedy or untruncated
 
     def sleep(self) -> None:
         """Before an update: ``POST /sleep?level=N`` on every server (sleep mode on only).
@@ -399,6 +400,7 @@ class VLLMServerEngine:
             "stop_token_ids": self.stop_ids,
             "skip_special_tokens": False,
             **NEUTRAL_SAMPLING,
+            "min_p": sampling.min_p,
         }
         if sampling.stop:
             body["stop"] = list(sampling.stop)

@@ -14,6 +14,11 @@ from strategic_arena.actions import TEXT_MOVE, Action  # noqa: E402
 from strategic_arena.arena.match import play_match_sync  # noqa: E402
 from strategic_arena.arena.replay import replay_game  # noqa: E402
 from strategic_arena.arena.store import ResultsStore  # noqa: E402
+from strategic_arena.games import textarena_games  # noqa: E402
+from strategic_arena.games.codenames_words import (  # noqa: E402
+    PACKAGED_WORDS,
+    codenames_word_source,
+)
 from strategic_arena.players import RandomPlayer  # noqa: E402
 from strategic_arena.prompting import render_messages  # noqa: E402
 from strategic_arena.styles import STYLES, get_style  # noqa: E402
@@ -23,23 +28,18 @@ GOLDEN = Path(__file__).parent.parent / "golden"
 TEXT_STYLES = [name for name in STYLES if not get_style(name).menu_only]
 
 
-def _has_codenames_words() -> bool:
-    """Codenames draws its board from NLTK's ``words`` corpus, which TextArena downloads."""
-    try:
-        import nltk
+@pytest.fixture(autouse=True)
+def packaged_codenames_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codenames dealt from the package's words, whatever NLTK data the machine has.
 
-        nltk.data.find("corpora/words")
-    except LookupError:
-        return False
-    return True
+    The golden prompts pin those boards; where NLTK's corpus is installed the entry deals from
+    it instead (``test_codenames_deals_from_nltk_where_its_corpus_is``).
+    """
+    monkeypatch.setattr(textarena_games, "codenames_word_source", lambda: "package")
 
 
-#: The entries playable here (Codenames needs NLTK's word list: ``nltk.download('words')``).
-PLAYABLE = [
-    env_id
-    for env_id in sa.list_text_envs()
-    if env_id != "mindgames_codenames-v0" or _has_codenames_words()
-]
+#: Every curated entry plays here (Codenames from the package's words offline).
+PLAYABLE = sa.list_text_envs()
 
 
 def golden_views(env_id: str) -> list[sa.SeatView]:
@@ -69,8 +69,6 @@ def rendered(env_id: str, style: str) -> str:
 @pytest.mark.parametrize("env_id", PLAYABLE)
 def test_golden_prompt(env_id: str, style: str, update_golden: bool) -> None:
     path = GOLDEN / env_id / f"{style}.txt"
-    if not path.exists() and not update_golden and env_id == "mindgames_codenames-v0":
-        pytest.skip("Codenames' golden prompts are written where NLTK's words corpus is")
     text = rendered(env_id, style)
     if update_golden:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,6 +180,34 @@ def test_the_generic_adapter_passes_the_conformance_check() -> None:
 
     result = check_game("textarena/SimpleNegotiation-v0", num_cycles=30, round_trip_games=1)
     assert result.decisions >= 1
+
+
+def test_codenames_deals_its_board_from_the_packaged_words_offline() -> None:
+    env = sa.make("mindgames_codenames-v0")
+    env.reset(seed=0)
+    board = env.spiel_state.referee_env().board
+    assert len(board) == 25 and set(board) <= set(PACKAGED_WORDS)
+    assert sorted(board.values()) == sorted("R" * 9 + "B" * 8 + "N" * 7 + "A")
+
+
+def test_codenames_deals_from_nltk_where_its_corpus_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With NLTK's source the entry is TextArena's own Codenames (NLTK's words, tagged nouns):
+    # here, without the corpus, TextArena cannot start it; with it, it deals NLTK's nouns.
+    installed = codenames_word_source() == "nltk"
+    monkeypatch.setattr(textarena_games, "codenames_word_source", lambda: "nltk")
+    env = sa.make("mindgames_codenames-v0")
+    if not installed:
+        with pytest.raises(ValueError, match="TextArena cannot start mindgames_codenames-v0"):
+            env.reset(seed=0)
+        return
+    env.reset(seed=0)
+    assert not set(env.spiel_state.referee_env().board) <= set(PACKAGED_WORDS)
+
+
+def test_the_packaged_words_fit_textarenas_filter() -> None:
+    # TextArena keeps words shorter than 8 letters; a clue is a \w+ token: no spaces, no hyphens.
+    assert len(PACKAGED_WORDS) >= 25 and len(set(PACKAGED_WORDS)) == len(PACKAGED_WORDS)
+    assert all(word.isalpha() and word.islower() and len(word) < 8 for word in PACKAGED_WORDS)
 
 
 def test_codenames_seats_are_two_teams_of_two() -> None:

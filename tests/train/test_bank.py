@@ -276,6 +276,8 @@ def test_state_round_trip_draws_the_same_next_batch() -> None:
 def test_an_episode_survives_plain_data() -> None:
     game = episode(SHORT, 3, 1.5, seed=4)
     game.turns[0].weight_version = 2
+    game.turns[0].move_index = 0
+    game.moves = ((0, "[A5 B10 C5]"), (1, "[A7 B7 C6]"))  # a free-text game's replayable moves
     assert episode_from_dict(json.loads(json.dumps(dataclasses.asdict(game)))) == game
 
 

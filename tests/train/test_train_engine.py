@@ -216,3 +216,14 @@ def test_a_stop_string_ends_the_response_with_the_token_that_completes_it(
         else:
             assert after.token_ids == before.token_ids
     assert hits >= 1
+
+
+def test_the_prompt_encoder_puts_a_persona_first_as_an_endpoint_gets_it(
+    tiny: tuple[Any, Any],
+) -> None:
+    _, tokenizer = tiny
+    messages = [{"role": "system", "content": "Rules."}, {"role": "user", "content": "Move?"}]
+    merged = [{"role": "system", "content": "Be bold.\n\nRules."}, messages[1]]
+    persona = PromptEncoder(tokenizer, Asking(system_prompt="Be bold."))
+    assert persona.encode(messages) == PromptEncoder(tokenizer).encode(merged)
+    assert PromptEncoder(tokenizer).encode(messages) != persona.encode(messages)

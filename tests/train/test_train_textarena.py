@@ -73,6 +73,8 @@ def test_mindgames_config_self_plays_the_three_player_game(tiny_overrides: Overr
         CONFIGS / "mindgames_multi_game.yaml",
         tiny_overrides(
             "games.ids=[mindgames_three_player_ipd-v0]",
+            "games.self_play_weight=1.0",
+            "games.opponents=[]",
             "rollout.engine=transformers",
             "model.gradient_checkpointing=false",
             "answer.chat_template_kwargs={}",

@@ -151,7 +151,17 @@ def staleness_fits_the_loop(cfg: TrainConfig) -> list[str]:
     return problems
 
 
-#: Every cross-section rule, in the order their problems are reported.
+def reward_definitions_exist(cfg: TrainConfig) -> list[str]:
+    """``rewards.definitions`` names registered reward definitions.
+
+    A game the run does not train on may keep its entry (``--set games.ids=[...]`` narrows a
+    recipe).
+    """
+    from strategic_arena.rl.definitions import check_definitions  # the games: OpenSpiel
+
+    return check_definitions(cfg.rewards)
+
+
 def past_checkpoints_are_kept(cfg: TrainConfig) -> list[str]:
     """The checkpoints ``eval.past_checkpoints`` plays exist when it plays them (eval x run).
 
@@ -182,6 +192,7 @@ def past_checkpoints_are_kept(cfg: TrainConfig) -> list[str]:
     return problems
 
 
+#: Every cross-section rule, in the order their problems are reported.
 CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     training_samples,
     prompt_set_loads,
@@ -195,6 +206,7 @@ CHECKS: tuple[Callable[[TrainConfig], list[str]], ...] = (
     staleness_fits_the_loop,
     past_checkpoints_are_kept,
     policies_fit,
+    reward_definitions_exist,
 )
 
 

@@ -56,6 +56,13 @@ class OpponentConfig:
     an endpoint is sent no key unless one is named for it."""
     temperature: float | None = None
     """Sampling temperature of an endpoint or checkpoint opponent (``null``: the training one)."""
+    system_prompt: str | None = None
+    """A persona for an endpoint opponent: a system prompt put before the game's own in its
+    every request (In2AI prompted one model aggressive, cooperative, unpredictable and
+    analytical); ``null``: none."""
+    name: str | None = None
+    """The entry's label in episodes and metrics (default: the spec, and the endpoint's URL);
+    name each persona of one model apart."""
 
 
 def _before(func: Any) -> Any:
@@ -513,6 +520,11 @@ class EvalConfig:
     step s - k (the initial model at s = k) on every training game, reported as
     ``eval/<env>/self-t<k>/...``. SPIRAL: [16], its win rate against itself 16 steps earlier.
     k and eval.every must be multiples of run.checkpoint_every."""
+    game_sampling: dict[str, Sampling] = field(default_factory=dict)
+    """Sampling per game in evaluation, over the evaluation's own: each key set wins for that
+    game and goes in every request of its games (In2AI's Table 4: ``{mindgames_codenames-v0:
+    {temperature: 0.7, top_p: 0.8, top_k: 30, min_p: 0.05}}``); a game not named samples as
+    the rest of the evaluation."""
 
     def sampling(self, training: Sampling) -> Sampling:
         """How the policy samples in evaluation.
@@ -522,6 +534,22 @@ class EvalConfig:
         temperature = training.temperature if self.temperature is None else self.temperature
         top_p = training.top_p if self.top_p is None else self.top_p
         return replace(training, temperature=temperature, top_p=top_p)
+
+    def sampling_for(self, training: Sampling, env_id: str) -> Sampling:
+        """How the policy samples in the evaluation games of ``env_id``.
+
+        :meth:`sampling`, with the fields ``game_sampling[env_id]`` sets.
+        """
+        base = self.sampling(training)
+        game = self.game_sampling.get(env_id)
+        if game is None:
+            return base
+        chosen = {
+            name: getattr(game, name)
+            for name in ("temperature", "top_p", "top_k", "min_p", "max_tokens", "stop", "seed")
+            if getattr(game, name) not in (None, ())
+        }
+        return replace(base, **chosen)
 
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""
@@ -533,6 +561,7 @@ class EvalConfig:
         if self.temperature is not None and self.temperature < 0:
             problems.append("eval.temperature must be >= 0 (0: greedy)")
         problems += env_problems(list(self.opponents))
+        problems += env_problems(list(self.game_sampling))
         for entries in self.opponents.values():
             for entry in entries:
                 if isinstance(entry, str):

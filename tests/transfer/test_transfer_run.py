@@ -166,6 +166,27 @@ def stored_answers(db: Path) -> int:
         return 0
 
 
+def transfer_run_command(benchmark: str, data_dir: Path, base_url: str, db: Path) -> list[str]:
+    """``transfer run`` of one benchmark with SPIRAL's protocol, as a subprocess's arguments."""
+    return [
+        sys.executable,
+        "-m",
+        "strategic_arena.cli",
+        "transfer",
+        "run",
+        "--paper",
+        "spiral",
+        "--benchmarks",
+        benchmark,
+        "--data-dir",
+        str(data_dir),
+        "--base-url",
+        base_url,
+        "--db",
+        str(db),
+    ]
+
+
 def test_kill_9_mid_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     folder = write_data(tmp_path / "data")
     planned = runs(folder, 4, ("pass@1",))[:1]
@@ -175,25 +196,11 @@ def test_kill_9_mid_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     server = FaultServer(service=oracle)  # type: ignore[arg-type]
     db = tmp_path / "killed.sqlite"
     args = [
-        sys.executable,
-        "-m",
-        "strategic_arena.cli",
-        "transfer",
-        "run",
-        "--paper",
-        "spiral",
-        "--benchmarks",
-        "arithmetic",
+        *transfer_run_command("arithmetic", folder, server.base_url, db),
         "--samples",
         "4",
-        "--data-dir",
-        str(folder),
-        "--base-url",
-        server.base_url,
         "--api-key-env",
         "NO_KEY_HERE",
-        "--db",
-        str(db),
         "--label",
         "after",
         "--concurrency",
@@ -225,23 +232,7 @@ def test_kill_9_mid_run_resumes_to_the_same_result(tmp_path: Path) -> None:
 
 def test_missing_file_is_one_clear_line(tmp_path: Path) -> None:
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "strategic_arena.cli",
-            "transfer",
-            "run",
-            "--paper",
-            "spiral",
-            "--benchmarks",
-            "aime24",
-            "--data-dir",
-            str(tmp_path),
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--db",
-            str(tmp_path / "x.sqlite"),
-        ],
+        transfer_run_command("aime24", tmp_path, "http://127.0.0.1:9/v1", tmp_path / "x.sqlite"),
         capture_output=True,
         text=True,
         timeout=120,

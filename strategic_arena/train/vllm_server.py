@@ -335,9 +335,13 @@ class VLLMServer:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-            # The engine's worker processes share the group: make sure none is left.
+            # The engine's worker processes share the group: make sure none is left, and
+            # wait until they have ended. SIGKILL is delivered at once, but a worker holding
+            # gigabytes takes a moment to exit, and a caller that starts the next server or
+            # checks for leftovers right after ``stop`` must not find it still running.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
+            _wait_for_group_exit(process.pid, timeout_s=10.0)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -352,6 +356,31 @@ class VLLMServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def running_group_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that have not yet exited (Linux ``/proc``; ``[]`` elsewhere).
+
+    A zombie -- exited, not yet reaped -- does not count: it holds no memory, no port and no
+    GPU, and a container whose init never reaps orphans would keep it forever.
+    """
+    running = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # The command name in parentheses may hold spaces or ")": split after the last one.
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # the process ended while we looked
+        if int(group) == pgid and state != "Z":
+            running.append(int(stat.parent.name))
+    return running
+
+
+def _wait_for_group_exit(pgid: int, timeout_s: float) -> None:
+    """Poll until no process of group ``pgid`` is running, for at most ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while running_group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def start_all(servers: Sequence[VLLMServer]) -> None:

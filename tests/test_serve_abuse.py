@@ -74,6 +74,20 @@ def connect(server: PlayerServer, timeout: float = 10) -> socket.socket:
     return socket.create_connection((address.hostname, address.port), timeout=timeout)
 
 
+def still_open(sock: socket.socket) -> bool:
+    """Whether the server has neither answered nor closed ``sock`` (nothing to read yet)."""
+    sock.setblocking(False)
+    try:
+        sock.recv(1)
+    except BlockingIOError:
+        return True
+    except OSError:  # reset by the server
+        return False
+    finally:
+        sock.setblocking(True)
+    return False
+
+
 def answer(sock: socket.socket) -> bytes:
     """One whole HTTP answer read from ``sock``: its head and the body its length announces."""
     data = b""
@@ -202,14 +216,14 @@ def test_normal_requests_are_answered_under_slowloris_and_crafted_searches(
         for _ in range(8):
             crafted.append(connect(server))
             crafted[-1].sendall(head + body)
-        started = time.perf_counter()
         status, reply = post(server.base_url, chat(seat_field(KUHN)), timeout=30)
-        waited = time.perf_counter() - started
         assert status == 200, reply
         legal = {int(a): t for a, t in seat_field(KUHN)["legal_actions"].items()}
         move = validate(KUHN, reply["choices"][0]["message"]["content"], legal)
         assert isinstance(move, Action) and move.id in legal
-        assert waited < 10, waited  # generous: it takes milliseconds (before: minutes)
+        # The answer came while every slow connection was still held open: it did not wait
+        # for their deadlines (the server answers or closes a connection at its deadline).
+        assert all(still_open(sock) for sock in slow)
         for sock in crafted:  # and the crafted ones were refused, not searched
             assert answer(sock).startswith(b"HTTP/1.1 400 ")
     finally:

@@ -179,7 +179,7 @@ def measure(args: argparse.Namespace) -> Result:
         server = FaultServer(
             rate=args.fault_rate,
             seed=args.seed,
-            slow_s=args.timeout + 1.0,
+            slow_s=args.timeout + 60.0,  # a cap: a slow answer waits for the hang-up
             kinds=INFRASTRUCTURE_FAULTS,
             service=service,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import sys
 import threading
@@ -52,13 +53,27 @@ class LoopbackServer:
         self.httpd.server_close()
 
 
+def wait_for_hangup(connection: socket.socket, cap_s: float) -> None:
+    """Block until the client closes ``connection`` (or sends more), for at most ``cap_s``.
+
+    A "slow" answer that waits for the client to give up outlasts any client deadline without
+    the test choosing a sleep longer than it: the client's deadline can stay generous (an honest
+    answer on a loaded machine never reaches it) and a slow fault still costs only that deadline.
+    """
+    deadline = time.monotonic() + cap_s
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], left)
+        if readable:  # the request was read whole: anything readable now is the hang-up
+            return
+
+
 class FaultServer(LoopbackServer):
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
     Faults come from the scripted list ``faults`` first (``500``, ``400``, ``408``, ``429`` with
     ``Retry-After: 0``, ``malformed`` JSON (cut in the middle), ``empty`` choices, ``blank``
-    content, ``drop`` (the connection closed without a reply), ``truncated`` answers,
-    ``slow`` answers that outlast the client's timeout, ``reasoning`` returned apart from the
+    content, ``drop`` (the connection closed without a reply), ``truncated`` answers, ``slow``:
+    no answer until the client hangs up (at most ``slow_s``), ``reasoning`` returned apart from the
     content, ``wrong_tool``: a call of another tool than ``play``, or ``ok``); once it is empty,
     each request gets a fault from ``kinds`` (default :data:`RANDOM_FAULTS`) with probability
     ``rate`` (seeded). ``service`` answers the requests (default: a ``random`` player).
@@ -71,7 +86,7 @@ class FaultServer(LoopbackServer):
         faults: list[str] | None = None,
         rate: float = 0.0,
         seed: int = 0,
-        slow_s: float = 2.0,
+        slow_s: float = 120.0,
         kinds: tuple[str, ...] = RANDOM_FAULTS,
         service: PlayerService | None = None,
     ) -> None:
@@ -100,8 +115,8 @@ class FaultServer(LoopbackServer):
                 outer.seen_game_headers.append(self.headers.get(GAME_HEADER))
                 outer.seen_bodies.append(body)
                 fault = outer.next_fault(self.headers.get("Authorization", ""))
-                if fault == "slow":
-                    time.sleep(outer.slow_s)  # longer than the client's timeout
+                if fault == "slow":  # no answer until the client gives up (or slow_s passes)
+                    wait_for_hangup(self.connection, outer.slow_s)
                 if fault == "echo-key":  # a 401-style error that repeats the key it got
                     key = self.headers.get("Authorization", "")
                     self.reply(500, {"error": {"message": f"bad key {key}"}})

@@ -235,12 +235,19 @@ def test_the_report_never_cuts_names(tmp_path: Path) -> None:
     assert "a-rather-long-name-v2.5-instruct" in text
 
 
+#: eval's --timeout in the fault benchmark's tests: an injected slow answer costs it, and an
+#: honest one on a loaded machine never reaches it (exact failure counts are asserted).
+FAULT_TIMEOUT_S = 3.0
+
+
 def test_the_fault_benchmark_in_small(tmp_path: Path) -> None:
     # benchmarks/bench_faults.py at a tiny size: SIGKILLs at random moments and a server failing
     # 30% of requests change nothing in the scored games.
     from benchmarks.bench_faults import measure, parse
 
-    args: argparse.Namespace = parse(["--games", "6", "--kills", "2", "--max-delay", "0.5"])
+    args: argparse.Namespace = parse(
+        ["--games", "6", "--kills", "2", "--max-delay", "0.5", "--timeout", str(FAULT_TIMEOUT_S)]
+    )
     result = measure(args)
     assert result.kills == 2 and sum(result.injected.values()) > 0
     assert result.scored_games == result.reference_games == 12
@@ -256,7 +263,7 @@ def test_the_fault_benchmark_records_every_injected_failure_without_kills() -> N
     # recorded exactly once, apart from the scored games, and the report shows them.
     from benchmarks.bench_faults import measure, parse
 
-    result = measure(parse(["--games", "6", "--kills", "0"]))
+    result = measure(parse(["--games", "6", "--kills", "0", "--timeout", str(FAULT_TIMEOUT_S)]))
     assert sum(result.injected.values()) > 0
     assert result.failed_requests_recorded == sum(result.injected.values())
     assert result.scored_games == result.reference_games == 12

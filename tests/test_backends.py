@@ -21,6 +21,9 @@ from strategic_arena.backends import OpenAIBackend
 from tests.servers import FaultServer
 
 SECRET = "sk-test-secret-never-stored"
+#: The deadline where a test injects slow faults: each costs it, and an honest reply on a loaded
+#: machine still has room (milliseconds of work).
+SLOW_TIMEOUT_S = 2.0
 
 
 @pytest.fixture
@@ -31,7 +34,9 @@ def faulty() -> Iterator[FaultServer]:
 
 
 def backend(url: str, **kwargs: Any) -> OpenAIBackend:
-    options: dict[str, Any] = {"timeout_s": 1.0, "backoff_base_s": 0.01, "seed": 0}
+    # A generous deadline: an honest answer on a loaded machine never reaches it, so every
+    # timeout a test counts is an injected "slow" fault (which waits for the client to hang up).
+    options: dict[str, Any] = {"timeout_s": 30.0, "backoff_base_s": 0.01, "seed": 0}
     options.update(kwargs)
     return OpenAIBackend("random", url, api_key=SECRET, **options)
 
@@ -84,7 +89,10 @@ def test_one_backend_serves_several_event_loops_and_closes_each_client(
 @pytest.mark.parametrize("fault", ["500", "429", "malformed", "empty", "slow", "blank", "drop"])
 def test_retryable_faults_are_retried_and_recorded(faulty: FaultServer, fault: str) -> None:
     faulty.faults = [fault, fault]
-    player = LLMPlayer(backend(faulty.base_url))
+    # A slow fault costs the whole deadline: a short one there, with room for the honest reply.
+    player = LLMPlayer(
+        backend(faulty.base_url, timeout_s=SLOW_TIMEOUT_S if fault == "slow" else 30)
+    )
     env = sa.make("connect_four-v0")
     env.reset(seed=0)
     decision = asyncio.run(player.act(sa.GameState("connect_four-v0", env.spiel_state.clone()), 0))
@@ -100,7 +108,8 @@ def test_backend_records_each_failure(faulty: FaultServer) -> None:
     messages = sa.render_messages("tic_tac_toe-v0", env.seat_view("player_0"))
     information = sa.SeatInformation.of(env.spec, env.spiel_state, 0)
     header = {GAME_HEADER: game_header(information, "marshal")}
-    result = asyncio.run(backend(faulty.base_url).complete(messages, headers=header))
+    client = backend(faulty.base_url, timeout_s=SLOW_TIMEOUT_S)
+    result = asyncio.run(client.complete(messages, headers=header))
     assert result.error is None and result.attempts == 5
     assert [f.split(":")[0] for f in result.failures] == [
         "500",
@@ -116,7 +125,8 @@ def test_giving_up_is_an_infrastructure_error_that_stops_the_game(
 ) -> None:
     # Not the model's doing: no policy applies (no re-ask, no random move, no forfeit).
     faulty.faults = ["500"] * 3
-    player = LLMPlayer(backend(faulty.base_url, max_attempts=3), Asking(policy=policy), seed=0)
+    client = backend(faulty.base_url, max_attempts=3, timeout_s=SLOW_TIMEOUT_S)
+    player = LLMPlayer(client, Asking(policy=policy), seed=0)
     record = play_match_sync("kuhn_poker-v0", [player, RandomPlayer(0)], seed=0)
     assert record.status == "incomplete" and record.forfeited_by is None
     assert record.returns == (0.0, 0.0) and len(record.moves) == 1

@@ -257,7 +257,7 @@ def test_a_trickling_server_is_cut_at_the_deadline(
                 "--num-games",
                 "2",
                 "--timeout",
-                "1",
+                "3",  # the preflight's two honest replies fit well inside; a trickle takes ~6 s
             )
         )
     # The preflight's model listing has the same deadline: trickled, it is cut.
@@ -271,7 +271,7 @@ def test_a_trickling_server_is_cut_at_the_deadline(
     with ResultsStore(db) as store:
         games = store.games(only_run(store), include_incomplete=True)
     assert len(games) == 2 and not any(game.scored for game in games)
-    assert all(g.infrastructure_error == "timeout: timeout: no reply within 1 s" for g in games)
+    assert all(g.infrastructure_error == "timeout: timeout: no reply within 3 s" for g in games)
     assert "2 failed requests (2 cut at the --timeout deadline); 2 games stopped" in out
     assert "2 still unscored and left out of every score: 2 given up (--max-replays" in out
 

@@ -86,11 +86,13 @@ def served() -> Iterator[PlayerServer]:
         yield server
 
 
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port nothing listens on: bound (so no other test can take it) but never listening,
+    so a connection to it is refused for as long as the test runs."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 def run_eval(db: Path, base_url: str, *extra: str) -> int:
@@ -109,9 +111,11 @@ def test_a_base_url_without_v1_is_named(
     assert "Traceback" not in err and not db.exists()
 
 
-def test_nothing_listening_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_listening_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], closed_port: int
+) -> None:
     db = tmp_path / "a.sqlite"
-    assert run_eval(db, f"http://127.0.0.1:{closed_port()}/v1", "--max-attempts", "1") == 2
+    assert run_eval(db, f"http://127.0.0.1:{closed_port}/v1", "--max-attempts", "1") == 2
     err = capsys.readouterr().err
     assert "nothing answers at 127.0.0.1:" in err and "is the server running" in err
     assert "0 models" not in err and not db.exists()
@@ -147,14 +151,14 @@ def test_a_server_without_a_tool_parser_is_named_for_style_tools(
 
 
 def test_grade_checks_the_endpoint_before_grading_anything(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], closed_port: int
 ) -> None:
     db = tmp_path / "g.sqlite"
     with ResultsStore(db) as store:
         run = store.run("test", 0, {})
         players = [RandomPlayer(0), RandomPlayer(1)]
         store.add_game(run, "g0", play_match_sync("tic_tac_toe-v0", players, 0))
-    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    dead = f"http://127.0.0.1:{closed_port}/v1"
     assert main(["grade", "--db", str(db), "--base-url", dead, "--quiet"]) == 2
     assert "nothing answers at" in capsys.readouterr().err
     with sqlite3.connect(db) as con:

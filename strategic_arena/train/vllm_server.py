@@ -341,7 +341,7 @@ class VLLMServer:
             # checks for leftovers right after ``stop`` must not find it still running.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-            _wait_for_group_exit(process.pid, timeout_s=10.0)
+            _wait_for_group_exit(process.pid, timeout_s=30.0)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

@@ -37,6 +37,7 @@ __all__ = [
     "SETTINGS_FILE",
     "Asking",
     "Sampling",
+    "game_sampling_params",
     "read_settings",
     "settings_from_dict",
     "settings_to_dict",
@@ -204,6 +205,19 @@ class Sampling:
         fields = {"top_k": self.top_k, "min_p": self.min_p}
         return {key: value for key, value in fields.items() if value is not None}
 
+    def over(self, base: Sampling) -> Sampling:
+        """``base`` with every field these settings set (unset: ``None`` or no stop strings).
+
+        A game's own sampling over the run's (``eval --game-sampling``, the trainer's
+        ``eval.game_sampling``): each field it sets wins for that game, the rest stay.
+        """
+        chosen = {
+            item.name: getattr(self, item.name)
+            for item in dataclasses.fields(self)
+            if getattr(self, item.name) not in (None, ())
+        }
+        return dataclasses.replace(base, **chosen)
+
 
 Settings = TypeVar("Settings", Asking, Sampling)
 
@@ -212,6 +226,16 @@ def settings_to_dict(settings: Asking | Sampling) -> dict[str, Any]:
     """``settings`` as plain JSON data (every field; tuples as lists)."""
     data = dataclasses.asdict(settings)
     return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
+
+
+def game_sampling_params(game_sampling: Mapping[str, Sampling]) -> dict[str, dict[str, Any]]:
+    """Per-game sampling as a player's stored parameters record it (``game_sampling``).
+
+    Each game's own settings as given (every field, unset ones ``None``), not merged with
+    the run's: the player's other parameters hold those. ``eval`` and the trainer's
+    evaluation both store this, so a report or replay reads one form.
+    """
+    return {env_id: settings_to_dict(game) for env_id, game in game_sampling.items()}
 
 
 def settings_from_dict(cls: type[Settings], data: Mapping[str, Any], where: str = "") -> Settings:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from strategic_arena.asking import Asking, Sampling
+from strategic_arena.asking import Asking, Sampling, settings_from_dict
 from strategic_arena.field_docs import field_docs
 from strategic_arena.styles import style_names
 
@@ -68,6 +69,42 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
     return value
+
+
+#: A comma between two ``KEY=VALUE`` pairs: not inside a JSON list (``stop=["a,b"]``).
+_PAIR_COMMA = re.compile(r",(?![^\[]*\])")
+
+
+def game_sampling_option(text: str) -> tuple[str, Sampling]:
+    """``ENV_ID:KEY=VALUE,...``: a game and sampling of its own (``eval --game-sampling``).
+
+    Each key is a :class:`~strategic_arena.asking.Sampling` field; a value is read as JSON
+    where it is JSON (``0.7``, ``40``, ``["</answer>"]``), else as text. The fields are checked
+    as a settings file's are (:func:`~strategic_arena.asking.settings_from_dict`: unknown keys
+    refused with the nearest known one, types and ranges named), so the command line and the
+    files share one reader.
+
+    Raises:
+        argparse.ArgumentTypeError: one line saying what is wrong.
+    """
+    env_id, colon, pairs = text.partition(":")
+    items = [pair.strip() for pair in _PAIR_COMMA.split(pairs) if pair.strip()]
+    if not colon or not env_id.strip() or not items or not all("=" in i for i in items):
+        raise argparse.ArgumentTypeError(
+            f"expected ENV_ID:KEY=VALUE[,KEY=VALUE...] (e.g. kuhn_poker-v0:temperature=0.7,"
+            f"top_k=40), got {text!r}"
+        )
+    data: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            data[key.strip()] = json.loads(value)
+        except ValueError:
+            data[key.strip()] = value.strip()
+    try:
+        return env_id.strip(), settings_from_dict(Sampling, data, env_id.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_settings_options(

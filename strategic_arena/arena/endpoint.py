@@ -9,17 +9,18 @@ the embedded solver suite when no endpoint is given (the README's main command).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.arena.preflight import check_request, choose_model, list_served_models
 from strategic_arena.arena.runner import Entrant
-from strategic_arena.asking import Asking, Sampling
+from strategic_arena.asking import Asking, Sampling, game_sampling_params
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.serve import PlayerServer
+from strategic_arena.turn import Player
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class ModelOptions:
             identity (see :meth:`Entrant.llm`).
         sampling: how it samples (:class:`~strategic_arena.asking.Sampling`; unset fields:
             the server's defaults).
+        game_sampling: per env id, sampling of that game's own: each field it sets wins over
+            ``sampling`` in every request of that game's games (MindGames' winner tuned
+            temperature, top-p, top-k and min-p per game); stored with the player's parameters
+            as ``game_sampling`` (:func:`~strategic_arena.asking.game_sampling_params`), as
+            the trainer's evaluation stores ``eval.game_sampling``.
     """
 
     base_url: str | None = None
@@ -53,25 +59,44 @@ class ModelOptions:
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     asking: Asking = field(default_factory=Asking)
     sampling: Sampling = field(default_factory=Sampling)
+    game_sampling: Mapping[str, Sampling] = field(default_factory=dict)
 
 
 def model_entrant(options: ModelOptions, base_url: str, model: str, seed: int | None) -> Entrant:
     """The model ``model`` at ``base_url`` as an arena entrant, asked as ``options`` say.
 
-    ``seed`` seeds the backend's retry jitter (``None``: the OS's entropy).
+    ``seed`` seeds the backend's retry jitter (``None``: the OS's entropy). A game of
+    ``options.game_sampling`` is played through a backend of its own, sampling as that game
+    says; the entrant is one player all the same (one name, one set of parameters).
     """
-    backend = OpenAIBackend(
-        model,
-        base_url,
-        api_key_env=options.api_key_env,
-        sampling=options.sampling,
-        asking=options.asking,
-        timeout_s=options.timeout_s,
-        max_attempts=options.max_attempts,
-        seed=seed,
-        max_reply_bytes=options.max_reply_bytes,
-    )
-    return Entrant.llm(backend, name=options.name)
+
+    def entrant(sampling: Sampling) -> Entrant:
+        backend = OpenAIBackend(
+            model,
+            base_url,
+            api_key_env=options.api_key_env,
+            sampling=sampling,
+            asking=options.asking,
+            timeout_s=options.timeout_s,
+            max_attempts=options.max_attempts,
+            seed=seed,
+            max_reply_bytes=options.max_reply_bytes,
+        )
+        return Entrant.llm(backend, name=options.name)
+
+    common = entrant(options.sampling)
+    if not options.game_sampling:
+        return common
+    builders = {
+        env_id: entrant(game.over(options.sampling)).build
+        for env_id, game in options.game_sampling.items()
+    }
+
+    def build(env_id: str, seed: int) -> Player:
+        return builders.get(env_id, common.build)(env_id, seed)
+
+    params = {**common.params, "game_sampling": game_sampling_params(options.game_sampling)}
+    return replace(common, params=params, build=build)
 
 
 def checked_entrant(
@@ -80,7 +105,8 @@ def checked_entrant(
     """:func:`model_entrant` after the preflight checks (:mod:`.preflight`) pass.
 
     ``model`` ``None``: the only model the endpoint lists. One real request, the first decision
-    of an ``env_id`` game in the requested style, must go through.
+    of an ``env_id`` game in the requested style, must go through, and one of each game of
+    ``options.game_sampling`` (sampling as that game does).
 
     Raises:
         PreflightError: the endpoint cannot serve the run; the message names the likely cause.
@@ -94,7 +120,9 @@ def checked_entrant(
     # asks once: an invalid answer is the model's business, not a reason to re-ask.
     forfeit = replace(options, asking=replace(options.asking, policy="forfeit"))
     probe = model_entrant(forfeit, base_url, name, seed)
-    check_request(probe, env_id, base_url, options.api_key_env)
+    # Each game's own sampling is asked once too: a setting the server refuses fails here.
+    for checked in dict.fromkeys([env_id, *options.game_sampling]):
+        check_request(probe, checked, base_url, options.api_key_env)
     return model_entrant(options, base_url, name, seed)
 
 

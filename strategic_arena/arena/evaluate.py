@@ -131,6 +131,8 @@ def evaluate(
         db: the results store (created if missing): a SQLite file, or a ``postgresql://`` URL
             that workers on many machines may share.
         model: the endpoint and how to ask it; ``base_url`` ``None`` serves the solver suite.
+            Its ``game_sampling`` (a game's own sampling) must name games of the run; model
+            opponents, asked like ``model``, sample per game the same way.
         protocol: a named protocol (:data:`~strategic_arena.arena.defaults.PROTOCOLS`) that
             sets games, opponents and games per setting.
         envs: games to play (default: the protocol's, else every curated game; with no
@@ -159,8 +161,8 @@ def evaluate(
             own endpoint only); never stored.
 
     Raises:
-        ValueError: bad settings (unknown game, protocol, opponent; counts below 1), before
-            any game is played.
+        ValueError: bad settings (unknown game, protocol, opponent; counts below 1; sampling
+            for a game the run does not play), before any game is played.
         PreflightError: the endpoint cannot serve the run (a ``ValueError``; the message names
             the likely cause); nothing is stored.
         EvalInterrupted: Ctrl-C; the games stored so far stay.
@@ -171,6 +173,7 @@ def evaluate(
     env_ids = list(envs or (chosen.env_ids if chosen else default_envs(model.base_url)))
     for env_id in env_ids:
         get_spec(env_id)  # unknown ids fail before anything starts
+    check_game_sampling(model.game_sampling, env_ids)
     if model.base_url is None:
         check_suite_covers(env_ids)
     if num_games is None:
@@ -192,16 +195,19 @@ def evaluate(
     built = {spec: Entrant.opponent(spec) for spec in wanted if models[spec] is None}
     if model.base_url is None:  # the embedded suite is no origin the user's key was for
         model = replace(model, api_key_env=None)
+    # The preflight asks for a game with the run's own sampling where one has it (each game
+    # with sampling of its own is asked too), so every sampling the run sends is tried once.
+    probed = next((e for e in env_ids if e not in model.game_sampling), env_ids[0])
     with served_endpoint(model, announce) as (base_url, model_name):
         # Before anything is stored: a configuration mistake must not become stored games.
-        candidate = checked_entrant(model, base_url, model_name, seed, env_ids[0])
+        candidate = checked_entrant(model, base_url, model_name, seed, probed)
         if model.base_url is not None:  # the embedded suite is sent none, nothing to say
             _announce_key(announce, base_url, model.api_key_env)
         for spec, opponent in models.items():
             if opponent is not None:  # another endpoint: checked like the evaluated one, and
                 # sent only the key named for it (none by default)
                 named = opponent.named_like(candidate)  # the evaluated model itself: one name
-                built[spec] = named.entrant(model, opponent_api_key_env, seed, env_ids[0])
+                built[spec] = named.entrant(model, opponent_api_key_env, seed, probed)
                 _announce_key(announce, opponent.base_url, opponent_api_key_env)
         for spec, pool in pools.items():
             built[spec] = pool.entrant([built[member] for _, member in pool.members])
@@ -249,6 +255,24 @@ def _announce_key(
     """Tell ``announce`` which key (by variable name) the endpoint at ``base_url`` is sent."""
     if announce is not None:
         announce(f"Endpoint {public_url(base_url)}: sent {key_source(api_key_env)}")
+
+
+def check_game_sampling(game_sampling: Mapping[str, Any], env_ids: Sequence[str]) -> None:
+    """Refuse sampling of its own for a game that is unknown or that the run does not play.
+
+    Raises:
+        ValueError: one line naming the game (and the run's games).
+    """
+    for env_id in game_sampling:
+        try:
+            get_spec(env_id)
+        except ValueError as error:
+            raise ValueError(f"--game-sampling {env_id}: {error}") from None
+        if env_id not in env_ids:
+            raise ValueError(
+                f"--game-sampling names {env_id}, which the run does not play (its games: "
+                f"{', '.join(env_ids)}); add it to --envs or drop the option"
+            )
 
 
 def check_suite_covers(env_ids: Sequence[str]) -> None:

@@ -44,6 +44,7 @@ from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,
     add_settings_options,
+    game_sampling_option,
     settings_from_args,
 )
 
@@ -186,6 +187,20 @@ def add_parsers(sub: Any) -> None:
         "evaluated model's endpoint only); the key is never stored",
     )
     games.add_argument(
+        "--game-sampling",
+        action="append",
+        type=game_sampling_option,
+        default=None,
+        metavar="ENV:KEY=VALUE,...",
+        help="a game's own sampling: the keys given override the sampling options in that "
+        "game's requests only (repeat the option per game), e.g. "
+        "mindgames_codenames-v0:temperature=0.7,top_p=0.8,"
+        "top_k=30,min_p=0.05 (MindGames' winner tuned them per game); keys: temperature, "
+        "top_p, top_k, min_p, max_tokens, stop (a JSON list), seed. The game must be one of "
+        "the run's; model opponents sample per game as the evaluated model does; stored with "
+        "the player as game_sampling",
+    )
+    games.add_argument(
         "--num-games",
         type=int,
         default=None,
@@ -312,16 +327,33 @@ def model_options(args: argparse.Namespace) -> ModelOptions:
     )
 
 
+def game_sampling(given: Sequence[tuple[str, Sampling]]) -> dict[str, Sampling]:
+    """The parsed ``--game-sampling`` options by game.
+
+    Raises:
+        ValueError: a game given twice (its settings go in one option).
+    """
+    chosen: dict[str, Sampling] = {}
+    for env_id, sampling in given:
+        if env_id in chosen:
+            raise ValueError(
+                f"--game-sampling names {env_id} twice; give its settings in one option"
+            )
+        chosen[env_id] = sampling
+    return chosen
+
+
 def _announce(message: str) -> None:
     print(message, file=sys.stderr)
 
 
 def eval_main(args: argparse.Namespace) -> int:
     """``eval``: evaluate, print the run's summary and report; 1 when games are left unscored."""
+    model = replace(model_options(args), game_sampling=game_sampling(args.game_sampling or []))
     try:
         result = evaluate(
             args.db,
-            model_options(args),
+            model,
             protocol=args.protocol,
             # --envs a,b c: each argument is a list already (see _names).
             envs=[env_id for names in args.envs for env_id in names] if args.envs else None,

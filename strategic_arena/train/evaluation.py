@@ -26,7 +26,7 @@ from strategic_arena.arena.evaluate import evaluation_tasks
 from strategic_arena.arena.match import MatchRecord
 from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.asking import settings_to_dict
+from strategic_arena.asking import game_sampling_params
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engine import Engine, EngineClient, Sampling
@@ -132,9 +132,7 @@ async def evaluate_policy(
     if cfg.eval.top_p is not None:  # stored only when set: earlier runs' players stay the same
         params["top_p"] = sampling.top_p
     if cfg.eval.game_sampling:  # likewise
-        params["game_sampling"] = {
-            env_id: settings_to_dict(game) for env_id, game in cfg.eval.game_sampling.items()
-        }
+        params["game_sampling"] = game_sampling_params(cfg.eval.game_sampling)
     policy = runner.Entrant(name, "policy", params, build)
     selves = past_selves(cfg, step)  # eval.past_checkpoints: the policy of earlier steps
     rivals = {

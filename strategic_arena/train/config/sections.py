@@ -538,18 +538,12 @@ class EvalConfig:
     def sampling_for(self, training: Sampling, env_id: str) -> Sampling:
         """How the policy samples in the evaluation games of ``env_id``.
 
-        :meth:`sampling`, with the fields ``game_sampling[env_id]`` sets.
+        :meth:`sampling`, with the fields ``game_sampling[env_id]`` sets
+        (:meth:`~strategic_arena.asking.Sampling.over`, as ``eval --game-sampling`` does).
         """
         base = self.sampling(training)
         game = self.game_sampling.get(env_id)
-        if game is None:
-            return base
-        chosen = {
-            name: getattr(game, name)
-            for name in ("temperature", "top_p", "top_k", "min_p", "max_tokens", "stop", "seed")
-            if getattr(game, name) not in (None, ())
-        }
-        return replace(base, **chosen)
+        return base if game is None else game.over(base)
 
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""

@@ -6,10 +6,10 @@ reads at the terminal comes from here, on stdout:
 * :func:`eval_table` -- after every evaluation, one row per game and opponent (both seats):
   games, mean return, win rate, invalid-answer rate;
 * :func:`run_summary` -- at the end (finished, stopped, or found already finished): where the
-  checkpoint, the metrics and the evaluation store are, the before/after table of the transfer
-  evaluation (reasoning benchmarks at checkpoints: :func:`transfer_summary`), a warning when
-  steps collapsed (no learning signal: :mod:`strategic_arena.train.collapse`), and the
-  commands to run next
+  checkpoint (a co-trained run: each policy's, :func:`policy_checkpoints`), the metrics and
+  the evaluation store are, the before/after table of the transfer evaluation (reasoning
+  benchmarks at checkpoints: :func:`transfer_summary`), a warning when steps collapsed (no
+  learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
   (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
   the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
   other asking setting included: :mod:`strategic_arena.train.serving`);
@@ -109,6 +109,21 @@ def finished_checkpoint(cfg: TrainConfig) -> Path | None:
     return path if step is not None and step >= cfg.run.steps else None
 
 
+def policy_checkpoints(cfg: TrainConfig) -> dict[str, Path | None]:
+    """Each co-trained policy's newest checkpoint directory (``None``: none saved).
+
+    Empty for a single-policy run; a co-trained policy's checkpoints are under its own folder
+    (:func:`~strategic_arena.train.config.policies.policy_output_dir`).
+    """
+    from strategic_arena.train.checkpoint import latest_checkpoint
+    from strategic_arena.train.config.policies import policy_output_dir
+
+    return {
+        policy.name: latest_checkpoint(policy_output_dir(cfg.run.output_dir, policy.name))
+        for policy in cfg.policies
+    }
+
+
 def run_summary(
     cfg: TrainConfig,
     steps: int,
@@ -142,6 +157,9 @@ def run_summary(
     lines = [head]
     if checkpoint is not None:
         lines.append(f"  checkpoint   {checkpoint}  (model: {checkpoint / 'policy'})")
+    for name, saved in policy_checkpoints(cfg).items():  # co-training: one per policy
+        where = f"{saved}  (model: {saved / 'policy'})" if saved is not None else "none saved"
+        lines.append(f"  checkpoint   {name}: {where}")
     metrics = output / "metrics.jsonl"
     if metrics.exists():
         lines.append(f"  metrics      {metrics}")

@@ -24,7 +24,15 @@ own module.
 
 Not supported with several policies (the config check says so): asynchronous rollouts, an
 episode bank, an opponent pool or snapshots, the trainer's solver evaluation, sleep mode and
-external servers. Ctrl-C stops after saving what the last completed step left.
+external servers.
+
+**Ctrl-C** stops as the single trainer does (:mod:`strategic_arena.train.interrupt`): the first
+drops a step whose games are still being played, or lets the step finish (every policy
+updated and synced), then saves every policy's checkpoint of the last completed step; a second
+aborts at once. Policies are saved only together, at one step: a second Ctrl-C during the
+policies' updates (some updated, some not) saves nothing, and each policy's last checkpoint
+stays what a rerun resumes from. The closing summary names each policy's last checkpoint
+(:func:`strategic_arena.train.console.policy_checkpoints`).
 """
 
 from __future__ import annotations
@@ -39,9 +47,10 @@ from pathlib import Path
 
 from strategic_arena.rl.episode import Episode
 from strategic_arena.train.config import TrainConfig, validate
-from strategic_arena.train.config.policies import PolicyConfig
+from strategic_arena.train.config.policies import PolicyConfig, policy_output_dir
 from strategic_arena.train.dist import DistInfo
 from strategic_arena.train.engine import Engine
+from strategic_arena.train.interrupt import StopRequest
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.rollout import (
     OpponentPool,
@@ -74,7 +83,7 @@ def policy_config(cfg: TrainConfig, policy: PolicyConfig) -> TrainConfig:
     run = dataclasses.replace(
         cfg.run,
         name=f"{cfg.run.name}/{policy.name}",
-        output_dir=str(Path(cfg.run.output_dir) / "policies" / policy.name),
+        output_dir=str(policy_output_dir(cfg.run.output_dir, policy.name)),
         tensorboard=False,
     )
     advantage = cfg.advantage if policy.advantage is None else policy.advantage
@@ -153,6 +162,8 @@ class CoTrainer:
         self.metrics = MetricsLogger(self.output_dir, tensorboard=cfg.run.tensorboard)
         self.metrics.truncate_after(self.step)
         self.last_episodes: list[Episode] = []
+        self._stop = StopRequest()  # Ctrl-C (see the module docstring)
+        self._stage = "idle"  # "generate", "update" (any policy's weights may move) or "idle"
 
     def generate(self, step: int) -> list[Episode]:
         """Stage 1: the step's games, each seat played by its policy."""
@@ -165,7 +176,9 @@ class CoTrainer:
     def train_step(self) -> dict[str, float]:
         """Generate, score, then per policy advantage, update and sync; returns the metrics."""
         step = self.step
+        self._stage = "generate"
         episodes = self.generate(step)
+        self._stage = "update"
         first = next(iter(self.trainers.values()))  # the score stage is the run's, not a policy's
         first.score_metrics = {}
         first.score(episodes)
@@ -181,6 +194,7 @@ class CoTrainer:
         metrics.update(rollout_metrics(episodes))
         metrics["train/dropped_games"] = float(self.runner.dropped)
         self.step = step + 1
+        self._stage = "idle"
         self.last_episodes = episodes
         return metrics
 
@@ -190,24 +204,38 @@ class CoTrainer:
             trainer.save_checkpoint()
 
     def train(self, *, on_step: Callable[[int, dict[str, float]], None] | None = None) -> int:
-        """Train until ``run.steps``; returns the number of completed steps."""
+        """Train until ``run.steps``; returns the number of completed steps.
+
+        Ctrl-C stops as the module docstring says.
+        """
         cfg = self.cfg
         saved = self.step
-        try:
-            while self.step < cfg.run.steps:
-                metrics = self.train_step()
-                if self.step % cfg.run.log_every == 0 or self.step == cfg.run.steps:
-                    self.metrics.log(self.step, metrics)
-                    log.info("step %d: reward=%.4g", self.step, metrics.get("train/reward", 0.0))
-                if on_step is not None:
-                    on_step(self.step, metrics)
-                if cfg.run.checkpoint_every and self.step % cfg.run.checkpoint_every == 0:
-                    self.save_checkpoint()
+        with self._stop.handling_ctrl_c(lambda: self._stage == "generate"):
+            try:
+                while self.step < cfg.run.steps and not self._stop.requested:
+                    metrics = self.train_step()
+                    if self.step % cfg.run.log_every == 0 or self.step == cfg.run.steps:
+                        self.metrics.log(self.step, metrics)
+                        reward = metrics.get("train/reward", 0.0)
+                        log.info("step %d: reward=%.4g", self.step, reward)
+                    if on_step is not None:
+                        on_step(self.step, metrics)
+                    if cfg.run.checkpoint_every and self.step % cfg.run.checkpoint_every == 0:
+                        self.save_checkpoint()
+                        saved = self.step
+            except KeyboardInterrupt:
+                self._stop.requested = True
+                if self._stage == "update":  # some policies updated, maybe none whole
+                    log.warning(
+                        "aborted while the policies were updated to step %d: nothing saved "
+                        "(their last checkpoints stay what a rerun resumes from)",
+                        self.step + 1,
+                    )
                     saved = self.step
-        except KeyboardInterrupt:
-            log.warning("interrupted: saving step %d", self.step)
-        if self.step != saved:
-            self.save_checkpoint()
+                else:
+                    log.warning("interrupted during %s: saving step %d", self._stage, self.step)
+            if self.step != saved:
+                self.save_checkpoint()
         self.metrics.close()
         return self.step
 

@@ -48,10 +48,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,7 @@ from strategic_arena.train.engine import Engine, EngineClient, Sampling, Transfo
 from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
+from strategic_arena.train.interrupt import StopRequest
 from strategic_arena.train.learner import Learner
 from strategic_arena.train.maporl import DebateScorer
 from strategic_arena.train.memory import GIB
@@ -252,7 +252,7 @@ class Trainer:
             self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
         )
         self.opponents = OpponentPlayers(cfg, self.tokenizer, self.device)
-        self._stop_requested = False
+        self._stop = StopRequest()  # Ctrl-C (strategic_arena.train.interrupt)
         self._stage = "idle"
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
@@ -872,7 +872,7 @@ class Trainer:
                         self.save_checkpoint()
             except KeyboardInterrupt:
                 log.warning("interrupted during %s: saving step %d", self._stage, self.step)
-                self._stop_requested = True
+                self._stop.requested = True
             if self.step != self._saved_step:
                 self.save_checkpoint()
         self.metrics.close()
@@ -881,37 +881,15 @@ class Trainer:
     def _stopping(self) -> bool:
         """Whether Ctrl-C was pressed (on any rank: every rank stops after the same step)."""
         if not self.info.distributed:
-            return self._stop_requested
-        self._stop_requested = any(all_gather_objects(self._stop_requested, self.info))
-        return self._stop_requested
+            return self._stop.requested
+        self._stop.requested = any(all_gather_objects(self._stop.requested, self.info))
+        return self._stop.requested
 
-    @contextmanager
-    def _interrupt_handler(self) -> Iterator[None]:
+    def _interrupt_handler(self) -> AbstractContextManager[None]:
         """First Ctrl-C: abandon rollouts or finish the step, then save. Second: stop now."""
-        try:
-            previous = signal.getsignal(signal.SIGINT)
-        except ValueError:  # not the main thread: no handler
-            yield
-            return
-
-        def handle(signum: int, frame: Any) -> None:
-            if self._stop_requested:
-                signal.signal(signal.SIGINT, previous)
-                raise KeyboardInterrupt
-            self._stop_requested = True
-            if self._stage == "generate" and not self.info.distributed:
-                raise KeyboardInterrupt  # nothing has changed yet: drop the step
-            log.warning("Ctrl-C: finishing the step, then saving (Ctrl-C again to abort)")
-
-        try:
-            signal.signal(signal.SIGINT, handle)
-        except ValueError:
-            yield
-            return
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        return self._stop.handling_ctrl_c(
+            lambda: self._stage == "generate" and not self.info.distributed
+        )
 
 
 def transfer_due(cfg: TrainConfig, step: int) -> bool:

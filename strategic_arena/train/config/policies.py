@@ -18,6 +18,7 @@ each (loaded at run time); policies with their own models get a server each.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import PlainValidator
@@ -66,3 +67,8 @@ class PolicyConfig:
         if self.advantage is not None:
             problems += [f"policies.{self.name}: {p}" for p in self.advantage.problems()]
         return problems
+
+
+def policy_output_dir(output_dir: str | Path, name: str) -> Path:
+    """The folder of policy ``name``'s own run (checkpoints, metrics): ``policies/<name>``."""
+    return Path(output_dir) / "policies" / name

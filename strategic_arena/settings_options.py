@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from strategic_arena.asking import Asking, Sampling, settings_from_dict
+from strategic_arena.asking import Asking, Sampling, settings_from_dict, settings_to_dict
 from strategic_arena.field_docs import field_docs
 from strategic_arena.styles import style_names
 
@@ -105,6 +105,20 @@ def game_sampling_option(text: str) -> tuple[str, Sampling]:
         return env_id.strip(), settings_from_dict(Sampling, data, env_id.strip())
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def game_sampling_text(env_id: str, sampling: Sampling) -> str:
+    """The ``--game-sampling`` value giving ``env_id`` the set fields of ``sampling``.
+
+    :func:`game_sampling_option` reads it back to the same settings (the trainer prints it in
+    the ``eval`` command of a checkpoint whose evaluation sampled per game).
+    """
+    pairs = [
+        f"{name}={json.dumps(value)}"
+        for name, value in settings_to_dict(sampling).items()
+        if value not in (None, [])
+    ]
+    return f"{env_id}:{','.join(pairs)}"
 
 
 def add_settings_options(

@@ -43,7 +43,7 @@ class ModelOptions:
             identity (see :meth:`Entrant.llm`).
         sampling: how it samples (:class:`~strategic_arena.asking.Sampling`; unset fields:
             the server's defaults).
-        game_sampling: per env id, sampling of that game's own: each field it sets wins over
+        game_sampling: per env id, that game's own sampling: each field it sets wins over
             ``sampling`` in every request of that game's games (MindGames' winner tuned
             temperature, top-p, top-k and min-p per game); stored with the player's parameters
             as ``game_sampling`` (:func:`~strategic_arena.asking.game_sampling_params`), as

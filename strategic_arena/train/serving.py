@@ -48,8 +48,10 @@ from typing import Any
 from strategic_arena.asking import (
     Asking,
     Sampling,
+    game_sampling_params,
     read_settings_data,
     settings_file,
+    settings_from_dict,
     write_settings,
 )
 from strategic_arena.train.config import TrainConfig
@@ -131,6 +133,11 @@ def write_eval_settings(
             },
         },
     }
+    # A game's own sampling (eval.game_sampling) of the games eval plays; written only when
+    # set, so other checkpoints' files stay as they were.
+    games = {e: s for e, s in cfg.eval.game_sampling.items() if e in cfg.eval.opponents}
+    if games:
+        serving["evaluation"]["game_sampling"] = game_sampling_params(games)
     return write_settings(checkpoint, asking, sampling, serving)
 
 
@@ -271,8 +278,9 @@ def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
     """The ``eval`` command of a served checkpoint: its settings, name and evaluation games.
 
     With a checkpoint's settings: ``--settings``, the trainer's name for the policy (so the
-    games and their seeds are the trainer's), its games, opponents, games per opponent and
-    seed. Without: the model at the served name, default settings.
+    games and their seeds are the trainer's), its games, opponents, games per opponent, seed
+    and each game's own sampling (``--game-sampling``, from ``eval.game_sampling``). Without:
+    the model at the served name, default settings.
     """
     parts = [
         "strategic-arena eval",
@@ -303,4 +311,10 @@ def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
         parts.append(f"--num-games {int(plan['num_games'])}")
     if plan.get("seed") is not None:
         parts.append(f"--seed {int(plan['seed'])}")
+    if plan.get("game_sampling"):
+        from strategic_arena.settings_options import game_sampling_text  # the arena's CLI side
+
+        for env_id, data in plan["game_sampling"].items():
+            game = settings_from_dict(Sampling, data, f"{settings}: game_sampling {env_id}")
+            parts.append(f"--game-sampling {shlex.quote(game_sampling_text(env_id, game))}")
     return " ".join(parts)

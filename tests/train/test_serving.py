@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,18 @@ import pytest
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
 from strategic_arena.arena.match import play_match_sync
-from strategic_arena.asking import Asking, Sampling, write_settings
+from strategic_arena.asking import Asking, Sampling, settings_file, write_settings
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
 from strategic_arena.players import LLMPlayer, RandomPlayer
+from strategic_arena.settings_options import game_sampling_option
 from strategic_arena.train.config import load_config
-from strategic_arena.train.serving import eval_settings, serve_recipe
+from strategic_arena.train.serving import (
+    eval_command,
+    eval_settings,
+    serve_recipe,
+    write_eval_settings,
+)
 from tests.servers import FaultServer
 
 
@@ -123,3 +130,24 @@ def test_eval_settings_reach_every_request_and_a_prefix_is_continued(tmp_path: P
         assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
     assert record.moves[0].decision.text.startswith("I think ")
     assert json.loads((checkpoint / "eval_settings.json").read_text())["asking"]["style"] == "boxed"
+
+
+def test_the_eval_of_a_checkpoint_carries_each_games_own_sampling(tmp_path: Path) -> None:
+    game = "{temperature: 0.7, top_p: 0.8, top_k: 30, min_p: 0.05, stop: ['a,b']}"
+    cfg = load_config(
+        None,
+        [
+            "eval.opponents={kuhn_poker-v0: [nash], leduc_holdem-v0: [random]}",
+            f"eval.game_sampling={{kuhn_poker-v0: {game}}}",
+        ],
+    )
+    checkpoint = tmp_path / "step-000003"
+    (checkpoint / "policy").mkdir(parents=True)
+    (checkpoint / "policy" / "config.json").write_text("{}")
+    write_eval_settings(cfg, checkpoint, 3, dtype="float32", max_model_len=2048)
+    recipe = serve_recipe(checkpoint, served="run-step-3", python=_venv(tmp_path / "v", cpu=True))
+    command = eval_command(recipe, settings_file(checkpoint))
+    given = 'kuhn_poker-v0:temperature=0.7,top_p=0.8,top_k=30,min_p=0.05,stop=["a,b"]'
+    assert command.endswith(f"--game-sampling {shlex.quote(given)}")
+    # eval reads the option back to the trainer's settings of that game.
+    assert game_sampling_option(given) == ("kuhn_poker-v0", cfg.eval.game_sampling["kuhn_poker-v0"])

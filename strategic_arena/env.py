@@ -181,7 +181,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         state = self.spiel_state = self.game.new_initial_state()
         if self._has_chance:
             self._resolve_chance()
-        self._returns = list(state.returns())
+        self._returns = state.returns()  # a new list at every call
         agents = self.possible_agents
         self.agents = agents[:]
         self.rewards = dict.fromkeys(agents, 0.0)
@@ -190,7 +190,10 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.truncations = dict.fromkeys(agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in agents}
         mover = state.current_player()
-        self.agent_selection = agents[mover if mover >= 0 else self._next_player()]
+        if mover >= 0:  # the usual start: a seat to move, so not over
+            self.agent_selection = agents[mover]
+            return
+        self.agent_selection = agents[self._next_player()]
         if state.is_terminal():  # degenerate games that end during the deal
             self._finish()
 

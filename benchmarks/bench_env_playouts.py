@@ -16,17 +16,23 @@ played; the AEC loops' dead ``step(None)`` calls at the end of a game are not co
 measurement is the median of ``--repeats`` repeats after one warm-up; a repeat plays for a fixed
 time (``--seconds``) or a fixed number of games (``--games``). With ``--games`` and the same
 seed, the three implementations play the same games (tic-tac-toe up to PettingZoo's transposed
-cell numbering), so their workloads are identical.
+cell numbering), so their workloads are identical. The repeats of one game's implementations are
+interleaved (repeat ``i`` of each before repeat ``i + 1`` of any), so a change of the machine's
+load during the run falls on all of them alike.
 
 Our tic-tac-toe env memoizes observations in a process-wide table (``memoize_observations``); the
 warm-up fills it, so the numbers are for a warm memo. Connect four is not memoized.
+
+The clock (``--clock``) is wall time by default (the regression guard's baseline is in wall
+time); ``--clock cpu`` times every repeat, and bounds its time budget, by this thread's CPU
+time, which does not count the time the loop waited for a core on a shared machine.
 
 PettingZoo's classic envs import ``pygame`` at module level, so ``pygame-ce`` must be installed.
 
 Usage::
 
     python benchmarks/bench_env_playouts.py [--seconds S | --games N] [--repeats R]
-        [--seed SEED] [--json PATH] [--profile] [--profile-games N]
+        [--seed SEED] [--clock wall|cpu] [--json PATH] [--profile] [--profile-games N]
 """
 
 from __future__ import annotations
@@ -181,45 +187,71 @@ def make_playout(
     raise ValueError(f"unknown implementation {implementation!r}")
 
 
+#: The clocks a repeat can be timed by (see the module docstring).
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.thread_time, "wall": time.perf_counter}
+
+
 def run_repeat(
-    play: Playout, seed: int, *, seconds: float | None, games: int | None
+    play: Playout,
+    seed: int,
+    *,
+    seconds: float | None,
+    games: int | None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[int, int, float]:
-    """One repeat: ``(games, moves, elapsed seconds)`` for a time budget or a game count."""
+    """One repeat: ``(games, moves, elapsed seconds)`` for a time budget or a game count.
+
+    ``clock`` times the repeat (and bounds a time budget): wall time or this thread's CPU time.
+    """
     rng = Uniforms(np.random.default_rng(seed))
     if games is not None:
-        start = time.perf_counter()
+        start = clock()
         moves, _ = play(games, rng)
-        return games, moves, time.perf_counter() - start
+        return games, moves, clock() - start
     assert seconds is not None
     # Batches of games between clock reads.
     batch = 16
     played = moves = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         batch_moves, _ = play(batch, rng)
         played += batch
         moves += batch_moves
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return played, moves, now - start
 
 
 def measure(
     label: str,
-    implementation: str,
-    play: Playout,
+    plays: dict[str, Playout],
     *,
     seconds: float | None,
     games: int | None,
     repeats: int,
     seed: int,
-) -> Result:
-    """Warm up once, then the median of ``repeats`` repeats (repeat ``i`` uses ``seed + i``)."""
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Result]:
+    """Each implementation of one game: a warm-up, then the median of ``repeats`` repeats.
+
+    The repeats are interleaved (repeat ``i`` of every implementation, with ``seed + i``, before
+    repeat ``i + 1`` of any), so a change of the machine's load during the run falls on every
+    implementation alike and the ratios between them stay paired.
+    """
     warm_seconds = None if seconds is None else min(seconds, 0.5)
     warm_games = None if games is None else max(1, games // 5)
-    run_repeat(play, seed, seconds=warm_seconds, games=warm_games)
-    runs = [run_repeat(play, seed + i, seconds=seconds, games=games) for i in range(repeats)]
+    for play in plays.values():
+        run_repeat(play, seed, seconds=warm_seconds, games=warm_games, clock=clock)
+    runs: dict[str, list[tuple[int, int, float]]] = {name: [] for name in plays}
+    for i in range(repeats):
+        for name, play in plays.items():
+            runs[name].append(run_repeat(play, seed + i, seconds=seconds, games=games, clock=clock))
+    return [summary(label, name, repeat_runs) for name, repeat_runs in runs.items()]
+
+
+def summary(label: str, implementation: str, runs: Sequence[tuple[int, int, float]]) -> Result:
+    """The median and spread of ``runs``, each ``(games, moves, elapsed seconds)``."""
     games_rates = [played / elapsed for played, _, elapsed in runs]
     return Result(
         game=label,
@@ -229,7 +261,7 @@ def measure(
         steps_per_game=sum(moves for _, moves, _ in runs) / sum(played for played, _, _ in runs),
         games_per_s_min=min(games_rates),
         games_per_s_max=max(games_rates),
-        repeats=repeats,
+        repeats=len(runs),
         games_per_repeat=[played for played, _, _ in runs],
     )
 
@@ -325,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--implementations", nargs="+", choices=IMPLEMENTATIONS, default=list(IMPLEMENTATIONS)
     )
+    clock_help = "time repeats by wall time (the guard's baseline) or by this thread's CPU time"
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help=clock_help)
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--profile",
@@ -344,25 +378,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     budget_text = f"{seconds:g} s" if seconds is not None else f"{games} games"
     print(
-        f"random playouts, median of {args.repeats} repeats of {budget_text} after a warm-up, "
-        f"seed {args.seed}; python {platform.python_version()}, {os.cpu_count()} CPUs",
+        f"random playouts, median of {args.repeats} interleaved repeats of {budget_text} after a "
+        f"warm-up, seed {args.seed}, {args.clock} clock; python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs",
         flush=True,
     )
     results: list[Result] = []
     for label, env_id, pz_module, spiel_name in GAMES:
-        for implementation in args.implementations:
-            play = make_playout(implementation, env_id, pz_module, spiel_name, args.seed)
-            results.append(
-                measure(
-                    label,
-                    implementation,
-                    play,
-                    seconds=seconds,
-                    games=games,
-                    repeats=args.repeats,
-                    seed=args.seed,
-                )
-            )
+        plays = {
+            implementation: make_playout(implementation, env_id, pz_module, spiel_name, args.seed)
+            for implementation in args.implementations
+        }
+        results += measure(
+            label,
+            plays,
+            seconds=seconds,
+            games=games,
+            repeats=args.repeats,
+            seed=args.seed,
+            clock=CLOCKS[args.clock],
+        )
     print(format_table(results))
 
     profile: str | None = None
@@ -379,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "games": games,
                 "repeats": args.repeats,
                 "seed": args.seed,
+                "clock": args.clock,
             },
             "environment": environment(),
             "results": [asdict(r) for r in results],

@@ -181,7 +181,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         state = self.spiel_state = self.game.new_initial_state()
         if self._has_chance:
             self._resolve_chance()
-        self._returns = list(state.returns())
+        self._returns = state.returns()  # a new list at every call
         agents = self.possible_agents
         self.agents = agents[:]
         self.rewards = dict.fromkeys(agents, 0.0)
@@ -190,7 +190,10 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.truncations = dict.fromkeys(agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in agents}
         mover = state.current_player()
-        self.agent_selection = agents[mover if mover >= 0 else self._next_player()]
+        if mover >= 0:  # the usual start: a seat to move, so not over
+            self.agent_selection = agents[mover]
+            return
+        self.agent_selection = agents[self._next_player()]
         if state.is_terminal():  # degenerate games that end during the deal
             self._finish()
 
@@ -288,9 +291,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             state.apply_action(action)
         if self._has_chance:
             self._resolve_chance()
-        if self._terminal_rewards and not state.is_terminal():
+        # A seat to move (not negative) means the game goes on: terminal states answer
+        # negative, so the usual turn asks OpenSpiel one question instead of two.
+        mover = state.current_player()
+        if self._terminal_rewards and (mover >= 0 or not state.is_terminal()):
             # Nothing is paid before the end: every reward is still 0 from reset.
-            mover = state.current_player()  # a sequential turn: the seat to move
             self.agent_selection = self.possible_agents[
                 mover if mover >= 0 else self._next_player()
             ]
@@ -299,14 +304,16 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             return
         returns = state.returns()
         previous = self._returns
+        rewards, cumulative = self.rewards, self._cumulative_rewards
+        # The rewards of this step, accumulated at once (AECEnv._accumulate_rewards inlined).
         for i, name in enumerate(self.possible_agents):
-            self.rewards[name] = returns[i] - previous[i]
+            reward = rewards[name] = returns[i] - previous[i]
+            cumulative[name] += reward
         self._returns = returns
-        if self.spiel_state.is_terminal():
+        if state.is_terminal():
             self._finish()
         else:
             self.agent_selection = self.possible_agents[self._next_player()]
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

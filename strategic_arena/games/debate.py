@@ -397,13 +397,7 @@ class DebateState(TextMovesState):
 
 def question_text(problem: Problem) -> str:
     """The question as the agents read it: the statement, then its lettered choices, if any."""
-    if not problem.multiple_choice:
-        return problem.question
-    choices = "\n".join(
-        f"{letter}. {choice}"
-        for letter, choice in zip(problem.letters, problem.choices, strict=True)
-    )
-    return f"{problem.question}\n{choices}"
+    return problem.with_choices("{letter}. {text}", "\n")
 
 
 class DebateSpec(GameSpec):

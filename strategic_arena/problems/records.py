@@ -58,3 +58,20 @@ class Problem:
     def multiple_choice(self) -> bool:
         """Whether the answer is a letter naming one of :attr:`choices`."""
         return bool(self.choices)
+
+    def with_choices(self, choice: str, separator: str, heading: str = "") -> str:
+        """The question, then (when it has choices) a line of ``heading`` and its lettered choices.
+
+        Each choice is written as ``choice.format(letter=..., text=...)`` and joined with
+        ``separator``: the debate's ``"{letter}. {text}"`` one a line, or the transfer prompts'
+        ``"({letter}) {text}"`` after ``Answer Choices:``, as Qwen2.5-Math's evaluation writes
+        them. The choice's text is an argument, never part of the template, so braces in it are
+        kept as they are.
+        """
+        if not self.multiple_choice:
+            return self.question
+        choices = separator.join(
+            choice.format(letter=letter, text=text)
+            for letter, text in zip(self.letters, self.choices, strict=True)
+        )
+        return f"{self.question}\n{heading}{choices}"

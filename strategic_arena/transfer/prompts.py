@@ -33,13 +33,7 @@ CHOICE_INSTRUCTION = (
 
 def question_text(problem: Problem) -> str:
     """The question, with its choices appended when it has some."""
-    if not problem.multiple_choice:
-        return problem.question
-    choices = " ".join(
-        f"({letter}) {choice}"
-        for letter, choice in zip(problem.letters, problem.choices, strict=True)
-    )
-    return f"{problem.question}\nAnswer Choices: {choices}"
+    return problem.with_choices("({letter}) {text}", " ", heading="Answer Choices: ")
 
 
 def instruction(problem: Problem) -> str:

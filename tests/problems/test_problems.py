@@ -255,3 +255,14 @@ def test_missing_file_and_unknown_schema(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown problem schema 'nope'; known: ") as raised:
         load_problems(tmp_path / "none.jsonl", "nope")
     assert all(name in str(raised.value) for name in SCHEMAS)
+
+
+def test_the_debate_and_the_transfer_prompts_write_choices_each_in_their_format() -> None:
+    from strategic_arena.games.debate import question_text as debate_question
+    from strategic_arena.transfer.prompts import question_text as transfer_question
+
+    mc = Problem(id="q", question="Which?", answer="B", choices=("2 {x}", "4"))
+    assert debate_question(mc) == "Which?\nA. 2 {x}\nB. 4"  # one a line; braces kept
+    assert transfer_question(mc) == "Which?\nAnswer Choices: (A) 2 {x} (B) 4"  # Qwen2.5-Math's
+    plain = Problem(id="p", question="2 + 2?", answer="4")
+    assert debate_question(plain) == transfer_question(plain) == "2 + 2?"

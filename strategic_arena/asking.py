@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -124,7 +125,7 @@ class Asking:
             if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
                 raise ValueError(f"{name} must be a mapping with string keys; got {value!r}")
             try:
-                json.dumps(dict(value))
+                json.dumps(dict(value), allow_nan=False)
             except (TypeError, ValueError) as error:
                 raise ValueError(f"{name} must be plain JSON data: {error}") from None
             object.__setattr__(self, name, dict(value))
@@ -144,6 +145,12 @@ class Asking:
             fields["chat_template_kwargs"] = dict(self.chat_template_kwargs)
         fields.update(self.extra_body)
         return fields
+
+
+#: The highest temperature sent (servers take any finite one; past this no text is readable).
+MAX_TEMPERATURE = 100.0
+#: The largest token count or ``top_k`` sent: a signed 32-bit integer, what servers parse.
+MAX_COUNT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -171,14 +178,28 @@ class Sampling:
 
     def __post_init__(self) -> None:
         """Check every value (``ValueError`` naming the field)."""
+        for name in ("temperature", "top_p", "min_p"):
+            value = getattr(self, name)
+            if value is not None and not _is_finite(value):
+                raise ValueError(f"{name} must be a finite number; got {value!r}")
         broken = {
-            "temperature": ("must be >= 0", self.temperature is not None and self.temperature < 0),
+            "temperature": (
+                f"must lie in [0, {MAX_TEMPERATURE:g}]",
+                self.temperature is not None and not 0 <= self.temperature <= MAX_TEMPERATURE,
+            ),
             "top_p": ("must lie in (0, 1]", self.top_p is not None and not 0 < self.top_p <= 1),
-            "top_k": ("must be >= -1 (0 or -1: off)", self.top_k is not None and self.top_k < -1),
+            "top_k": (
+                f"must lie in [-1, {MAX_COUNT}] (0 or -1: off)",
+                self.top_k is not None and not -1 <= self.top_k <= MAX_COUNT,
+            ),
             "min_p": ("must lie in [0, 1]", self.min_p is not None and not 0 <= self.min_p <= 1),
             "max_tokens": (
-                "must be >= 1 (unset: the server's)",
-                self.max_tokens is not None and self.max_tokens < 1,
+                f"must lie in [1, {MAX_COUNT}] (unset: the server's)",
+                self.max_tokens is not None and not 1 <= self.max_tokens <= MAX_COUNT,
+            ),
+            "seed": (
+                "must fit in a signed 64-bit integer",
+                self.seed is not None and not -(2**63) <= self.seed < 2**63,
             ),
         }
         for name, (rule, wrong) in broken.items():
@@ -217,6 +238,14 @@ class Sampling:
             if getattr(self, item.name) not in (None, ())
         }
         return dataclasses.replace(base, **chosen)
+
+
+def _is_finite(value: float) -> bool:
+    """Whether ``value`` is a finite number a float can hold (``10**400`` is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 Settings = TypeVar("Settings", Asking, Sampling)

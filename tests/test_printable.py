@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from strategic_arena.printable import printable, printable_line
+from strategic_arena.door.printable import printable, printable_line
 
 
 def test_escape_sequences_are_shown_not_sent() -> None:

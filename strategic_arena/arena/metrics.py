@@ -69,7 +69,7 @@ from strategic_arena.arena.teams import player_result, seat_teams, team_returns,
 from strategic_arena.games import CURATED, GameSpec, get_spec
 from strategic_arena.games.listing import PaperReference
 from strategic_arena.games.tables import DerivedTable
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 
 #: Version of the JSON report layout (bumped on incompatible changes).
 REPORT_SCHEMA_VERSION = 2

@@ -44,7 +44,7 @@ from strategic_arena.http_body import (
     ReplyTooLarge,
     parse_json,
 )
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.turn import GameState
 
 #: The deal of the preflight request: fixed, so that it reveals nothing about the run's deals.

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from strategic_arena.arena.records import StoredGame
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 
 #: The label of a seat with no stored prompt record.
 UNRECORDED = "unrecorded"

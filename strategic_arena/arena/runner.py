@@ -73,7 +73,7 @@ from strategic_arena.backends import public_url as public_url  # re-exported
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import Decision, GameState, Player
 

@@ -39,7 +39,7 @@ from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
-from strategic_arena.printable import printable, printable_line
+from strategic_arena.door.printable import printable, printable_line
 from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,

@@ -15,7 +15,7 @@ from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena import postgres
 from strategic_arena.arena.replay import ReplayError
 from strategic_arena.arena.store import explain, location
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 
 #: The help of every ``--db``.
 DB_HELP = (

@@ -13,7 +13,7 @@ from strategic_arena.arena.store import existing, location
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail
 from strategic_arena.grading.export import export_runs
 from strategic_arena.grading.runs import delete_run
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 
 
 def add_parser(sub: Any) -> None:

@@ -30,7 +30,7 @@ from strategic_arena.arena.store import ResultsStore, existing
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.transfer import (
     BENCHMARKS,
     PAPERS,

@@ -32,7 +32,7 @@ from strategic_arena.grading.moves import (
 from strategic_arena.grading.strategy import grade_strategy, info_sets, query
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables, MoveGrade
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.turn import Player
 
 #: Answers stored per transaction while querying a strategy.

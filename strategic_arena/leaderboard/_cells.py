@@ -3,7 +3,7 @@
 Every string from a user or a model goes through :func:`escape` (quotes included, so it is safe
 in attributes too) before it becomes a cell's content; control characters, bidi controls and
 line breaks in it are first made visible escapes by
-:func:`~strategic_arena.printable.printable`, so the page shows them rather than hiding them.
+:func:`~strategic_arena.door.printable.printable`, so the page shows them rather than hiding them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.leaderboard import _format as fmt
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 
 
 def escape(text: object) -> str:

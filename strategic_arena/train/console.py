@@ -19,7 +19,7 @@ reads at the terminal comes from here, on stdout:
 The run itself, with these around it, is :func:`strategic_arena.train.run.train_and_report`
 (a module of its own: the trainer imports this one for its tables).
 
-Names that come from endpoints or the store go through :func:`~strategic_arena.printable.
+Names that come from endpoints or the store go through :func:`~strategic_arena.door.printable.
 printable_line` (terminal-safe). torch is imported only when a run starts.
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.train.collapse import COLLAPSE_STEPS, collapsed_steps, longest_streak
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import os
 import sys
 
 from strategic_arena._extras import MissingExtraError
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.train.checkpoint import latest_checkpoint
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import (

@@ -22,7 +22,7 @@ from typing import Any
 
 from strategic_arena.arena.records import StoredRun
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.transfer.metrics import metric
 from strategic_arena.transfer.store import RUN_PREFIX, Answer, answers
 

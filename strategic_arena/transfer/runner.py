@@ -34,7 +34,7 @@ from strategic_arena.arena.runner import Progress
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.asking import Sampling
 from strategic_arena.backends import ChatBackend, ChatResult
-from strategic_arena.printable import printable_line
+from strategic_arena.door.printable import printable_line
 from strategic_arena.problems import Problem, check_answer, extract_boxed, extract_choice
 from strategic_arena.seeding import derive_seed
 from strategic_arena.transfer.benchmarks import BenchmarkRun

@@ -1,0 +1,210 @@
+"""Reading a file a user, a config or a checkpoint names: the one place such a file is opened.
+
+A path that reaches us from outside is hostile until read: ``persona.txt -> /proc/self/environ``
+would send the environment (API keys included) to an endpoint, a FIFO would block forever, a
+300 MB file would be read whole, a device would never end. Every reader of such a file goes
+through :func:`read_bytes` (or :func:`read_text`, :func:`read_json`, :func:`read_json_lines`),
+which allows only:
+
+* **a regular file**: not a directory, FIFO, socket or device (each named in the refusal);
+* **no symbolic link as the file itself** (opened with ``O_NOFOLLOW``, checked on the open
+  descriptor, so a file swapped for a link after a look is refused all the same); with
+  ``within``, the file must also lie inside that folder once every link above it is resolved
+  (a checkpoint's ``tokenizer: ../../../etc`` is refused);
+* **at most the size cap of its kind** (:data:`SIZE_CAPS`), read with the cap plus one byte so
+  a file whose size the kernel does not report (``/proc``) is bounded too;
+* **UTF-8 text** for :func:`read_text`, and JSON no deeper than
+  :data:`~strategic_arena.door.json_data.MAX_DEPTH` for :func:`read_json`.
+
+Each refusal is :class:`~strategic_arena.door.errors.Refused`: one line naming the file (made
+printable) and why. ``tests/test_door.py`` walks the package and fails on any module outside
+the door that opens a file for reading or decodes JSON on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from strategic_arena.door.errors import Refused
+from strategic_arena.door.json_data import MAX_DEPTH, decode
+from strategic_arena.door.printable import printable_line
+
+#: What a file is for, which sets its size cap and names it in messages.
+Kind = Literal[
+    "prompt",
+    "persona",
+    "settings",
+    "config",
+    "checkpoint",
+    "data",
+    "package",
+    "log",
+]
+
+_MIB = 1024 * 1024
+
+#: The largest file of each kind read, in bytes. A prompt or persona is a page or two of text;
+#: settings and configs are a few KiB; checkpoint metadata (trainer state, metrics) is small;
+#: data (benchmark and problem files, rows of a published table) is the largest kind the
+#: project reads (MMLU's 14k rows are ~8 MB as JSON lines); a log is read back in part.
+SIZE_CAPS: dict[str, int] = {
+    "prompt": 256 * 1024,
+    "persona": 256 * 1024,
+    "settings": 1 * _MIB,
+    "config": 4 * _MIB,
+    "checkpoint": 64 * _MIB,
+    "data": 256 * _MIB,
+    "package": 16 * _MIB,
+    "log": 64 * _MIB,
+}
+
+#: The longest line of a JSON-lines file (one benchmark row or record).
+MAX_LINE_BYTES = 4 * _MIB
+
+_FILE_TYPES = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _what(kind: str, path: Path) -> str:
+    return f"{kind} file {printable_line(path)}"
+
+
+def _inside(path: Path, within: Path) -> bool:
+    """Whether ``path`` lies inside ``within`` once links above it are resolved."""
+    try:
+        return path.resolve().is_relative_to(within.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def _open(path: Path, kind: str) -> int:
+    """A read-only descriptor of ``path`` (no link followed as the file itself)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        return os.open(path, flags)
+    except OSError as error:
+        if os.path.islink(path):
+            raise Refused(
+                f"{_what(kind, path)} is a symbolic link; give the file itself (a link could "
+                "make us read and send a file you did not name)"
+            ) from None
+        if not os.path.lexists(path):
+            raise Refused(f"no {kind} file {printable_line(path)}") from None
+        raise Refused(f"{_what(kind, path)} cannot be read ({error.strerror})") from None
+
+
+def read_bytes(path: str | Path, kind: Kind, *, within: str | Path | None = None) -> bytes:
+    """The bytes of the regular file ``path``, within the size cap of ``kind``.
+
+    Args:
+        path: the file a user, a config or a checkpoint named.
+        kind: what it is for (:data:`SIZE_CAPS`).
+        within: a folder the file must lie inside (a checkpoint's own files).
+
+    Raises:
+        Refused: not a regular file (says what it is), a link, outside ``within``, too large,
+            or unreadable: one line.
+    """
+    where = Path(path).expanduser()
+    if within is not None and not _inside(where, Path(within)):
+        raise Refused(
+            f"{_what(kind, where)} lies outside {printable_line(within)}, where it must be"
+        )
+    descriptor = _open(where, kind)
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        name = next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+        raise Refused(f"{_what(kind, where)} is {name}, not a regular file")
+    with os.fdopen(descriptor, "rb") as file:
+        cap = SIZE_CAPS[kind]
+        try:
+            data = file.read(cap + 1)
+        except OSError as error:
+            raise Refused(f"{_what(kind, where)} cannot be read ({error.strerror})") from None
+    if len(data) > cap:
+        raise Refused(f"{_what(kind, where)} is larger than the {_size(cap)} a {kind} may be")
+    return data
+
+
+def read_text(path: str | Path, kind: Kind, *, within: str | Path | None = None) -> str:
+    """The UTF-8 text of ``path`` (see :func:`read_bytes`).
+
+    Raises:
+        Refused: as :func:`read_bytes`, or the bytes are not UTF-8.
+    """
+    data = read_bytes(path, kind, within=within)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Refused(
+            f"{_what(kind, Path(path))} is not UTF-8 text (byte {error.start})"
+        ) from None
+
+
+def read_json(
+    path: str | Path,
+    kind: Kind,
+    *,
+    within: str | Path | None = None,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """The JSON value in ``path`` (see :func:`read_bytes` and :func:`~.json_data.decode`).
+
+    Raises:
+        Refused: as :func:`read_text`, or not JSON, or nested deeper than ``max_depth``.
+    """
+    text = read_text(path, kind, within=within)
+    return decode(text, _what(kind, Path(path)), max_depth=max_depth)
+
+
+def read_json_lines(
+    path: str | Path, kind: Kind, *, within: str | Path | None = None
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of a JSON-lines file.
+
+    The file is capped as a whole (:func:`read_bytes`) and each line at
+    :data:`MAX_LINE_BYTES`, so a 300 MB one-line file is refused, not decoded.
+
+    Raises:
+        Refused: as :func:`read_json`, naming the line.
+    """
+    text = read_text(path, kind, within=within)
+    what = _what(kind, Path(path))
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_BYTES:
+            raise Refused(f"{what}: line {number} is longer than {_size(MAX_LINE_BYTES)}")
+        yield number, decode(line, f"{what}: line {number}")
+
+
+def describe(path: str | Path) -> str:
+    """What is at ``path`` in words (``a FIFO (named pipe)``, ``nothing``), for messages."""
+    try:
+        mode = os.lstat(Path(path).expanduser()).st_mode
+    except OSError:
+        return "nothing"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    for test, name in _FILE_TYPES:
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _size(count: int) -> str:
+    if count >= _MIB and count % _MIB == 0:
+        return f"{count // _MIB} MiB"
+    if count % 1024 == 0:
+        return f"{count // 1024} KiB"
+    return f"{count} bytes"

@@ -42,8 +42,8 @@ Every field of a reply is checked and coerced here, at the boundary, so that not
 Credentials: the key (``api_key``, else the variable ``api_key_env`` names) goes as a bearer
 token to the base URL's origin and nowhere else; with no key, nothing is sent, or the base
 URL's own ``user:password`` as HTTP Basic credentials (:func:`credential_headers`). The key is
-never stored in a result; :func:`public_url` is how every message, log line, stored field and
-published file shows a base URL.
+never stored in a result; :func:`~strategic_arena.door.shown` is how every message, log line,
+stored field and published file shows a base URL.
 
 When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class:`ChatResult`
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
@@ -72,6 +72,7 @@ import numpy as np
 
 from strategic_arena._extras import require
 from strategic_arena.asking import Asking, Sampling
+from strategic_arena.door import secrets, shown
 from strategic_arena.http_body import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_REPLY_BYTES,
@@ -368,7 +369,7 @@ class OpenAIBackend:
         # What a reply or an error must never show: the key and the base URL's credentials
         # (short values are left alone: masking "1" everywhere would garble every text).
         self._secrets = sorted(
-            {s for s in (key or "", *url_secrets(base_url)) if len(s) >= 8},
+            {s for s in (key or "", *secrets(base_url)) if len(s) >= 8},
             key=len,
             reverse=True,
         )
@@ -379,7 +380,7 @@ class OpenAIBackend:
         self._origin: OpenAIBackend | None = None
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+        return f"OpenAIBackend(model={self.model!r}, base_url={shown(self.base_url)!r})"
 
     def with_sampling(self, sampling: Sampling) -> OpenAIBackend:
         """This backend with other sampling settings: the same endpoint, key and HTTP client.
@@ -573,30 +574,6 @@ def with_system_prompt(messages: Messages, system_prompt: str | None) -> list[di
     else:
         sent.insert(0, {"role": "system", "content": system_prompt})
     return sent
-
-
-def public_url(url: str) -> str:
-    """``url`` without secrets, for storing, printing and publishing.
-
-    Userinfo goes (``http://user:key@host`` -> ``http://host``) and the value of every
-    query parameter goes (``?api-key=...`` -> ``?api-key=***``), as does a fragment: a query
-    names what it sets, but its values are where keys travel.
-    """
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if parts.username is not None or parts.password is not None:
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port is not None else host
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    masked = "&".join(f"{urllib.parse.quote(name, safe='-_.')}=***" for name, _ in query)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=masked, fragment=""))
-
-
-def url_secrets(url: str) -> list[str]:
-    """The credentials a URL carries: its userinfo password and its query values."""
-    parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    return [value for value in (parts.password, *(v for _, v in query)) if value]
 
 
 def valid_text(text: str) -> str:

@@ -217,10 +217,11 @@ def test_a_key_echoed_by_the_server_is_masked_in_failures(faulty: FaultServer) -
 
 
 def test_credentials_in_the_base_url_are_not_stored() -> None:
-    from strategic_arena.arena.runner import Entrant, public_url
+    from strategic_arena.arena.runner import Entrant
+    from strategic_arena.door import shown
 
-    assert public_url("http://user:sk-abc@host:8000/v1") == "http://host:8000/v1"
-    assert public_url("https://api.example.com/v1") == "https://api.example.com/v1"
+    assert shown("http://user:sk-abc@host:8000/v1") == "http://host:8000/v1"
+    assert shown("https://api.example.com/v1") == "https://api.example.com/v1"
     entrant = Entrant.llm(OpenAIBackend("m", "http://u:pw@localhost:9/v1"))
     assert entrant.params["base_url"] == "http://localhost:9/v1"
 
@@ -282,15 +283,15 @@ def test_a_body_that_is_not_a_completion_is_the_servers_fault(payload: Any) -> N
 
 def test_secrets_in_the_base_url_are_masked_and_refused_unmasked() -> None:
     from strategic_arena.arena.store import check_no_secrets
-    from strategic_arena.backends import public_url
+    from strategic_arena.door import shown
 
     url = "https://user:pw-123456789@api.example.com/v1?api-key=abcdef123456&api-version=2#x"
-    assert public_url(url) == "https://api.example.com/v1?api-key=***&api-version=***"
+    assert shown(url) == "https://api.example.com/v1?api-key=***&api-version=***"
     with pytest.raises(ValueError, match="looks like a secret"):
         check_no_secrets({"base_url": url}, "player")
     with pytest.raises(ValueError, match="looks like a secret"):
         check_no_secrets({"base_url": "http://h/v1?token=abc"}, "player")
-    check_no_secrets({"base_url": public_url(url)}, "player")  # masked: stored as it is
+    check_no_secrets({"base_url": shown(url)}, "player")  # masked: stored as it is
     backend = OpenAIBackend("m", url, api_key=SECRET)
     assert "abcdef123456" not in repr(backend) and "pw-123456789" not in repr(backend)
     assert backend._scrub(f"echo {SECRET} abcdef123456 pw-123456789") == "echo *** *** ***"

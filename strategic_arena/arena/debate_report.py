@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from strategic_arena.arena.replay import replay_game
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.door.printable import printable_line
 from strategic_arena.games import get_spec
 from strategic_arena.games.debate import DebateSpec, DebateState
-from strategic_arena.door.printable import printable_line
 
 __all__ = ["DebateAccuracy", "debate_accuracy", "lineup", "render_debates"]
 

@@ -28,8 +28,8 @@ from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.pools import WeightedPool
 from strategic_arena.arena.preflight import key_source
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
-from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore, location
-from strategic_arena.backends import public_url
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
+from strategic_arena.door import shown
 from strategic_arena.games import CURATED, get_spec
 
 
@@ -246,7 +246,7 @@ def evaluate(
             except KeyboardInterrupt:
                 stored = len(store.completed_keys(store.run_id(name)))
                 raise EvalInterrupted(name, stored, len(tasks)) from None
-    return EvalResult(name, location(db), summary, max_replays, root_seed)
+    return EvalResult(name, shown(db), summary, max_replays, root_seed)
 
 
 def _announce_key(
@@ -254,7 +254,7 @@ def _announce_key(
 ) -> None:
     """Tell ``announce`` which key (by variable name) the endpoint at ``base_url`` is sent."""
     if announce is not None:
-        announce(f"Endpoint {public_url(base_url)}: sent {key_source(api_key_env)}")
+        announce(f"Endpoint {shown(base_url)}: sent {key_source(api_key_env)}")
 
 
 def check_game_sampling(game_sampling: Mapping[str, Any], env_ids: Sequence[str]) -> None:
@@ -327,7 +327,7 @@ def default_run_name(
     seed.
     """
     # The URL without its secrets: not even a hash of a key goes into the name.
-    public = None if base_url is None else public_url(base_url)
+    public = None if base_url is None else shown(base_url)
     identity = {**settings, "model": {**candidate.params, "base_url": public}}
     label = "secret" if seed is None else seed
     digest = hashlib.sha256(json.dumps([identity, label], sort_keys=True).encode()).hexdigest()[:8]

@@ -66,10 +66,10 @@ from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION, ResultsStore
 from strategic_arena.arena.teams import player_result, seat_teams, team_returns, team_summaries
+from strategic_arena.door.printable import printable_line
 from strategic_arena.games import CURATED, GameSpec, get_spec
 from strategic_arena.games.listing import PaperReference
 from strategic_arena.games.tables import DerivedTable
-from strategic_arena.door.printable import printable_line
 
 #: Version of the JSON report layout (bumped on incompatible changes).
 REPORT_SCHEMA_VERSION = 2

@@ -40,13 +40,23 @@ from urllib.parse import urlsplit
 
 from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.runner import Entrant
-from strategic_arena.backends import public_url, url_secrets
+from strategic_arena.door import Refused, printable_line, read_text, secrets, shown
 
 #: The prefix of a model opponent's spec.
 MODEL_PREFIX = "model:"
 
 #: The display name at the end of a spec: ``model:NAME@BASE_URL as DISPLAY``.
 _DISPLAY = re.compile(r"\s+as\s+(?P<name>\S.*)$")
+
+
+def read_persona(path: str) -> str:
+    """A persona file's text, stripped: through the door (a regular file, no link, capped).
+
+    Raises:
+        Refused: the file is a link (``env.txt -> /proc/self/environ`` would send the
+            environment to the rival endpoint), a FIFO or device, too large, or not UTF-8.
+    """
+    return read_text(path, "persona").strip()
 
 
 @dataclass(frozen=True)
@@ -84,8 +94,11 @@ class ModelOpponent:
             body = body[: display.start()]
         body, _, persona_part = body.partition(" persona:")
         persona = persona_part.strip() or None
-        if persona is not None and not Path(persona).is_file():
-            raise ValueError(f"model opponent {spec!r}: no persona file {persona}")
+        if persona is not None:
+            try:  # refused here, before any request: a link, a FIFO, a device, too large
+                read_persona(persona)
+            except Refused as error:
+                raise Refused(f"model opponent {printable_line(spec)}: {error}") from None
         model, at, base_url = body.strip().partition("@")
         parts = urlsplit(base_url)
         if not at or not model or parts.scheme not in ("http", "https") or not parts.hostname:
@@ -93,7 +106,7 @@ class ModelOpponent:
                 f"model opponent {spec!r}: expected model:NAME@BASE_URL, e.g. "
                 "model:Qwen/Qwen3-4B@http://localhost:8001/v1 (or ... as NAME to name it)"
             )
-        if url_secrets(base_url) or parts.fragment:
+        if secrets(base_url) or parts.fragment:
             raise ValueError(
                 f"model opponent {MODEL_PREFIX}{model}@...: its base URL carries credentials; "
                 "put the key in an environment variable named by --opponent-api-key-env"
@@ -117,7 +130,7 @@ class ModelOpponent:
         """
         same = candidate.params.get("model") == self.model and candidate.params.get(
             "base_url"
-        ) == public_url(self.base_url)
+        ) == shown(self.base_url)
         return replace(self, name=candidate.name) if same and self.name is None else self
 
     def entrant(
@@ -132,7 +145,7 @@ class ModelOpponent:
         """
         asking = options.asking
         if self.persona is not None:
-            text = Path(self.persona).read_text(encoding="utf-8").strip()
+            text = read_persona(self.persona)
             asking = replace(asking, system_prompt=text or None)
         settings = replace(
             options,

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from strategic_arena._extras import require
+from strategic_arena.door import postgres_params, scrub
 
 #: SQLSTATE classes and codes of the errors a user must act on, with what they mean.
 _CAUSES_BY_STATE = (
@@ -62,9 +63,15 @@ _CAUSES_BY_TEXT = (
 _PASSWORD = re.compile(r"(password\s*=\s*)\S+|(//[^/:@\s]*:)[^@\s]*@", re.IGNORECASE)
 
 
-def explain(error: BaseException) -> str:
-    """What a PostgreSQL error means, in words, with the driver's first line (no password)."""
+def explain(error: BaseException, target: str | None = None) -> str:
+    """What a PostgreSQL error means, in words, with the driver's first line (no password).
+
+    ``target``: the store's URL, whose every secret is masked in the driver's text too
+    (:func:`strategic_arena.door.scrub`), whatever form the driver repeats it in.
+    """
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    if target is not None:
+        first = scrub(first, target)
     detail = _PASSWORD.sub(lambda m: (m.group(1) or m.group(2) or "") + "***", first)
     state = str(getattr(error, "sqlstate", None) or "")
     for prefix, meaning in _CAUSES_BY_STATE:
@@ -123,13 +130,16 @@ class PostgresConnection:
         options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_S * 1000}"
         if self._readonly:
             options += " -c default_transaction_read_only=on"
-        return self._psycopg.connect(
-            self._url,
-            autocommit=True,
-            connect_timeout=self._timeout_s,
-            application_name="strategic-arena",
-            options=options,
-        )
+        # The URL's parts, taken apart by the door, go as separate parameters: the driver never
+        # parses the URL, so a password with a raw "@", "/" or space stays the password (libpq
+        # would read its tail as a host name and print it back in an error).
+        params: dict[str, Any] = {
+            **postgres_params(self._url),
+            "connect_timeout": self._timeout_s,
+            "application_name": "strategic-arena",
+            "options": options,
+        }
+        return self._psycopg.connect(autocommit=True, **params)
 
     @property
     def in_transaction(self) -> bool:

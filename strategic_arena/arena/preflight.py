@@ -14,7 +14,7 @@ the run for good, and rerunning cannot fix it. So ``evaluate`` and ``grade`` fir
 
 Any failure raises :class:`PreflightError`, whose message names the likely cause and its fix on
 one line, whatever the endpoint sent (broken HTTP included), with the base URL masked
-(:func:`~strategic_arena.backends.public_url`) and the key named by its variable only.
+(:func:`~strategic_arena.door.shown`) and the key named by its variable only.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ from strategic_arena.backends import (
     error_message,
     exchange,
     http_client,
-    public_url,
     transport_failure,
 )
+from strategic_arena.door import shown
+from strategic_arena.door.printable import printable_line
 from strategic_arena.env import make
 from strategic_arena.http_body import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -44,7 +45,6 @@ from strategic_arena.http_body import (
     ReplyTooLarge,
     parse_json,
 )
-from strategic_arena.door.printable import printable_line
 from strategic_arena.turn import GameState
 
 #: The deal of the preflight request: fixed, so that it reveals nothing about the run's deals.
@@ -58,12 +58,12 @@ class PreflightError(ValueError):
 def _with_v1(base_url: str) -> str | None:
     """``base_url`` with ``/v1`` appended when its path lacks it (the usual typo), else None.
 
-    Shown masked (:func:`public_url`): a hint must not print the URL's credentials.
+    Shown masked (:func:`~strategic_arena.door.shown`): a hint must not print the URL's credentials.
     """
     path = urlsplit(base_url).path.rstrip("/")
     if path.endswith("/v1"):
         return None
-    return public_url(endpoint_url(base_url, "v1"))
+    return shown(endpoint_url(base_url, "v1"))
 
 
 def _v1_hint(base_url: str) -> str:
@@ -72,7 +72,7 @@ def _v1_hint(base_url: str) -> str:
 
 
 def _unreachable(base_url: str, reason: object) -> PreflightError:
-    where = urlsplit(public_url(base_url)).netloc or public_url(base_url)
+    where = urlsplit(shown(base_url)).netloc or shown(base_url)
     return PreflightError(
         f"nothing answers at {where} ({printable_line(reason, 200)}): is the server running, "
         "and are the host and port right?"
@@ -89,7 +89,7 @@ def key_source(api_key_env: str | None) -> str:
 
 def _auth(base_url: str, status: int, api_key_env: str | None) -> PreflightError:
     return PreflightError(
-        f"the endpoint at {public_url(base_url)} refused the credentials (HTTP {status}): it was "
+        f"the endpoint at {shown(base_url)} refused the credentials (HTTP {status}): it was "
         f"sent {key_source(api_key_env)}; --api-key-env (--opponent-api-key-env for a model "
         "opponent) names the variable"
     )
@@ -112,7 +112,7 @@ def list_served_models(
             names the likely cause.
     """
     url = endpoint_url(base_url, "models")
-    shown = public_url(url)
+    public = shown(url)
     key = os.environ.get(api_key_env) if api_key_env else None
 
     async def get() -> HttpReply:
@@ -125,40 +125,43 @@ def list_served_models(
     try:
         reply = asyncio.run(get())
     except (TimeoutError, httpx.TimeoutException):
-        raise PreflightError(f"no answer from {shown} within {timeout_s:g} s (--timeout)") from None
+        raise PreflightError(
+            f"no answer from {public} within {timeout_s:g} s (--timeout)"
+        ) from None
     except ReplyTooLarge:
         raise PreflightError(
-            f"the reply of {shown} exceeds --max-reply-bytes {max_reply_bytes} (decoded): the "
+            f"the reply of {public} exceeds --max-reply-bytes {max_reply_bytes} (decoded): the "
             "endpoint's failure"
         ) from None
     except BadEncoding as error:
-        raise PreflightError(f"{shown} sent an unreadable reply ({error})") from None
+        raise PreflightError(f"{public} sent an unreadable reply ({error})") from None
     except (httpx.ConnectError, OSError) as error:
         raise _unreachable(base_url, error) from None
     except Exception as error:  # broken HTTP: bad framing, too many headers, a bad URL...
         raise PreflightError(
-            f"{shown} did not answer with valid HTTP ({transport_failure(error)})"
+            f"{public} did not answer with valid HTTP ({transport_failure(error)})"
         ) from None
     if reply.status in (401, 403):
         raise _auth(base_url, reply.status, api_key_env)
     if 300 <= reply.status < 400:
         target = printable_line(reply.location or "?", 200)
         raise PreflightError(
-            f"{shown} redirects (HTTP {reply.status} to {target}): give the final URL as --base-url"
+            f"{public} redirects (HTTP {reply.status} to {target}): "
+            "give the final URL as --base-url"
         )
     if reply.status == 404:
-        raise PreflightError(f"HTTP 404 from {shown}{_v1_hint(base_url)}")
+        raise PreflightError(f"HTTP 404 from {public}{_v1_hint(base_url)}")
     if reply.status >= 300:
         message = printable_line(error_message(reply.body), 200)
-        raise PreflightError(f"HTTP {reply.status} from {shown}: {message}")
+        raise PreflightError(f"HTTP {reply.status} from {public}: {message}")
     try:
         data = parse_json(reply.body, max_reply_bytes)["data"]  # type: ignore[index]
         return [str(model["id"]) for model in data]
     except ReplyTooLarge as error:
-        raise PreflightError(f"{shown} lists too much ({error})") from None
+        raise PreflightError(f"{public} lists too much ({error})") from None
     except (ValueError, KeyError, TypeError, IndexError, RecursionError) as error:
         raise PreflightError(
-            f"{shown} does not answer with an OpenAI model list ({type(error).__name__})"
+            f"{public} does not answer with an OpenAI model list ({type(error).__name__})"
             f"{_v1_hint(base_url)}"
         ) from None
 
@@ -191,15 +194,15 @@ _STATUS = re.compile(r"^(\d{3}): (.*)$")
 def diagnose(failure: str, base_url: str, style: str, api_key_env: str | None) -> PreflightError:
     """The likely cause of a failed chat request, from the backend's failure line."""
     match = _STATUS.match(failure)
-    shown = public_url(base_url)
+    public = shown(base_url)
     if failure.startswith("connection: Connect"):  # ConnectError, ConnectTimeout
         return _unreachable(base_url, failure.removeprefix("connection: "))
     if failure.startswith("connection"):
         return PreflightError(
-            f"{shown} did not answer the first request with valid HTTP ({failure})"
+            f"{public} did not answer the first request with valid HTTP ({failure})"
         )
     if failure.startswith("timeout"):
-        return PreflightError(f"no answer from {shown} within --timeout")
+        return PreflightError(f"no answer from {public} within --timeout")
     if match is None:
         return PreflightError(f"the endpoint's first reply was unusable: {printable_line(failure)}")
     status, message = int(match[1]), printable_line(match[2], 300)
@@ -207,11 +210,11 @@ def diagnose(failure: str, base_url: str, style: str, api_key_env: str | None) -
         return _auth(base_url, status, api_key_env)
     if 300 <= status < 400:
         return PreflightError(
-            f"{shown} redirects the request ({message}): give the final URL as --base-url"
+            f"{public} redirects the request ({message}): give the final URL as --base-url"
         )
     if status == 404:
         return PreflightError(
-            f"HTTP 404 from {public_url(endpoint_url(base_url, 'chat/completions'))} "
+            f"HTTP 404 from {shown(endpoint_url(base_url, 'chat/completions'))} "
             f"({message}){_v1_hint(base_url)}"
         )
     if style == "tools" and status == 400 and "tool" in message.lower():

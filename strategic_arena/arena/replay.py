@@ -17,8 +17,8 @@ from pathlib import Path
 
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.env import TextGameEnv, make
 from strategic_arena.door.printable import printable, printable_line
+from strategic_arena.env import TextGameEnv, make
 from strategic_arena.turn import Decision
 
 

@@ -69,11 +69,11 @@ from strategic_arena.arena.leases import DEFAULT_LEASE_S, Leases
 from strategic_arena.arena.match import MatchRecord, MoveRecord, play_match
 from strategic_arena.arena.store import ResultsStore, StoreError
 from strategic_arena.backends import OpenAIBackend
-from strategic_arena.backends import public_url as public_url  # re-exported
+from strategic_arena.door import shown
+from strategic_arena.door.printable import printable_line
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
-from strategic_arena.door.printable import printable_line
 from strategic_arena.seeding import derive_seed
 from strategic_arena.turn import Decision, GameState, Player
 
@@ -141,7 +141,7 @@ class Entrant:
         sampling = backend.sampling
         params: dict[str, Any] = {
             "model": backend.model,
-            "base_url": public_url(backend.base_url),
+            "base_url": shown(backend.base_url),
             "style": asking.style,
             "policy": asking.policy,
             "include_history": asking.include_history,

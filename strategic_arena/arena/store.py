@@ -50,6 +50,7 @@ Durability and hostile input:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -72,7 +73,7 @@ from strategic_arena.arena.records import (
     StoredPlayer,
     StoredRun,
 )
-from strategic_arena.backends import public_url
+from strategic_arena.door import is_postgres, shown, store_target
 from strategic_arena.seeding import secret_seed
 
 SCHEMA_VERSION = 4
@@ -187,7 +188,7 @@ _ADDED_GAME_COLUMNS = {"prompts": "TEXT"}
 
 #: Strings that look like credentials: OpenAI-style ``sk-...`` keys, bearer tokens, a URL's
 #: userinfo password (``//user:key@host``) and a URL query's value that is not masked
-#: (``?api-key=...``; :func:`strategic_arena.backends.public_url` writes ``***``).
+#: (``?api-key=...``; :func:`strategic_arena.door.shown` writes ``***``).
 _SECRET = re.compile(
     r"sk-[A-Za-z0-9_\-]{8,}"
     r"|Bearer\s+\S+"
@@ -336,30 +337,16 @@ class _Connection(Protocol):
     def close(self) -> None: ...
 
 
-def is_postgres(target: str | Path) -> bool:
-    """Whether ``target`` names a PostgreSQL store (a ``postgresql://`` URL), not a file."""
-    return isinstance(target, str) and target.lower().startswith(("postgresql://", "postgres://"))
-
-
-def location(target: str | Path) -> str:
-    """How messages and reports name the store ``target``.
-
-    Its path, or its URL without credentials (user, password and query values masked).
-    """
-    if not is_postgres(target):
-        return str(target)
-    scheme, rest = public_url(str(target)).split(":", 1)
-    return f"{scheme}:{rest if rest.startswith('//') else '//' + rest}"  # a socket: no host
-
-
 def existing(db: str | Path) -> str | Path:
     """``db`` for a command that never creates a store: a URL as it is, a path to a file.
 
     Raises:
-        ValueError: there is no file at the path (a wrong path is bad input).
+        ValueError: there is no file at the path (a wrong path is bad input), or ``db`` is
+            neither a path nor a PostgreSQL URL (:func:`strategic_arena.door.store_target`).
     """
+    db = store_target(db)
     if not is_postgres(db) and not Path(db).is_file():
-        raise ValueError(f"no results store at {db}")
+        raise ValueError(f"no results store at {shown(db)}")
     return db
 
 
@@ -390,10 +377,11 @@ class ResultsStore:
     ) -> None:
         if max_response_chars < 1:
             raise ValueError("max_response_chars must be at least 1")
+        path = store_target(path)  # a keyword string or another scheme: refused, not a file
         #: What the store was opened from (a path, or the URL with its credentials).
         self.target: str | Path = path
         #: The store's name in messages (a path, or the URL without credentials).
-        self.location = location(path)
+        self.location = shown(path)
         #: The SQLite file (a PostgreSQL store has none: messages use :attr:`location`).
         self.path = Path(self.location)
         #: Whether workers may share a run in this store (leases; PostgreSQL only).
@@ -407,7 +395,7 @@ class ResultsStore:
         if self.shared:
             self._errors = postgres.errors()
             self._integrity_errors = postgres.integrity_errors()
-            self._explain = postgres.explain
+            self._explain = functools.partial(postgres.explain, target=path)
         try:
             self._db: _Connection = self._open(lock_wait_s)
         except self._errors as error:
@@ -428,17 +416,18 @@ class ResultsStore:
             ValueError: there is no file at ``path``.
             StoreError: it is not a results store (the message says why).
         """
+        path = store_target(path)
         if is_postgres(path):
             try:
                 return cls(path, readonly=True)
             except _OlderSchema:
                 raise StoreError(
-                    f"cannot open results store {location(path)}: it has an older schema, "
+                    f"cannot open results store {shown(path)}: it has an older schema, "
                     "which must be upgraded; open it once for writing (eval, runs)"
                 ) from None
         where = Path(path)
         if not where.is_file():  # a wrong path is bad input, not a broken store
-            raise ValueError(f"no results store at {where}")
+            raise ValueError(f"no results store at {shown(where)}")
         try:
             return cls(where, readonly=True)
         except _OlderSchema:

@@ -31,15 +31,22 @@ from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
-from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, location
+from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
 from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
-from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, turn_label
+from strategic_arena.cli.common import (
+    DB_HELP,
+    HelpFormatter,
+    add_api_key_option,
+    store_option,
+    turn_label,
+)
+from strategic_arena.door import shown
+from strategic_arena.door.printable import printable, printable_line
 from strategic_arena.env import TextGameEnv
 from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
-from strategic_arena.door.printable import printable, printable_line
 from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,
@@ -227,7 +234,9 @@ def add_parsers(sub: Any) -> None:
         "incomplete, scored nowhere, and replayed by the next run of the same command, at most "
         "K times",
     )
-    run.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    run.add_argument(
+        "--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     run.add_argument(
         "--lease-s",
         type=float,
@@ -261,7 +270,9 @@ def add_parsers(sub: Any) -> None:
         "with 95%% CI (both seats and each seat), W/D/L, normalized score, invalid answers by "
         "kind, tokens and latency. Recomputed from the stored games every time.",
     )
-    rep.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    rep.add_argument(
+        "--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     rep.add_argument(
         "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
     )
@@ -289,7 +300,7 @@ def add_parsers(sub: Any) -> None:
     rp.add_argument(
         "game", type=int, help="the game's id (listed by 'strategic-arena runs --games RUN')"
     )
-    rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP)
     rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
     rp.set_defaults(handler=replay_main)
 
@@ -372,7 +383,7 @@ def eval_main(args: argparse.Namespace) -> int:
     except EvalInterrupted as stop:
         print(
             f"\nstrategic-arena: interrupted; {stop.stored} of {stop.total} games of run "
-            f"{printable_line(stop.run_name)!r} are stored in {location(args.db)}; rerun the "
+            f"{printable_line(stop.run_name)!r} are stored in {shown(args.db)}; rerun the "
             "same command to resume",
             file=sys.stderr,
         )

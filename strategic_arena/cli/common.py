@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena import postgres
 from strategic_arena.arena.replay import ReplayError
-from strategic_arena.arena.store import explain, location
+from strategic_arena.arena.store import explain
+from strategic_arena.door import Refused, is_postgres, scrub, shown, store_target
 from strategic_arena.door.printable import printable_line
 
 #: The help of every ``--db``.
@@ -57,9 +58,35 @@ def turn_label(seats: Sequence[int]) -> str:
     return f" (simultaneous: seats {', '.join(map(str, seats))})" if len(seats) > 1 else ""
 
 
-def fail(message: object) -> int:
+def store_option(value: str) -> str:
+    """``--db``'s type: a SQLite path or a PostgreSQL URL, else refused by argparse in one line.
+
+    The refusal (:func:`strategic_arena.door.store_target`) names the accepted forms and shows
+    no part of the value: a libpq keyword string is never taken for a file name.
+    """
+    try:
+        store_target(value)
+    except Refused as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
+def _targets(args: argparse.Namespace) -> list[str]:
+    """The connection targets among a command's arguments (whose secrets no message shows)."""
+    found: list[str] = []
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and (is_postgres(item) or "://" in item or "=" in item):
+                found.append(item)
+    return found
+
+
+def fail(message: object, args: argparse.Namespace | None = None) -> int:
     """Print ``message`` as the command's one error line; returns the exit status 2."""
-    print(f"strategic-arena: error: {printable_line(message)}", file=sys.stderr)
+    text = str(message)
+    for target in _targets(args) if args is not None else []:
+        text = scrub(text, target)  # a driver's or library's message repeating a password
+    print(f"strategic-arena: error: {printable_line(text)}", file=sys.stderr)
     return 2
 
 
@@ -72,13 +99,13 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
         return 1
     except sqlite3.Error as error:  # a store that fails while it is read (not SQLite, ...)
         db = getattr(args, "db", None)
-        where = f" {location(db)}" if db else ""
-        return fail(f"cannot read the results store{where}: {explain(error)}")
+        where = f" {shown(db)}" if db else ""
+        return fail(f"cannot read the results store{where}: {explain(error)}", args)
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
-        return fail(error.args[0] if isinstance(error, KeyError) and error.args else error)
+        return fail(error.args[0] if isinstance(error, KeyError) and error.args else error, args)
     except Exception as error:  # PostgreSQL's driver, failing while a store is read
         if not postgres.is_driver_error(error):
             raise
         db = getattr(args, "db", None)
-        where = f" {location(db)}" if db else ""
-        return fail(f"cannot read the results store{where}: {postgres.explain(error)}")
+        where = f" {shown(db)}" if db else ""
+        return fail(f"cannot read the results store{where}: {postgres.explain(error, db)}", args)

@@ -13,7 +13,7 @@ from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.cli.arena import add_model_options, model_options
-from strategic_arena.cli.common import DB_HELP, HelpFormatter
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, store_option
 from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.grade import grade
 from strategic_arena.grading.moves import DEFAULT_MAX_NODES
@@ -32,7 +32,9 @@ def add_parser(sub: Any) -> None:
         "exploitability. Results go to grading tables in the same database; rerunning resumes. "
         "Definitions: docs/grading.md.",
     )
-    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    command.add_argument(
+        "--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     command.add_argument(
         "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.cli.common import fail
+from strategic_arena.cli.common import fail, store_option
 from strategic_arena.games import get_spec
 from strategic_arena.leaderboard import PublishError, ladder, publish
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT
@@ -73,6 +73,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--db",
         required=True,
         action="append",
+        type=store_option,
         metavar="PATH|URL",
         help="the results database: a SQLite file or a postgresql:// URL; repeat it to publish "
         "the runs of several stores as one leaderboard",
@@ -103,7 +104,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--out", default="leaderboards", metavar="DIR", help="output folder (default leaderboards)"
     )
     ladder.add_argument(
-        "--db", default=None, metavar="PATH", help="results database (default OUT/ladder.db)"
+        "--db",
+        default=None,
+        metavar="PATH",
+        type=store_option,
+        help="results database (default OUT/ladder.db)",
     )
     ladder.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     ladder.add_argument(

@@ -9,11 +9,12 @@ from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.runs import list_runs, rename_run, run_games
-from strategic_arena.arena.store import existing, location
-from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail
+from strategic_arena.arena.store import existing
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail, store_option
+from strategic_arena.door import shown
+from strategic_arena.door.printable import printable_line
 from strategic_arena.grading.export import export_runs
 from strategic_arena.grading.runs import delete_run
-from strategic_arena.door.printable import printable_line
 
 
 def add_parser(sub: Any) -> None:
@@ -26,7 +27,9 @@ def add_parser(sub: Any) -> None:
         "(complete, forfeit) and incomplete (stopped by server failures, not yet replayed "
         "successfully). --games lists a run's games with the ids that 'replay' takes.",
     )
-    command.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", help=DB_HELP)
+    command.add_argument(
+        "--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     action = command.add_mutually_exclusive_group()
     action.add_argument("--games", metavar="RUN", help="list the games of RUN (ids for replay)")
     action.add_argument("--rename", nargs=2, metavar=("RUN", "NEW"), help="give RUN the name NEW")
@@ -54,7 +57,7 @@ def add_parser(sub: Any) -> None:
 
 def runs_main(args: argparse.Namespace) -> int:
     """``runs``: one action on the store, or the list of its runs."""
-    where = location(args.db)  # its URL without credentials
+    where = shown(args.db)  # its URL without credentials
     if args.rename:
         old, new = args.rename
         rename_run(args.db, old, new)
@@ -69,7 +72,7 @@ def runs_main(args: argparse.Namespace) -> int:
         print(
             f"copied {len(copied.runs)} runs ({copied.games} games, {copied.moves} moves, "
             f"{copied.grades} move grades; {copied.skipped} games already there) from {where} "
-            f"to {location(args.export)}"
+            f"to {shown(args.export)}"
         )
         return 0
     if args.run:

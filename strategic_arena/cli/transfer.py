@@ -27,10 +27,10 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
-from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option
+from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, store_option
+from strategic_arena.door.printable import printable_line
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
-from strategic_arena.door.printable import printable_line
 from strategic_arena.transfer import (
     BENCHMARKS,
     PAPERS,
@@ -156,7 +156,9 @@ def _add_run(actions: Any) -> None:
     )
     endpoint.add_argument("--concurrency", type=int, default=16, help="requests in flight at once")
     endpoint.add_argument("--no-preflight", action="store_true", help="skip the endpoint check")
-    run.add_argument("--db", default=DEFAULT_TRANSFER_DB, metavar="PATH|URL", help=DB_HELP)
+    run.add_argument(
+        "--db", default=DEFAULT_TRANSFER_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     run.add_argument("--quiet", action="store_true", help="no progress line")
     run.set_defaults(handler=run_main)
 
@@ -195,7 +197,9 @@ def _add_report(actions: Any) -> None:
         help="the before/after table of the stored transfer runs",
         formatter_class=HelpFormatter,
     )
-    command.add_argument("--db", default=DEFAULT_TRANSFER_DB, metavar="PATH|URL", help=DB_HELP)
+    command.add_argument(
+        "--db", default=DEFAULT_TRANSFER_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
+    )
     command.add_argument(
         "--label", action="append", metavar="NAME", help="only this model (repeatable)"
     )

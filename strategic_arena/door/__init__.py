@@ -27,6 +27,7 @@ from strategic_arena.door.files import (
     read_json,
     read_json_lines,
     read_text,
+    tail_text,
 )
 from strategic_arena.door.json_data import MAX_DEPTH, decode
 from strategic_arena.door.logs import add_secret, guard_logs
@@ -60,4 +61,5 @@ __all__ = [
     "secrets",
     "shown",
     "store_target",
+    "tail_text",
 ]

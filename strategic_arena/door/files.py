@@ -136,19 +136,30 @@ def read_bytes(path: str | Path, kind: Kind, *, within: str | Path | None = None
     return data
 
 
-def read_text(path: str | Path, kind: Kind, *, within: str | Path | None = None) -> str:
+def read_text(
+    path: str | Path,
+    kind: Kind,
+    *,
+    within: str | Path | None = None,
+    errors: Literal["strict", "replace"] = "strict",
+) -> str:
     """The UTF-8 text of ``path`` (see :func:`read_bytes`).
+
+    Args:
+        path: the file.
+        kind: what it is for.
+        within: a folder the file must lie inside.
+        errors: ``replace`` reads bytes that are not UTF-8 as U+FFFD (a third party's log);
+            ``strict`` refuses them.
 
     Raises:
         Refused: as :func:`read_bytes`, or the bytes are not UTF-8.
     """
     data = read_bytes(path, kind, within=within)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as error:
-        raise Refused(
-            f"{_what(kind, Path(path))} is not UTF-8 text (byte {error.start})"
-        ) from None
+        raise Refused(f"{_what(kind, Path(path))} is not UTF-8 text (byte {error.start})") from None
 
 
 def read_json(
@@ -186,6 +197,28 @@ def read_json_lines(
         if len(line) > MAX_LINE_BYTES:
             raise Refused(f"{what}: line {number} is longer than {_size(MAX_LINE_BYTES)}")
         yield number, decode(line, f"{what}: line {number}")
+
+
+def tail_text(path: str | Path, kind: Kind, max_bytes: int) -> str:
+    """The last ``max_bytes`` of the regular file ``path`` as text (bad UTF-8 replaced).
+
+    For a third party's log that grows without bound (a vLLM server's), read back in part to
+    say why it stopped. No link as the file itself, no FIFO or device; nothing is read whole.
+
+    Raises:
+        Refused: as :func:`read_bytes` (except the size cap).
+    """
+    where = Path(path).expanduser()
+    descriptor = _open(where, kind)
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise Refused(f"{_what(kind, where)} is not a regular file")
+    with os.fdopen(descriptor, "rb") as file:
+        size = os.fstat(descriptor).st_size
+        file.seek(max(size - max_bytes, 0))
+        data = file.read(max_bytes)
+    return data.decode("utf-8", errors="replace")
 
 
 def describe(path: str | Path) -> str:

@@ -32,9 +32,7 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON may carry")
 
 
-def decode(
-    text: str | bytes, what: str, *, max_depth: int = MAX_DEPTH, finite: bool = True
-) -> Any:
+def decode(text: str | bytes, what: str, *, max_depth: int = MAX_DEPTH, finite: bool = True) -> Any:
     """The value of the JSON ``text``.
 
     Args:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import ResultsStore, is_postgres, setting_differences
+from strategic_arena.arena.store import ResultsStore, setting_differences
+from strategic_arena.door import is_postgres
 from strategic_arena.grading.tables import schema_statements
 
 #: The columns copied per table, in the stored order (``id`` first where there is one).

@@ -21,6 +21,7 @@ from strategic_arena.arena.endpoint import ModelOptions, checked_entrant
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, Progress
 from strategic_arena.arena.store import ResultsStore, existing, setting_differences
+from strategic_arena.door.printable import printable_line
 from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.moves import (
     DEFAULT_MAX_NODES,
@@ -32,7 +33,6 @@ from strategic_arena.grading.moves import (
 from strategic_arena.grading.strategy import grade_strategy, info_sets, query
 from strategic_arena.grading.summary import move_summary
 from strategic_arena.grading.tables import GradeTables, MoveGrade
-from strategic_arena.door.printable import printable_line
 from strategic_arena.turn import Player
 
 #: Answers stored per transaction while querying a strategy.

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena.arena.metrics import mean_ci
+from strategic_arena.door.printable import printable_line
 from strategic_arena.grading.moves import is_top_move
 from strategic_arena.grading.tables import MoveGrade
-from strategic_arena.door.printable import printable_line
 
 ALL = "all"
 

@@ -33,9 +33,9 @@ from strategic_arena.arena.store import (
     SQLITE_TYPES,
     connect_readonly,
     existing,
-    is_postgres,
     setting_differences,
 )
+from strategic_arena.door import is_postgres
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS move_grades (

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import ResultsStore, is_postgres, location
+from strategic_arena.arena.store import ResultsStore
+from strategic_arena.door import is_postgres, shown
 from strategic_arena.grading.export import export_runs
 from strategic_arena.leaderboard import html, markdown
 from strategic_arena.leaderboard.atomic import write_all
@@ -102,7 +103,7 @@ def publish(
     for one in stores:
         if not is_postgres(one) and not Path(one).is_file():
             raise FileNotFoundError(f"no results database at {one}")
-    source = ", ".join(location(one) if is_postgres(one) else Path(one).name for one in stores)
+    source = ", ".join(shown(one) if is_postgres(one) else Path(one).name for one in stores)
     with contextlib.ExitStack() as cleanup:
         where = stores[0]
         if len(stores) > 1:  # one store holding every store's runs, then published as one

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from strategic_arena.leaderboard import _format as fmt
 from strategic_arena.door.printable import printable_line
+from strategic_arena.leaderboard import _format as fmt
 
 
 def escape(text: object) -> str:

@@ -2,7 +2,7 @@ r"""``LEADERBOARD.md``: the leaderboard's data (:mod:`.data`) as GitHub-flavoure
 
 Every string that came from a user or a model (player names, parameters, answers) goes through
 :func:`escape`, which keeps it inside its table cell and shows it literally: first
-:func:`~strategic_arena.door.printable.printable` turns control bytes (ESC, NUL), bidi controls, line
+:func:`~strategic_arena.door.printable` turns control bytes (ESC, NUL), bidi controls, line
 breaks and lone surrogates into visible escapes (``\x1b``, ``\n``), so the file never holds a
 byte a terminal or an editor would act on; then ``<``, ``>`` and ``&`` become entities, and
 ``|``, backslashes, backticks, brackets (code spans, links), ``*`` and ``_`` (emphasis), ``~``
@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from strategic_arena.door.printable import printable_line
 from strategic_arena.leaderboard import _format as fmt
 from strategic_arena.leaderboard._transfer import transfer_markdown
-from strategic_arena.door.printable import printable_line
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 #: Markdown syntax in a cell: code, table, link and emphasis marks, GitHub's strikethrough

@@ -46,9 +46,9 @@ from strategic_arena.backends import (
     ChatResult,
     Messages,
     TokenTrace,
-    public_url,
     with_system_prompt,
 )
+from strategic_arena.door import shown
 from strategic_arena.env import TextGameEnv, make
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
@@ -305,8 +305,7 @@ class OpponentPool:
         """The pool of the ``games`` section (no snapshots yet)."""
         entries = [
             PoolEntry(
-                name=o.name
-                or (o.spec if o.base_url is None else f"{o.spec}@{public_url(o.base_url)}"),
+                name=o.name or (o.spec if o.base_url is None else f"{o.spec}@{shown(o.base_url)}"),
                 weight=o.weight,
                 games=tuple(o.games) if o.games is not None else None,
                 from_step=o.from_step,

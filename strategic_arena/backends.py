@@ -72,7 +72,7 @@ import numpy as np
 
 from strategic_arena._extras import require
 from strategic_arena.asking import Asking, Sampling
-from strategic_arena.door import secrets, shown
+from strategic_arena.door import decode, endpoint_url, secrets, shown
 from strategic_arena.http_body import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_REPLY_BYTES,
@@ -154,23 +154,6 @@ class _Refused(Exception):
 
 #: The most bytes of an error reply read for its message (the message is cut to 200 chars).
 _MAX_ERROR_BYTES = 64 * 1024
-
-
-def endpoint_url(base_url: str, path: str) -> str:
-    """``base_url``'s ``path`` (``models``, ``chat/completions``), as requested.
-
-    The path goes after the base URL's path, before its query (``?api-version=...`` stays a
-    query); the userinfo goes (it is sent as a header: :func:`credential_headers`), as does
-    a fragment.
-    """
-    parts = urllib.parse.urlsplit(base_url)
-    netloc = parts.hostname or ""
-    if ":" in netloc:  # an IPv6 literal
-        netloc = f"[{netloc}]"
-    if parts.port is not None:
-        netloc = f"{netloc}:{parts.port}"
-    route = parts.path.rstrip("/") + "/" + path.lstrip("/")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, route, parts.query, ""))
 
 
 def credential_headers(base_url: str, api_key: str | None) -> dict[str, str]:
@@ -274,8 +257,8 @@ async def exchange(
 def error_message(body: bytes) -> str:
     """The message of an error reply: OpenAI's ``error.message``, else the text, on one line."""
     try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
+        payload = decode(body, "the error reply", finite=False)
+    except ValueError:
         return _short(body.decode("utf-8", "replace")) or "(no message)"
     found: object = payload
     if isinstance(payload, dict):

@@ -24,11 +24,12 @@ running ``--concurrency`` games at once.
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import AsyncIterable
 from typing import Any
+
+from strategic_arena.door import decode
 
 #: The cap on an endpoint's reply, in decoded bytes (``--max-reply-bytes``).
 DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
@@ -171,7 +172,8 @@ def parse_json(body: bytes, limit: int) -> object:
     allowed = max_json_values(limit)
     if _values(body) > allowed and _values(_JSON_STRING.sub(b'""', body)) > allowed:
         raise ReplyTooLarge(f"more than {allowed} JSON values")
-    return json.loads(body)
+    # Bounded in size by the count above: only the parser's own stack bounds its depth.
+    return decode(body, "the reply", max_depth=None, finite=False)
 
 
 def _values(body: bytes) -> int:

@@ -20,6 +20,8 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from strategic_arena.door import read_text
+
 #: The name of the package's own prompt set.
 DEFAULT_NAME = "default"
 #: Files of a user folder that are not prompts (notes for people).
@@ -71,7 +73,7 @@ def digest(texts: Iterable[tuple[str, str]]) -> str:
 def package_files() -> tuple[tuple[str, str], ...]:
     """The package's prompt files (relative path, text), read once."""
     root = package_root()
-    return tuple((name, (root / name).read_text(encoding="utf-8")) for name in prompt_files(root))
+    return tuple((name, read_text(root / name, "package")) for name in prompt_files(root))
 
 
 @functools.lru_cache(maxsize=256)

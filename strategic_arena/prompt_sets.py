@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import functools
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
+from strategic_arena.door import SIZE_CAPS, Refused, printable_line, read_text
 from strategic_arena.prompt_files import (
     DEFAULT_NAME,
     NOT_PROMPTS,
@@ -55,7 +55,7 @@ MESSAGE_FIELDS = frozenset(
 #: Placeholders of a style's response-format template.
 FORMAT_FIELDS = frozenset({"written_as", "example", "example_id"})
 #: The largest file a prompt set may hold (a game's rules are a few KiB).
-MAX_PROMPT_FILE_BYTES = 256 * 1024
+MAX_PROMPT_FILE_BYTES = SIZE_CAPS["prompt"]
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class PromptSet:
         if own is not None:
             return own
         package = package_root().joinpath(*parts)
-        return package.read_text(encoding="utf-8") if package.is_file() else None
+        return read_text(package, "package") if package.is_file() else None
 
 
 @functools.cache
@@ -194,22 +194,10 @@ def _read_prompt_file(root: Path, relative: str) -> str:
     Opened without following a link and checked on the open file, so a file swapped for a
     link, a FIFO or a device after :func:`set_files` looked at it is refused all the same.
     """
-    where = f"prompt set {root}: {relative}"
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        descriptor = os.open(root / relative, flags)
-    except OSError as error:
-        raise ValueError(f"{where}: cannot be read ({error.strerror})") from None
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ValueError(f"{where}: not a regular file")
-        data = file.read(MAX_PROMPT_FILE_BYTES + 1)
-    if len(data) > MAX_PROMPT_FILE_BYTES:
-        raise ValueError(f"{where}: larger than {MAX_PROMPT_FILE_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{where}: not UTF-8 text") from None
+        return read_text(root / relative, "prompt", within=root)
+    except Refused as error:
+        raise Refused(f"prompt set {printable_line(root)}: {error}") from None
 
 
 @functools.cache

@@ -70,6 +70,7 @@ from typing import Any
 import pyspiel
 
 import opponents
+from strategic_arena.door import Refused, decode
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.games.seats import acting_seats, apply_moves
 from strategic_arena.players import GAME_HEADER
@@ -440,7 +441,7 @@ def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPR
                 self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
                 return
             try:
-                body = json.loads(raw or b"{}")
+                body = decode(raw or b"{}", "the request body", finite=False)
                 if not isinstance(body, dict):
                     raise RequestError("the request body must be a JSON object")
                 header = self.headers.get(GAME_HEADER)
@@ -450,10 +451,8 @@ def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPR
                     self._send(HTTPStatus.OK, service.complete(body, header))
             except RequestError as error:
                 self._error(error)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                self._error(RequestError(f"the request body is not JSON: {error}"))
-            except RecursionError:
-                self._error(RequestError("the request body is nested too deeply"))
+            except Refused as error:  # not JSON, not UTF-8 or nested too deeply: one line
+                self._error(RequestError(str(error)))
             except (ConnectionError, TimeoutError):  # the client went away or stopped reading
                 raise
             except Exception as error:  # the player failed: a 500, not a dropped connection

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from strategic_arena.asking import Asking, Sampling, settings_from_dict, settings_to_dict
+from strategic_arena.door import decode
 from strategic_arena.field_docs import field_docs
 from strategic_arena.styles import style_names
 
@@ -63,9 +64,9 @@ SAMPLING_FLAGS: Mapping[str, Flag] = {
 def json_object(text: str) -> dict[str, Any]:
     """A command-line JSON object (``--chat-template-kwargs``, ``--extra-body``)."""
     try:
-        value = json.loads(text)
+        value = decode(text, "the option's value")
     except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not JSON ({error}): {text!r}") from None
+        raise argparse.ArgumentTypeError(str(error)) from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object {{...}}, got {text!r}")
     return value
@@ -98,7 +99,7 @@ def game_sampling_option(text: str) -> tuple[str, Sampling]:
     for item in items:
         key, _, value = item.partition("=")
         try:
-            data[key.strip()] = json.loads(value)
+            data[key.strip()] = decode(value, key.strip())
         except ValueError:
             data[key.strip()] = value.strip()
     try:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.actions import ActionError
+from strategic_arena.door import decode
 
 #: The one tool offered in the ``tools`` style.
 PLAY_TOOL = "play"
@@ -76,8 +77,8 @@ def tool_call_text(name: str, arguments: Mapping[str, Any] | str) -> str:
     """One call in the Hermes text form (``arguments`` as a mapping, or a raw JSON string)."""
     if isinstance(arguments, str):
         # a string that is not JSON is kept as it is: the validator reports the bad arguments
-        with contextlib.suppress(ValueError, RecursionError):
-            arguments = json.loads(arguments)
+        with contextlib.suppress(ValueError):
+            arguments = decode(arguments, "the tool call's arguments")
     call = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
     return f"<tool_call>\n{call}\n</tool_call>"
 
@@ -145,8 +146,8 @@ def read_tool_calls(text: str, *, strict: bool = True) -> ToolAnswer | ActionErr
 def _read_call(body: str) -> str | ActionError:
     """The ``move`` of one call's JSON body."""
     try:
-        call = json.loads(body)
-    except (ValueError, RecursionError):
+        call = decode(body, "the tool call")
+    except ValueError:
         return ActionError("format", "the tool call is not JSON")
     if not isinstance(call, dict):
         return ActionError("format", "the tool call must be a JSON object")
@@ -156,8 +157,8 @@ def _read_call(body: str) -> str | ActionError:
     arguments = call.get("arguments", call.get("parameters"))
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
+            arguments = decode(arguments, "the tool call's arguments")
+        except ValueError:
             return ActionError("format", f"the arguments of {PLAY_TOOL} are not JSON")
     if not isinstance(arguments, dict) or MOVE_ARGUMENT not in arguments:
         return ActionError("format", f'call {PLAY_TOOL} with arguments {{"{MOVE_ARGUMENT}": ...}}')

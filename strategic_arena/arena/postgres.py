@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
@@ -63,7 +64,7 @@ _CAUSES_BY_TEXT = (
 _PASSWORD = re.compile(r"(password\s*=\s*)\S+|(//[^/:@\s]*:)[^@\s]*@", re.IGNORECASE)
 
 
-def explain(error: BaseException, target: str | None = None) -> str:
+def explain(error: BaseException, target: str | Path | None = None) -> str:
     """What a PostgreSQL error means, in words, with the driver's first line (no password).
 
     ``target``: the store's URL, whose every secret is masked in the driver's text too

@@ -30,13 +30,12 @@ from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import (
     HttpReply,
     credential_headers,
-    endpoint_url,
     error_message,
     exchange,
     http_client,
     transport_failure,
 )
-from strategic_arena.door import shown
+from strategic_arena.door import endpoint_url, shown
 from strategic_arena.door.printable import printable_line
 from strategic_arena.env import make
 from strategic_arena.http_body import (

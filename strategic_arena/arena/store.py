@@ -73,7 +73,7 @@ from strategic_arena.arena.records import (
     StoredPlayer,
     StoredRun,
 )
-from strategic_arena.door import is_postgres, shown, store_target
+from strategic_arena.door import decode, is_postgres, shown, store_target
 from strategic_arena.seeding import secret_seed
 
 SCHEMA_VERSION = 4
@@ -307,8 +307,8 @@ def setting_differences(stored: Mapping[str, Any], given: Mapping[str, Any]) -> 
     Compared as JSON (a tuple equals a list); :data:`LOCATION_KEYS` are left out.
     """
     missing = "(unset)"
-    old = _flat(json.loads(json.dumps(dict(stored), sort_keys=True)))
-    new = _flat(json.loads(json.dumps(dict(given), sort_keys=True)))
+    old = _flat(stored_value(json.dumps(dict(stored), sort_keys=True)))
+    new = _flat(stored_value(json.dumps(dict(given), sort_keys=True)))
     keys = sorted(k for k in old.keys() | new.keys() if k.split(".")[-1] not in LOCATION_KEYS)
     shown = {key: (old.get(key, missing), new.get(key, missing)) for key in keys}
     return [
@@ -335,6 +335,14 @@ class _Connection(Protocol):
     def executescript(self, script: str, /) -> Any: ...
 
     def close(self) -> None: ...
+
+
+def stored_value(text: str | bytes) -> Any:
+    """A JSON column's value, through the door: a store file is a file someone handed us.
+
+    Lossless (a stored non-finite return reads back as it was written), depth-bounded.
+    """
+    return decode(text, "a value in the results store", finite=False)
 
 
 def existing(db: str | Path) -> str | Path:
@@ -693,7 +701,7 @@ class ResultsStore:
             "SELECT id, name, seed, settings, created FROM runs WHERE name = ?", (name,)
         ).fetchone()
         return (
-            None if row is None else StoredRun(row[0], row[1], row[2], json.loads(row[3]), row[4])
+            None if row is None else StoredRun(row[0], row[1], row[2], stored_value(row[3]), row[4])
         )
 
     def player(self, name: str, kind: str, params: Mapping[str, Any]) -> int:
@@ -712,10 +720,10 @@ class ResultsStore:
         row = self._db.execute(
             "SELECT id, kind, params FROM players WHERE name = ?", (name,)
         ).fetchone()
-        stored_params = json.loads(row[2])
-        if row[1] != kind or _identity(stored_params) != _identity(json.loads(encoded)):
+        stored_params = stored_value(row[2])
+        if row[1] != kind or _identity(stored_params) != _identity(stored_value(encoded)):
             differences = setting_differences(
-                {"kind": row[1], **stored_params}, {"kind": kind, **json.loads(encoded)}
+                {"kind": row[1], **stored_params}, {"kind": kind, **stored_value(encoded)}
             )
             raise ValueError(
                 f"{self.location} already has a player named {name!r} with other parameters: "
@@ -899,7 +907,7 @@ class ResultsStore:
     def runs(self) -> list[StoredRun]:
         """Every run, oldest first."""
         rows = self._db.execute("SELECT id, name, seed, settings, created FROM runs ORDER BY id")
-        return [StoredRun(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+        return [StoredRun(r[0], r[1], r[2], stored_value(r[3]), r[4]) for r in rows]
 
     def run_id(self, name: str) -> int:
         """The id of run ``name``; ``KeyError`` naming the known runs if there is none."""
@@ -940,7 +948,7 @@ class ResultsStore:
     def players(self) -> dict[str, StoredPlayer]:
         """Registered players by name."""
         rows = self._db.execute("SELECT name, kind, params FROM players ORDER BY id")
-        return {r[0]: StoredPlayer(r[0], r[1], json.loads(r[2])) for r in rows}
+        return {r[0]: StoredPlayer(r[0], r[1], stored_value(r[2])) for r in rows}
 
     def move_stats(self, run_ids: Iterable[int] | None = None) -> list[MoveStats]:
         """Per-move numbers for metrics, without prompts or responses.
@@ -960,8 +968,8 @@ class ResultsStore:
             MoveStats(
                 game_id=r[0],
                 seat=r[1],
-                errors=tuple(kind for kind, _ in json.loads(r[2])),
-                failures=tuple(json.loads(r[3])),
+                errors=tuple(kind for kind, _ in stored_value(r[2])),
+                failures=tuple(stored_value(r[3])),
                 attempts=r[4],
                 prompt_tokens=r[5],
                 completion_tokens=r[6],
@@ -1003,15 +1011,15 @@ class ResultsStore:
                 game_key=row[2],
                 env_id=row[3],
                 seed=row[4],
-                players=tuple(json.loads(row[5])),
-                returns=tuple(float(r) for r in json.loads(row[6])),
+                players=tuple(stored_value(row[5])),
+                returns=tuple(float(r) for r in stored_value(row[6])),
                 status=row[7],
                 forfeited_by=row[8],
-                history=tuple(json.loads(row[9])),
+                history=tuple(stored_value(row[9])),
                 duration_s=row[10],
                 finished=row[11],
                 infrastructure_error=row[12],
-                prompts=tuple(json.loads(row[13])) if row[13] else (),
+                prompts=tuple(stored_value(row[13])) if row[13] else (),
             )
             for row in rows
         ]
@@ -1030,18 +1038,18 @@ class ResultsStore:
                 seat=r[1],
                 action=r[2],
                 action_text=r[3],
-                prompt=tuple(json.loads(r[4])),
+                prompt=tuple(stored_value(r[4])),
                 response=r[5],
                 error=None if r[6] is None else _error(r[6], r[7] or ""),
-                errors=tuple(_error(kind, detail) for kind, detail in json.loads(r[8])),
-                failures=tuple(json.loads(r[9])),
+                errors=tuple(_error(kind, detail) for kind, detail in stored_value(r[8])),
+                failures=tuple(stored_value(r[9])),
                 reasoning=r[10],
                 finish_reason=r[11],
                 prompt_tokens=r[12],
                 completion_tokens=r[13],
                 latency_s=r[14],
                 attempts=r[15],
-                tries=tuple(_decode_attempt(a, r[5], r[10]) for a in json.loads(r[16])),
+                tries=tuple(_decode_attempt(a, r[5], r[10]) for a in stored_value(r[16])),
             )
             for r in rows
         ]

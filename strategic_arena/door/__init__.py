@@ -22,17 +22,20 @@ JSON or formats a URL's parts on its own.
 from strategic_arena.door.errors import Refused
 from strategic_arena.door.files import (
     SIZE_CAPS,
+    decode_yaml,
     describe,
     read_bytes,
     read_json,
     read_json_lines,
     read_text,
+    read_yaml,
     tail_text,
 )
 from strategic_arena.door.json_data import MAX_DEPTH, decode
 from strategic_arena.door.logs import add_secret, guard_logs
 from strategic_arena.door.printable import printable, printable_line
 from strategic_arena.door.targets import (
+    endpoint_url,
     is_postgres,
     postgres_params,
     scrub,
@@ -47,7 +50,9 @@ __all__ = [
     "Refused",
     "add_secret",
     "decode",
+    "decode_yaml",
     "describe",
+    "endpoint_url",
     "guard_logs",
     "is_postgres",
     "postgres_params",
@@ -57,6 +62,7 @@ __all__ = [
     "read_json",
     "read_json_lines",
     "read_text",
+    "read_yaml",
     "scrub",
     "secrets",
     "shown",

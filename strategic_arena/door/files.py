@@ -23,6 +23,7 @@ the door that opens a file for reading or decodes JSON on its own.
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from strategic_arena.door.errors import Refused
-from strategic_arena.door.json_data import MAX_DEPTH, decode
+from strategic_arena.door.json_data import MAX_DEPTH, check_shape, decode
 from strategic_arena.door.printable import printable_line
 
 #: What a file is for, which sets its size cap and names it in messages.
@@ -61,6 +62,9 @@ SIZE_CAPS: dict[str, int] = {
     "package": 16 * _MIB,
     "log": 64 * _MIB,
 }
+
+#: The most values a YAML file may expand to, its aliases followed (a config has hundreds).
+MAX_YAML_VALUES = 100_000
 
 #: The longest line of a JSON-lines file (one benchmark row or record).
 MAX_LINE_BYTES = 4 * _MIB
@@ -168,6 +172,7 @@ def read_json(
     *,
     within: str | Path | None = None,
     max_depth: int = MAX_DEPTH,
+    finite: bool = True,
 ) -> Any:
     """The JSON value in ``path`` (see :func:`read_bytes` and :func:`~.json_data.decode`).
 
@@ -175,16 +180,62 @@ def read_json(
         Refused: as :func:`read_text`, or not JSON, or nested deeper than ``max_depth``.
     """
     text = read_text(path, kind, within=within)
-    return decode(text, _what(kind, Path(path)), max_depth=max_depth)
+    return decode(text, _what(kind, Path(path)), max_depth=max_depth, finite=finite)
+
+
+def read_yaml(path: str | Path, kind: Kind, *, max_depth: int = MAX_DEPTH) -> Any:
+    """The YAML value in ``path`` (a training config), through :func:`read_text`.
+
+    Raises:
+        Refused: as :func:`read_text` or :func:`decode_yaml`.
+    """
+    return decode_yaml(read_text(path, kind), _what(kind, Path(path)), max_depth=max_depth)
+
+
+def decode_yaml(text: str, what: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """The value of the YAML ``text`` (a config file, a ``--set`` value).
+
+    ``yaml.safe_load`` (PyYAML, imported here only) builds no objects but plain data; nesting
+    deeper than ``max_depth`` is refused as JSON's is, and so are aliases that expand past
+    :data:`MAX_YAML_VALUES` values (a "billion laughs" file).
+
+    Raises:
+        Refused: not YAML (the problem and its line), too deep or too large.
+    """
+    yaml: Any = importlib.import_module("yaml")  # PyYAML: a dependency, loaded on first use
+    try:
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise Refused(f"{what}: YAML nested deeper than the parser allows") from None
+    except yaml.YAMLError as error:  # one line: what is wrong and where
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise Refused(f"{what}: not valid YAML: {problem}{where}") from None
+    check_shape(value, what, max_depth, MAX_YAML_VALUES)
+    return value
 
 
 def read_json_lines(
-    path: str | Path, kind: Kind, *, within: str | Path | None = None
+    path: str | Path,
+    kind: Kind,
+    *,
+    within: str | Path | None = None,
+    finite: bool = True,
+    skip_bad: bool = False,
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON-lines file.
 
     The file is capped as a whole (:func:`read_bytes`) and each line at
     :data:`MAX_LINE_BYTES`, so a 300 MB one-line file is refused, not decoded.
+
+    Args:
+        path: the file.
+        kind: what it is for.
+        within: a folder the file must lie inside.
+        finite: refuse non-finite numbers (a metrics log may hold a NaN loss: ``False``).
+        skip_bad: skip a line that is not JSON (the last line of a log cut short by a kill)
+            instead of refusing the file.
 
     Raises:
         Refused: as :func:`read_json`, naming the line.
@@ -196,7 +247,11 @@ def read_json_lines(
             continue
         if len(line) > MAX_LINE_BYTES:
             raise Refused(f"{what}: line {number} is longer than {_size(MAX_LINE_BYTES)}")
-        yield number, decode(line, f"{what}: line {number}")
+        try:
+            yield number, decode(line, f"{what}: line {number}", finite=finite)
+        except Refused:
+            if not skip_bad:
+                raise
 
 
 def tail_text(path: str | Path, kind: Kind, max_bytes: int) -> str:

@@ -32,13 +32,17 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON may carry")
 
 
-def decode(text: str | bytes, what: str, *, max_depth: int = MAX_DEPTH, finite: bool = True) -> Any:
+def decode(
+    text: str | bytes, what: str, *, max_depth: int | None = MAX_DEPTH, finite: bool = True
+) -> Any:
     """The value of the JSON ``text``.
 
     Args:
         text: the JSON (bytes are read as UTF-8).
         what: what it is (``settings file x.json``), put before every error.
-        max_depth: the deepest nesting of arrays and objects allowed.
+        max_depth: the deepest nesting of arrays and objects allowed; ``None``: only what the
+            parser's own stack allows (a hot path whose size is bounded already: an endpoint's
+            reply, whose values :mod:`strategic_arena.http_body` counts).
         finite: refuse ``NaN``, ``Infinity`` and numbers too large for a float.
 
     Raises:
@@ -48,22 +52,49 @@ def decode(text: str | bytes, what: str, *, max_depth: int = MAX_DEPTH, finite: 
     try:
         value = json.loads(text, **(hooks if finite else {}))
     except RecursionError:
-        raise Refused(f"{what}: JSON nested deeper than {max_depth} levels") from None
+        limit = "the parser allows" if max_depth is None else f"{max_depth} levels"
+        raise Refused(f"{what}: JSON nested deeper than {limit}") from None
     except UnicodeDecodeError as error:
         raise Refused(f"{what}: not UTF-8 text (byte {error.start})") from None
     except ValueError as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise Refused(f"{what}: not valid JSON ({first})") from None
-    if depth_exceeds(value, max_depth):
+        raise Refused(f"{what}: not JSON ({first})") from None
+    if max_depth is not None and depth_exceeds(value, max_depth):
         raise Refused(f"{what}: JSON nested deeper than {max_depth} levels")
     return value
 
 
 def depth_exceeds(value: Any, max_depth: int) -> bool:
     """Whether arrays and objects in ``value`` nest deeper than ``max_depth`` (no recursion)."""
+    return _shape(value, max_depth, None) == "depth"
+
+
+def check_shape(value: Any, what: str, max_depth: int, max_values: int) -> None:
+    """Refuse ``value`` nested deeper than ``max_depth`` or holding more than ``max_values``.
+
+    The count follows shared references as often as they occur, which is what any later
+    reader of the value walks: a YAML file whose aliases expand a few lines into billions of
+    values (``&a [*b, *b, ...]``) is refused here, before anything expands it.
+
+    Raises:
+        Refused: one line saying which bound was passed.
+    """
+    problem = _shape(value, max_depth, max_values)
+    if problem == "depth":
+        raise Refused(f"{what}: nested deeper than {max_depth} levels")
+    if problem == "values":
+        raise Refused(f"{what}: holds more than {max_values} values (aliases included)")
+
+
+def _shape(value: Any, max_depth: int, max_values: int | None) -> str | None:
+    """``"depth"`` or ``"values"`` for the first bound ``value`` passes, else ``None``."""
     stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
     while stack:
         item, level = stack.pop()
+        seen += 1
+        if max_values is not None and seen > max_values:
+            return "values"
         if isinstance(item, dict):
             children: Any = item.values()
         elif isinstance(item, list):
@@ -71,6 +102,6 @@ def depth_exceeds(value: Any, max_depth: int) -> bool:
         else:
             continue
         if level + 1 > max_depth:
-            return True
+            return "depth"
         stack.extend((child, level + 1) for child in children)
-    return False
+    return None

@@ -158,7 +158,7 @@ def _keyword_pairs(text: str) -> list[tuple[str, str]]:
     return [(key, value.strip("'")) for key, value in pairs]
 
 
-def shown(target: str | Path) -> str:
+def shown(target: str | Path, *, keep_query: bool = True) -> str:
     """``target`` for people: every message, log line, stored field and published file.
 
     * an HTTP(S) or other URL: without user information and fragment, each query value
@@ -167,7 +167,9 @@ def shown(target: str | Path) -> str:
     * a libpq keyword string: ``(a libpq keyword string, not shown)``;
     * a path: as it is.
 
-    Always one printable line (no control character of the input reaches a terminal).
+    ``keep_query=False`` drops the query too (a command line to copy, where ``***`` would be
+    taken for a value). Always one printable line: no control character of the input reaches
+    a terminal.
     """
     if isinstance(target, Path):
         return printable_line(target)
@@ -179,10 +181,29 @@ def shown(target: str | Path) -> str:
     parts = urllib.parse.urlsplit("//" + rest)
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     masked = "&".join(f"{urllib.parse.quote(key, safe='-_.')}=***" for key, _ in query)
+    masked = masked if keep_query else ""
     public = urllib.parse.urlunsplit((name, parts.netloc, parts.path, masked, ""))
     if not parts.netloc:  # a socket (postgresql:///db): keep the two slashes
         public = f"{name}://{parts.path}" + (f"?{masked}" if masked else "")
     return printable_line(public)
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """``base_url``'s ``path`` (``models``, ``chat/completions``), as requested.
+
+    The path goes after the base URL's path, before its query (``?api-version=...`` stays a
+    query); the userinfo goes (it is sent as a header:
+    :func:`strategic_arena.backends.credential_headers`), as does
+    a fragment.
+    """
+    parts = urllib.parse.urlsplit(base_url)
+    netloc = parts.hostname or ""
+    if ":" in netloc:  # an IPv6 literal
+        netloc = f"[{netloc}]"
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    route = parts.path.rstrip("/") + "/" + path.lstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, route, parts.query, ""))
 
 
 def scrub(text: str, target: str | Path) -> str:

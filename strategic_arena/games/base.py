@@ -22,6 +22,7 @@ from typing import Literal, TypeAlias
 import pyspiel
 
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError
+from strategic_arena.door import read_text
 from strategic_arena.games.listing import Listing
 from strategic_arena.games.seats import turns
 from strategic_arena.prompt_files import default_version, package_root
@@ -197,7 +198,7 @@ def load_game(name: str, params: tuple[tuple[str, object], ...] = ()) -> pyspiel
 def prompt_text(folder: str, name: str) -> str | None:
     """Read ``prompts/<folder>/<name>`` of the package's prompts, or ``None`` if absent."""
     path = package_root() / folder / name
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    return read_text(path, "package") if path.is_file() else None
 
 
 class GameSpec(abc.ABC):

@@ -19,13 +19,12 @@ Here rather than in :mod:`strategic_arena.arena` because the grading tables trav
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena.store import ResultsStore, setting_differences
+from strategic_arena.arena.store import ResultsStore, setting_differences, stored_value
 from strategic_arena.door import is_postgres
 from strategic_arena.grading.tables import schema_statements
 
@@ -186,7 +185,7 @@ def export_runs(
         games = _rows_of(reader, "games", GAME_COLUMNS, "run_id", run_ids)
         game_ids = [int(row[0]) for row in games]
         moves = _rows_of(reader, "moves", MOVE_COLUMNS, "game_id", game_ids)
-        names = {name for row in games for name in json.loads(row[5])}
+        names = {name for row in games for name in stored_value(row[5])}
         players = [
             row
             for row in reader.rows(f"SELECT {', '.join(PLAYER_COLUMNS)} FROM players ORDER BY id")
@@ -248,7 +247,7 @@ def _copy_runs(writer: ResultsStore, runs: Sequence[tuple[Any, ...]]) -> dict[in
     for run_id, name, seed, settings, created in runs:
         found = writer.rows("SELECT id, seed, settings FROM runs WHERE name = ?", (name,))
         if found:
-            differences = setting_differences(json.loads(found[0][2]), json.loads(settings))
+            differences = setting_differences(stored_value(found[0][2]), stored_value(settings))
             if found[0][1] != seed or differences:
                 why = "; ".join(differences) or f"seed {found[0][1]} there, {seed} here"
                 raise ValueError(
@@ -270,7 +269,7 @@ def _copy_players(writer: ResultsStore, players: Sequence[tuple[Any, ...]]) -> N
     for player_id, name, kind, params in players:
         found = writer.rows("SELECT kind, params FROM players WHERE name = ?", (name,))
         if found:
-            if (found[0][0], json.loads(found[0][1])) != (kind, json.loads(params)):
+            if (found[0][0], stored_value(found[0][1])) != (kind, stored_value(params)):
                 raise ValueError(
                     f"{writer.location} already has a player named {name!r} with other "
                     "parameters; rename the run's player or copy into another store"

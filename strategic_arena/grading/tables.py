@@ -34,6 +34,7 @@ from strategic_arena.arena.store import (
     connect_readonly,
     existing,
     setting_differences,
+    stored_value,
 )
 from strategic_arena.door import is_postgres
 
@@ -265,7 +266,7 @@ class GradeTables:
         row = self._db.execute(
             "SELECT params FROM strategy_players WHERE player = ?", (player,)
         ).fetchone()
-        differences = setting_differences(json.loads(row[0]), params)
+        differences = setting_differences(stored_value(row[0]), params)
         if differences:
             raise ValueError(
                 f"the strategy answers of {player!r} stored in this database were drawn with "
@@ -277,7 +278,7 @@ class GradeTables:
             "SELECT info_state, answers FROM strategy_samples WHERE player = ? AND env_id = ?",
             (player, env_id),
         )
-        return {str(state): json.loads(answers) for state, answers in rows}
+        return {str(state): stored_value(answers) for state, answers in rows}
 
     def strategy_samples(self, player: str, env_id: str) -> dict[tuple[str, int], int | None]:
         """(info state, sample number) -> action (``None``: invalid) of ``player`` in ``env_id``."""
@@ -331,4 +332,4 @@ class GradeTables:
         rows = self._db.execute(
             "SELECT player, env_id, grade FROM strategy_grades ORDER BY env_id, player"
         )
-        return [{"player": p, "env_id": e, **json.loads(g)} for p, e, g in rows]
+        return [{"player": p, "env_id": e, **stored_value(g)} for p, e, g in rows]

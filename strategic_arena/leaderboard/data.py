@@ -50,7 +50,7 @@ import math
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from opponents.registry import KINDS
@@ -68,6 +68,7 @@ from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.store import SCHEMA_VERSION as STORE_SCHEMA_VERSION
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.arena.teams import team_summaries
+from strategic_arena.door import read_json
 from strategic_arena.games import CURATED, get_spec
 from strategic_arena.grading.report import stored_grades
 from strategic_arena.leaderboard import reproduce
@@ -111,8 +112,7 @@ DIGITS = 4
 @functools.cache
 def schema() -> dict[str, Any]:
     """The JSON schema of ``leaderboard.json`` (draft 2020-12), shipped with the package."""
-    text = resources.files("strategic_arena.leaderboard").joinpath("schema.json").read_text()
-    loaded: dict[str, Any] = json.loads(text)
+    loaded: dict[str, Any] = read_json(Path(__file__).with_name("schema.json"), "package")
     return loaded
 
 

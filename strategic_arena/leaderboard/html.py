@@ -18,9 +18,10 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from strategic_arena.door import read_text
 from strategic_arena.leaderboard import _format as fmt
 from strategic_arena.leaderboard._cells import (
     Cell,
@@ -46,7 +47,7 @@ INVALID = "invalid&nbsp;%"
 
 
 def _asset(name: str) -> str:
-    return resources.files("strategic_arena.leaderboard").joinpath(name).read_text()
+    return read_text(Path(__file__).with_name(name), "package")
 
 
 def _csp_hash(source: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_OPPONENTS, PROTOCOLS, SOLVER_SUITE_NAME
+from strategic_arena.door import shown
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,6 @@ MODEL_OPTIONS: Mapping[str, Option] = {
 
 #: Every other extra body field goes back through this option, as one JSON object.
 EXTRA_BODY = Option("--extra-body", as_json=True)
-
-
-def safe_url(url: str) -> str:
-    """``url`` without credentials, query string or fragment (where keys may hide)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port is not None else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _embedded(params: Mapping[str, Any]) -> bool:
@@ -145,7 +138,7 @@ def command(
     words = ["strategic-arena", "eval"]
     embedded = _embedded(params)  # no --base-url: eval serves the solver suite again
     if not embedded and "base_url" in params:
-        words += ["--base-url", safe_url(str(params["base_url"]))]
+        words += ["--base-url", shown(str(params["base_url"]), keep_query=False)]
     for key, option in MODEL_OPTIONS.items():
         if not (embedded and key == "model"):
             words += option.arguments(params.get(key))

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from strategic_arena.actions import ActionError
+from strategic_arena.door import decode
 from strategic_arena.styles.base import AnswerStyle, Extracted, json_text
 
 #: At most this many ``{`` positions are tried when looking for JSON objects in lenient mode.
@@ -40,8 +41,8 @@ class JsonStyle(AnswerStyle):
         objects: list[dict[str, object]] = []
         if strict:
             try:
-                value = json.loads(body)
-            except (ValueError, RecursionError):
+                value = decode(body, "the answer")
+            except ValueError:
                 if body.count("{") > body.count("}"):
                     return ActionError("truncated", "the JSON object is not closed")
                 return ActionError("format", "the response must be one JSON object")
@@ -50,8 +51,8 @@ class JsonStyle(AnswerStyle):
             objects.append(value)
         else:
             try:
-                whole = json.loads(body)
-            except (ValueError, RecursionError):
+                whole = decode(body, "the answer")
+            except ValueError:
                 whole = None
             objects = [whole] if isinstance(whole, dict) else json_objects(body)
             if not objects and body.count("{") > body.count("}"):

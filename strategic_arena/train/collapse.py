@@ -28,9 +28,10 @@ run's closing summary.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from strategic_arena.door import read_json_lines
 
 #: The metric that marks a step without learning signal.
 NO_SIGNAL = "train/no_signal"
@@ -133,11 +134,8 @@ def collapsed_steps(metrics_path: str | Path) -> list[int]:
     if not path.exists():
         return []
     steps = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a kill
+    # a line cut short by a kill is skipped
+    for _, record in read_json_lines(path, "checkpoint", finite=False, skip_bad=True):
         if isinstance(record, dict) and is_collapsed(record):
             steps.append(int(record.get("step", 0)))
     return steps

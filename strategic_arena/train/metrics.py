@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.arena.teams import player_result, seat_teams
+from strategic_arena.door import decode, read_json_lines, read_text
 from strategic_arena.games import get_spec
 from strategic_arena.rl.episode import Episode
 
@@ -134,9 +135,9 @@ class MetricsLogger:
         if not self.enabled or not self.path.exists():
             return
         kept = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for line in read_text(self.path, "checkpoint").splitlines():
             try:
-                if int(json.loads(line).get("step", 0)) <= step:
+                if int(decode(line, "a metrics line", finite=False).get("step", 0)) <= step:
                     kept.append(line)
             except (ValueError, AttributeError):
                 continue  # a line cut short by a kill
@@ -163,8 +164,4 @@ class MetricsLogger:
 
 def read_metrics(path: str | Path) -> list[dict[str, float]]:
     """The records of a ``metrics.jsonl``."""
-    return [
-        json.loads(line)
-        for line in Path(path).read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    return [record for _, record in read_json_lines(path, "checkpoint", finite=False)]

@@ -21,7 +21,6 @@ a disk weight sync whose folder has less free space than the weights.
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 import os
 import shutil
@@ -29,6 +28,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from strategic_arena.door import read_json
 from strategic_arena.train.config import PlacementConfig, TrainConfig
 from strategic_arena.train.memory import (
     DEFAULT_SERVER_SEQUENCES,
@@ -104,7 +104,7 @@ def model_shape(cfg: TrainConfig) -> ModelShape | None:
         return None
     path = Path(cfg.model.name).expanduser() / "config.json"
     if path.is_file():
-        return ModelShape.from_hf_config(json.loads(path.read_text(encoding="utf-8")))
+        return ModelShape.from_hf_config(read_json(path, "checkpoint"))
     try:  # a hub id already downloaded; never a download just for the estimate
         from huggingface_hub import try_to_load_from_cache
 
@@ -112,7 +112,8 @@ def model_shape(cfg: TrainConfig) -> ModelShape | None:
     except (ImportError, ValueError):
         cached = None
     if isinstance(cached, str):
-        return ModelShape.from_hf_config(json.loads(Path(cached).read_text(encoding="utf-8")))
+        # The hub cache's snapshot files are links into its blobs: read the blob itself.
+        return ModelShape.from_hf_config(read_json(Path(cached).resolve(), "checkpoint"))
     return KNOWN_SHAPES.get(cfg.model.name)
 
 

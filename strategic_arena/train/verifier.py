@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena._extras import require
+from strategic_arena.door import read_json
 from strategic_arena.problems import Problem, check_answer, extract_boxed, extract_choice
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.models import load_saved_tokenizer
@@ -297,7 +298,7 @@ def load_verifier(path: str | Path, device: str = "cpu", dtype: str = "float32")
     path = Path(path)
     if not (path / SETTINGS_FILE).is_file() or not (path / HEAD_FILE).is_file():
         raise ValueError(f"{path} holds no saved verifier ({SETTINGS_FILE} and {HEAD_FILE})")
-    settings = json.loads((path / SETTINGS_FILE).read_text(encoding="utf-8"))
+    settings = read_json(path / SETTINGS_FILE, "settings", within=path)
     try:
         backbone = transformers.AutoModelForCausalLM.from_pretrained(
             path, dtype=getattr(torch, dtype)

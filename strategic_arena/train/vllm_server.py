@@ -31,12 +31,17 @@ from types import TracebackType
 from typing import Any, Literal
 
 from strategic_arena._extras import require
+from strategic_arena.door import printable, read_text, tail_text
 
 #: Environment variable naming the Python of the vLLM venv (default: ``.venv-vllm/bin/python``).
 VLLM_PYTHON_ENV = "STRATEGIC_ARENA_VLLM_PYTHON"
 
 #: The vLLM versions this code is tested against (``make vllm`` installs inside this window).
 TESTED_VERSIONS = ">=0.32,<0.33"
+
+
+#: How much of a server's log is read back to show why it stopped (its last lines).
+LOG_TAIL_BYTES = 256 * 1024
 
 
 class VLLMServerError(RuntimeError):
@@ -312,8 +317,8 @@ class VLLMServer:
         """The last lines of the server's log."""
         if self.log_path is None or not self.log_path.exists():
             return "(no log)"
-        text = self.log_path.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:])
+        text = tail_text(self.log_path, "log", LOG_TAIL_BYTES).splitlines()
+        return printable("\n".join(text[-lines:]), keep_newlines=True)
 
     def check_alive(self) -> None:
         """Raise :class:`VLLMServerError` (with the log's tail) if the server has died."""
@@ -368,7 +373,8 @@ def running_group_members(pgid: int) -> list[int]:
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             # The command name in parentheses may hold spaces or ")": split after the last one.
-            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            text = read_text(stat, "log", errors="replace")
+            state, _ppid, group = text.rsplit(")", 1)[1].split()[:3]
         except (OSError, ValueError):
             continue  # the process ended while we looked
         if int(group) == pgid and state != "Z":

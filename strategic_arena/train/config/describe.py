@@ -16,6 +16,7 @@ import typing
 from types import SimpleNamespace
 from typing import Any
 
+from strategic_arena.door import read_text
 from strategic_arena.field_docs import field_docs as attribute_docs
 from strategic_arena.train.config.schema import TrainConfig
 from strategic_arena.train.estimators import EstimatorConfig
@@ -162,8 +163,7 @@ def reference_block() -> str:
 
 def write_reference(path: str) -> None:
     """Replace the generated reference between its markers in the markdown file ``path``."""
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    text = read_text(path, "config")
     before, _, rest = text.partition(REFERENCE_START)
     _, _, after = rest.partition(REFERENCE_END)
     with open(path, "w", encoding="utf-8") as handle:

@@ -31,6 +31,7 @@ from typing import Any, Union
 from pydantic import TypeAdapter, ValidationError
 
 from strategic_arena._extras import require
+from strategic_arena.door import decode_yaml, read_yaml
 from strategic_arena.train.config.checks import validate
 from strategic_arena.train.config.errors import describe_error, unknown_key
 from strategic_arena.train.config.estimator import switch_type
@@ -63,14 +64,8 @@ def load_config(
 
 def _read_yaml(path: Path, shown: str | Path) -> dict[str, Any]:
     """A YAML file's mapping (``{}`` when empty); a one-line error where it is not one."""
-    yaml = require("yaml", "YAML training configs")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:  # one line: what is wrong and where
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise ValueError(f"{shown}: not valid YAML: {problem}{where}") from None
+    require("yaml", "YAML training configs")
+    loaded = read_yaml(path, "config")
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -170,11 +165,8 @@ def _parse_value(raw: str, text: bool, key: str) -> Any:
         return raw
     if raw.lower() == "none":
         return None
-    yaml = require("yaml", "--set overrides")
-    try:
-        return yaml.safe_load(raw) if raw else ""
-    except yaml.YAMLError as error:
-        raise ValueError(f"{key}: cannot read {raw!r}: {error}") from None
+    require("yaml", "--set overrides")
+    return decode_yaml(raw, f"{key}: the value") if raw else ""
 
 
 def apply_override(data: Mapping[str, Any], item: str) -> dict[str, Any]:

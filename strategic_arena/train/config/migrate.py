@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from strategic_arena.door import read_text
 from strategic_arena.train.config.legacy import FLAT_KEYS
 from strategic_arena.train.config.schema import TrainConfig
 
@@ -104,7 +105,7 @@ def _section_lines(section: str, entries: list[tuple[str | None, _Entry]]) -> li
 def migrate_file(path: str | Path) -> bool:
     """Rewrite ``path`` in sections; whether anything changed."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "config")
     migrated = migrate_text(text)
     if migrated != text:
         path.write_text(migrated, encoding="utf-8")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from strategic_arena.door import decode
 from strategic_arena.train.estimators.base import (
     Estimator,
     EstimatorConfig,
@@ -115,10 +116,12 @@ class RAEBaselines:
         _check_alpha(alpha)
         self.alpha = alpha
         self._baselines = {
-            _key_from_json(json.loads(k)): float(v) for k, v in state["baselines"].items()
+            _key_from_json(decode(k, "a baseline key")): float(v)
+            for k, v in state["baselines"].items()
         }
         self._updates = {
-            _key_from_json(json.loads(k)): int(n) for k, n in state.get("updates", {}).items()
+            _key_from_json(decode(k, "a baseline key")): int(n)
+            for k, n in state.get("updates", {}).items()
         }
 
 

@@ -12,7 +12,9 @@ import pytest
 from strategic_arena.asking import (
     SETTINGS_FILE,
     Asking,
+    Evaluation,
     Sampling,
+    Serving,
     read_settings,
     settings_from_dict,
     settings_to_dict,
@@ -49,7 +51,7 @@ def test_settings_go_through_json_and_back_unchanged(settings: Asking | Sampling
     assert settings_from_dict(type(settings), data) == settings
 
 
-@pytest.mark.parametrize("cls", [Asking, Sampling])
+@pytest.mark.parametrize("cls", [Asking, Sampling, Serving, Evaluation])
 def test_every_field_is_documented_once_under_it(cls: type) -> None:
     docs = field_docs(cls)
     assert set(docs) == {item.name for item in dataclasses.fields(cls)}

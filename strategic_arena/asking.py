@@ -1,4 +1,4 @@
-r"""How a model is asked and how it samples: two small settings objects, one home.
+r"""How a model is asked, how it samples and how it is served: small settings objects, one home.
 
 Every place that asks a language model for a move -- the model player
 (:class:`~strategic_arena.players.LLMPlayer`), the arena's entrants and ``eval``, the
@@ -10,13 +10,21 @@ name, one default, one check and one description:
   order, the illegal-move policy, the prompt set, a prefill, the chat template's keyword
   arguments and any extra request fields;
 * :class:`Sampling`: how the model samples -- temperature, top-p, top-k, min-p, the response
-  budget, stop strings and the request seed (``None``: the server's default).
+  budget, stop strings and the request seed (``None``: the server's default);
+* :class:`Serving` (with its :class:`Evaluation`): what a checkpoint's settings file says about
+  serving it -- the tokenizer folder, names, dtype, context length, whether its trainer allowed
+  remote code, and the games its evaluation played.
 
 Each field is documented once, by the docstring under it (:func:`strategic_arena.field_docs.
 field_docs` reads them): the CLI's option help and the config docs come from there. Values are
 checked when an object is made (``ValueError`` naming the field); :func:`settings_from_dict`
-reads one back from plain data (JSON, YAML) with unknown keys refused by name. Both are plain
+reads one back from plain data (JSON, YAML) with unknown keys refused by name. All are plain
 frozen dataclasses with no heavy import, so pydantic can validate them as they are.
+
+A checkpoint's settings file (:data:`SETTINGS_FILE`) comes from outside: it is read through the
+door (:func:`~strategic_arena.door.read_json`: a regular file, size-capped, depth-bounded) and
+every section by :func:`settings_from_dict`, so ``"trust_remote_code": "false"`` is refused, not
+read as true, and its tokenizer must lie inside the checkpoint (:func:`read_serving`).
 """
 
 from __future__ import annotations
@@ -32,13 +40,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+from strategic_arena.door import printable_line, read_json
 from strategic_arena.prompt_sets import PromptSet, cached_prompts
 
 __all__ = [
     "SETTINGS_FILE",
     "Asking",
+    "Evaluation",
     "Sampling",
+    "Serving",
     "game_sampling_params",
+    "read_serving",
     "read_settings",
     "settings_from_dict",
     "settings_to_dict",
@@ -248,7 +260,138 @@ def _is_finite(value: float) -> bool:
         return False
 
 
-Settings = TypeVar("Settings", Asking, Sampling)
+#: The dtypes a vLLM server takes (``--dtype``).
+ServerDType = Literal["auto", "float32", "float16", "bfloat16", "half", "float"]
+
+#: The longest name, path or opponent spec a settings file may give (one line of a command).
+MAX_NAME_CHARS = 512
+
+
+def _one_line(name: str, value: str) -> None:
+    """Refuse ``value`` unless it is a non-empty, printable line of at most MAX_NAME_CHARS."""
+    if not value or len(value) > MAX_NAME_CHARS or printable_line(value) != value:
+        raise ValueError(
+            f"{name} must be one printable line of 1 to {MAX_NAME_CHARS} characters; "
+            f"got {printable_line(repr(value), limit=80)}"
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The games a checkpoint's trainer evaluated it on, for ``eval`` to play them again."""
+
+    seed: int | None = None
+    """The run's seed (eval --seed): the same seed plays the trainer's deals."""
+    num_games: int | None = None
+    """Games per game and opponent (eval --num-games; 0 or unset: eval's default)."""
+    opponents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The opponent specs of each game (eval --envs, --opponents), by env id: the solvers and
+    bots eval can name."""
+    game_sampling: Mapping[str, Sampling] = field(default_factory=dict)
+    """Each game's own sampling (the trainer's eval.game_sampling; eval --game-sampling), by
+    env id, read as a Sampling each."""
+
+    def __post_init__(self) -> None:
+        """Check every value (``ValueError`` naming the field); lists become tuples."""
+        if self.seed is not None and not -(2**63) <= self.seed < 2**63:
+            raise ValueError(f"seed must fit in a signed 64-bit integer; got {self.seed!r}")
+        if self.num_games is not None and not 0 <= self.num_games <= MAX_COUNT:
+            raise ValueError(f"num_games must lie in [0, {MAX_COUNT}]; got {self.num_games!r}")
+        opponents: dict[str, tuple[str, ...]] = {}
+        for env_id, specs in _mapping("opponents", self.opponents).items():
+            if not isinstance(specs, list | tuple) or not all(isinstance(s, str) for s in specs):
+                raise ValueError(f"opponents {env_id} must be a list of strings; got {specs!r}")
+            for spec in specs:
+                _one_line(f"opponents {env_id}", spec)
+            opponents[env_id] = tuple(specs)
+        games: dict[str, Sampling] = {}
+        for env_id, data in _mapping("game_sampling", self.game_sampling).items():
+            games[env_id] = (
+                data
+                if isinstance(data, Sampling)
+                else settings_from_dict(Sampling, data, f"game_sampling {env_id}")
+            )
+        object.__setattr__(self, "opponents", opponents)
+        object.__setattr__(self, "game_sampling", games)
+
+
+def _mapping(name: str, value: Any) -> Mapping[str, Any]:
+    """``value``, a mapping whose keys are env ids (one printable line each), else refused."""
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise ValueError(f"{name} must be a mapping of env ids; got {value!r}")
+    for key in value:
+        _one_line(f"{name} env id", key)
+    return value
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How a checkpoint is served so ``eval`` asks it as its trainer did (the ``serving`` section).
+
+    Written by the trainer beside each checkpoint; read back by ``serve-model`` and the trainer's
+    closing commands. Remote code is never turned on by this section alone: ``serve-model``
+    needs its ``--trust-remote-code`` flag (the file's wish is only reported).
+    """
+
+    tokenizer: str | None = None
+    """A folder of the tokenizer alone, relative to the settings file's folder and inside it
+    (unset: the model folder's own tokenizer)."""
+    served_model_name: str | None = None
+    """The name the server answers to (vllm --served-model-name; eval --model)."""
+    name: str | None = None
+    """The trainer's name of the evaluated policy (eval --name): the same name plays the same
+    games and seeds."""
+    dtype: ServerDType = "auto"
+    """The server's dtype, the one the trainer's engine computed in (auto: the model's)."""
+    max_model_len: int | None = None
+    """The server's context length in tokens (unset: the model's)."""
+    generation_config: Literal["vllm"] = "vllm"
+    """Where the server's default sampling comes from: vllm alone (nothing from the model's
+    generation_config.json; every field the evaluation used is in the request)."""
+    trust_remote_code: bool = False
+    """Whether the trainer's model needed code from the hub. Only reported: serve-model turns
+    remote code on with its own --trust-remote-code flag, never from this file."""
+    evaluation: Evaluation = field(default_factory=Evaluation)
+    """The games the trainer's evaluation played (seed, games, opponents, per-game sampling)."""
+
+    def __post_init__(self) -> None:
+        """Check every value (``ValueError`` naming the field)."""
+        for name in ("tokenizer", "served_model_name", "name"):
+            value = getattr(self, name)
+            if value is not None:
+                _one_line(name, value)
+        if self.tokenizer is not None and Path(self.tokenizer).is_absolute():
+            raise ValueError(
+                f"tokenizer must be a folder relative to the checkpoint; got {self.tokenizer!r}"
+            )
+        if self.max_model_len is not None and not 1 <= self.max_model_len <= MAX_COUNT:
+            raise ValueError(
+                f"max_model_len must lie in [1, {MAX_COUNT}] (unset: the model's); "
+                f"got {printable_line(repr(self.max_model_len), limit=80)}"
+            )
+
+    def tokenizer_in(self, folder: str | Path) -> Path | None:
+        """The tokenizer folder resolved inside ``folder`` (the settings file's folder).
+
+        Raises:
+            ValueError: it resolves outside ``folder`` (``../../etc``, a link leading out).
+        """
+        if self.tokenizer is None:
+            return None
+        base = Path(folder).resolve()
+        try:
+            resolved = (base / self.tokenizer).resolve()
+        except (OSError, RuntimeError):  # a link loop
+            resolved = None
+        if resolved is None or not resolved.is_relative_to(base):
+            raise ValueError(
+                f"tokenizer {printable_line(self.tokenizer)} lies outside the checkpoint "
+                f"{printable_line(base)}, where it must be"
+            )
+        return resolved
+
+
+Settings = TypeVar("Settings", Asking, Sampling, Serving, Evaluation)
 
 
 def settings_to_dict(settings: Asking | Sampling) -> dict[str, Any]:
@@ -268,7 +411,10 @@ def game_sampling_params(game_sampling: Mapping[str, Sampling]) -> dict[str, dic
 
 
 def settings_from_dict(cls: type[Settings], data: Mapping[str, Any], where: str = "") -> Settings:
-    """``cls`` (:class:`Asking` or :class:`Sampling`) from plain data; missing keys default.
+    """``cls`` (a settings class of this module) from plain data; missing keys default.
+
+    A field whose type is another settings class (:attr:`Serving.evaluation`) is read from its
+    mapping the same way, its key put in ``where``.
 
     Args:
         cls: the settings class.
@@ -281,7 +427,9 @@ def settings_from_dict(cls: type[Settings], data: Mapping[str, Any], where: str 
     """
     prefix = f"{where}: " if where else ""
     if not isinstance(data, Mapping):
-        raise ValueError(f"{prefix}expected a mapping of {cls.__name__} fields, got {data!r}")
+        raise ValueError(
+            f"{prefix}expected a mapping of {cls.__name__} fields, got {_shown_value(data)}"
+        )
     hints = typing.get_type_hints(cls)
     known = [item.name for item in dataclasses.fields(cls)]
     values: dict[str, Any] = {}
@@ -289,9 +437,13 @@ def settings_from_dict(cls: type[Settings], data: Mapping[str, Any], where: str 
         if key not in known:
             near = difflib.get_close_matches(str(key), known, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise ValueError(f"{prefix}unknown {cls.__name__} key {key!r}{hint}")
+            raise ValueError(f"{prefix}unknown {cls.__name__} key {_shown_value(key)}{hint}")
         if not _fits(value, hints[key]):
-            raise ValueError(f"{prefix}{key} must be {_type_text(hints[key])}; got {value!r}")
+            raise ValueError(
+                f"{prefix}{key} must be {_type_text(hints[key])}; got {_shown_value(value)}"
+            )
+        if dataclasses.is_dataclass(hints[key]) and isinstance(value, Mapping):
+            value = settings_from_dict(hints[key], value, f"{prefix}{key}")
         values[key] = tuple(value) if isinstance(value, list) else value
     try:
         return cls(**values)
@@ -299,8 +451,15 @@ def settings_from_dict(cls: type[Settings], data: Mapping[str, Any], where: str 
         raise ValueError(f"{prefix}{error}") from None
 
 
+def _shown_value(value: Any) -> str:
+    """``value`` in an error line: its repr, printable and cut short (a file may hold a MB)."""
+    return printable_line(repr(value), limit=80)
+
+
 def _fits(value: Any, hint: Any) -> bool:
     """Whether plain data ``value`` fits the annotation ``hint`` (ints fit a float)."""
+    if dataclasses.is_dataclass(hint):  # a nested settings class: its mapping, or itself
+        return isinstance(value, Mapping | hint)
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         return any(_fits(value, option) for option in get_args(hint))
@@ -330,7 +489,7 @@ def _type_text(hint: Any) -> str:
         return "one of " + ", ".join(repr(option) for option in get_args(hint))
     if origin is tuple:
         return "a list of strings"
-    if origin is not None:
+    if origin is not None or dataclasses.is_dataclass(hint):
         return "a mapping"
     names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
     return "null" if hint is type(None) else names.get(hint, str(hint))
@@ -349,15 +508,20 @@ def write_settings(
         asking: how the model is asked.
         sampling: how it samples.
         serving: what a server needs to format chats as the writer did (the trainer: the
-            generation-config handling, dtype and context length of its vLLM server); kept
-            as given, for :mod:`strategic_arena.serving` to read.
+            generation-config handling, dtype and context length of its vLLM server), the
+            fields of :class:`Serving`; written as given, once :func:`read_serving` would
+            read it back.
 
     Returns:
         The file written (atomically: a reader never sees half a file).
+
+    Raises:
+        ValueError: ``serving`` is not a :class:`Serving` section (nothing is written).
     """
     target = Path(path)
     if target.is_dir():
         target = target / SETTINGS_FILE
+    settings_from_dict(Serving, serving or {}, "serving")  # never write what cannot be read
     data = {
         "format": SETTINGS_FORMAT,
         "asking": settings_to_dict(asking),
@@ -386,8 +550,8 @@ def settings_file(path: str | Path) -> Path:
         if (folder / SETTINGS_FILE).is_file():
             return folder / SETTINGS_FILE
     raise ValueError(
-        f"no model settings at {path}: give a checkpoint folder (the trainer writes "
-        f"{SETTINGS_FILE} in each) or a settings file"
+        f"no model settings at {printable_line(path)}: give a checkpoint folder (the trainer "
+        f"writes {SETTINGS_FILE} in each) or a settings file"
     )
 
 
@@ -398,18 +562,53 @@ def read_settings(path: str | Path) -> tuple[Asking, Sampling]:
         ValueError: no such file, not JSON, not a settings file, or a bad field (one line).
     """
     data = read_settings_data(path)
-    where = str(settings_file(path))
+    where = printable_line(settings_file(path))
     asking = settings_from_dict(Asking, data.get("asking", {}), f"{where}: asking")
     return asking, settings_from_dict(Sampling, data.get("sampling", {}), f"{where}: sampling")
 
 
-def read_settings_data(path: str | Path) -> dict[str, Any]:
-    """The plain data of a settings file (see :func:`read_settings`), format checked."""
+def read_serving(path: str | Path) -> tuple[Serving, Path | None]:
+    """The :class:`Serving` section of a settings file, and its tokenizer folder resolved.
+
+    Args:
+        path: a settings file or a checkpoint folder (its ``policy/`` too).
+
+    Returns:
+        The section, and its tokenizer as an absolute folder inside the settings file's folder
+        (``None``: none given).
+
+    Raises:
+        ValueError: as :func:`read_settings`, or the tokenizer lies outside the checkpoint.
+    """
+    data = read_settings_data(path)
     file = settings_file(path)
+    where = f"{printable_line(file)}: serving"
+    serving = settings_from_dict(Serving, data.get("serving", {}), where)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{file}: not a readable JSON settings file ({error})") from None
+        return serving, serving.tokenizer_in(file.parent)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+#: The sections of a settings file.
+SETTINGS_KEYS = ("format", "asking", "sampling", "serving")
+
+
+def read_settings_data(path: str | Path) -> dict[str, Any]:
+    """The plain data of a settings file (see :func:`read_settings`), format checked.
+
+    Read through the door (a regular file, at most the size of a settings file, JSON no deeper
+    than the door's bound); a section the format does not have is refused by name.
+    """
+    file = settings_file(path)
+    data = read_json(file, "settings")
     if not isinstance(data, dict) or data.get("format") != SETTINGS_FORMAT:
-        raise ValueError(f"{file}: not a model settings file (format {SETTINGS_FORMAT!r})")
+        raise ValueError(
+            f"{printable_line(file)}: not a model settings file (format {SETTINGS_FORMAT!r})"
+        )
+    for key in data:
+        if key not in SETTINGS_KEYS:
+            near = difflib.get_close_matches(key, SETTINGS_KEYS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(f"{printable_line(file)}: unknown section {_shown_value(key)}{hint}")
     return data

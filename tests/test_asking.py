@@ -12,7 +12,9 @@ import pytest
 from strategic_arena.asking import (
     SETTINGS_FILE,
     Asking,
+    Evaluation,
     Sampling,
+    Serving,
     read_settings,
     settings_from_dict,
     settings_to_dict,
@@ -49,7 +51,7 @@ def test_settings_go_through_json_and_back_unchanged(settings: Asking | Sampling
     assert settings_from_dict(type(settings), data) == settings
 
 
-@pytest.mark.parametrize("cls", [Asking, Sampling])
+@pytest.mark.parametrize("cls", [Asking, Sampling, Serving, Evaluation])
 def test_every_field_is_documented_once_under_it(cls: type) -> None:
     docs = field_docs(cls)
     assert set(docs) == {item.name for item in dataclasses.fields(cls)}
@@ -65,9 +67,9 @@ def test_every_field_is_documented_once_under_it(cls: type) -> None:
         (Asking, {"policy": "retry"}, "unknown illegal-move policy 'retry'"),
         (Asking, {"thinking_in_history": "drop"}, "thinking_in_history must be one of"),
         (Asking, {"extra_body": [1]}, "extra_body must be a mapping"),
-        (Sampling, {"temperature": -1}, "temperature must be >= 0; got -1"),
+        (Sampling, {"temperature": -1}, "temperature must lie in [0, 100]; got -1"),
         (Sampling, {"top_p": 0}, "top_p must lie in (0, 1]"),
-        (Sampling, {"max_tokens": 0}, "max_tokens must be >= 1"),
+        (Sampling, {"max_tokens": 0}, "max_tokens must lie in [1, "),
         (Sampling, {"max_tokens": 1.5}, "max_tokens must be an integer or null"),
         (Sampling, {"stop": [""]}, "stop must be a list of non-empty strings"),
     ],

@@ -5,6 +5,10 @@ vLLM venv: ``python -m vllm.entrypoints.openai.api_server ... --enforce-eager`` 
 ``vllm serve`` with CUDA), the served name to pass to ``eval --model`` and, for a checkpoint,
 the ``eval`` command that reproduces its trainer's evaluation; ``--run`` then runs the server
 in the foreground until Ctrl-C.
+
+Remote code (the model folder's own Python, ``--trust-remote-code``) is on only with this
+command's ``--trust-remote-code`` flag: a checkpoint's settings file that asks for it is named
+in a note on stderr, and with the flag a warning says it is on.
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ import subprocess
 import sys
 from typing import Any
 
-from strategic_arena.asking import SETTINGS_FILE, settings_file
-from strategic_arena.train.serving import DEFAULT_PORT, eval_command, serve_recipe
+from strategic_arena.asking import SETTINGS_FILE
+from strategic_arena.train.serving import (
+    DEFAULT_PORT,
+    eval_command,
+    remote_code_note,
+    serve_recipe,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -29,7 +38,8 @@ def add_parser(sub: Any) -> None:
         "venv, as an OpenAI-compatible endpoint for 'strategic-arena eval'. A checkpoint's "
         f"{SETTINGS_FILE} gives the dtype, context length and served name its trainer used, "
         "and the printed eval command takes its settings (--settings), so the arena asks the "
-        "model exactly as the trainer's evaluation did.",
+        "model exactly as the trainer's evaluation did. Remote code is never turned on by "
+        "the settings file: only by --trust-remote-code.",
     )
     serve.add_argument("path", metavar="PATH", help="checkpoint folder or model folder")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="local port")
@@ -47,6 +57,12 @@ def add_parser(sub: Any) -> None:
         ".venv-vllm/bin/python, which 'make vllm' builds)",
     )
     serve.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let the server run the model folder's own Python code (vLLM's "
+        "--trust-remote-code); off unless given, even when the checkpoint's settings ask",
+    )
+    serve.add_argument(
         "--run", action="store_true", help="start the server in the foreground (Ctrl-C stops)"
     )
     serve.set_defaults(handler=serve_model_main)
@@ -54,14 +70,19 @@ def add_parser(sub: Any) -> None:
 
 def serve_model_main(args: argparse.Namespace) -> int:
     """``serve-model``: print the recipe and the eval command; with ``--run``, run it."""
-    recipe = serve_recipe(args.path, port=args.port, served=args.served_name, python=args.python)
-    try:
-        settings: str | None = str(settings_file(args.path))
-    except ValueError:
-        settings = None
+    recipe = serve_recipe(
+        args.path,
+        port=args.port,
+        served=args.served_name,
+        python=args.python,
+        trust_remote_code=args.trust_remote_code,
+    )
+    note = remote_code_note(recipe)
+    if note:
+        print(f"strategic-arena: {note}", file=sys.stderr)
     print(f"serve:  {recipe.shell()}")
     print(f"model:  {recipe.served_name}   (eval --model)")
-    print(f"eval:   {eval_command(recipe, settings)}")
+    print(f"eval:   {eval_command(recipe, recipe.settings)}")
     if not args.run:
         return 0
     env = {**os.environ, **recipe.environment()}

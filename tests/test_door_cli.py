@@ -164,8 +164,21 @@ def _commands(db: str, out: Path, base_url: str) -> list[list[str]]:
         ["runs", "--db", db],
         ["report", "--db", db],
         ["publish", "--db", db, "--out", str(out)],
-        ["transfer", "run", "--db", db, "--base-url", base_url, "--benchmarks", "arithmetic"]
-        + ["--data-dir", str(out / "data"), "--limit", "1", "--quiet"],
+        [
+            "transfer",
+            "run",
+            "--db",
+            db,
+            "--base-url",
+            base_url,
+            "--benchmarks",
+            "arithmetic",
+            "--data-dir",
+            str(out / "data"),
+            "--limit",
+            "1",
+            "--quiet",
+        ],
     ]
 
 

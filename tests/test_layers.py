@@ -1,10 +1,10 @@
 """The import layers: one order, written once (pyproject's import-linter contract), no cycles.
 
 pyproject's ``[tool.importlinter]`` is the one statement of the layer order; these tests keep
-everything else honest about it: the contract's name says what its layers are, its last layer
-(the core, above the door) leaves no top-level module of ``strategic_arena`` out, every layer line of the docs
-is the contract's, and no module of the project takes part in an import cycle (the contracts see
-packages; a cycle between two modules of one package slips between them).
+everything else honest about it: the contract's name says what its layers are, its core layer
+(the one above the door) leaves no top-level module of ``strategic_arena`` out, every layer line
+of the docs is the contract's, and no module of the project takes part in an import cycle (the
+contracts see packages; a cycle between two modules of one package slips between them).
 """
 
 from __future__ import annotations

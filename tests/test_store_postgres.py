@@ -15,8 +15,8 @@ from strategic_arena.arena import play_match_sync, postgres
 from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, run, versus
 from strategic_arena.arena.store import ResultsStore, StoreError
-from strategic_arena.door import shown
 from strategic_arena.cli import main
+from strategic_arena.door import shown
 from strategic_arena.players import RandomPlayer
 from tests.pg import PASSWORD, Server
 

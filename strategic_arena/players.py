@@ -13,7 +13,6 @@ record of every attempt, over any :class:`ChatBackend` -- an OpenAI-compatible e
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,13 +21,13 @@ import numpy as np
 from strategic_arena.actions import TEXT_MOVE, Action, ActionError, Attempt, ErrorKind
 from strategic_arena.asking import Asking
 from strategic_arena.backends import ChatBackend
+from strategic_arena.game_header import GAME_HEADER, game_header
 from strategic_arena.prompting import render_messages
 from strategic_arena.styles import AnswerStyle, get_style
 from strategic_arena.turn import (
     Decision,
     GameState,
     IllegalMovePolicy,
-    SeatInformation,
     feedback,
     random_legal_action,
 )
@@ -123,19 +122,6 @@ class HumanPlayer:
             )
 
 
-#: Header carrying the seat's information and the answer style, which ``strategic-arena
-#: serve`` needs to answer. It holds only what the seat may know (:class:`SeatInformation`:
-#: nothing the prompt does not already tell the model), so it goes to every endpoint; real
-#: model servers ignore it.
-GAME_HEADER = "X-Strategic-Arena-Game"
-
-
-def game_header(information: SeatInformation, style: str | AnswerStyle) -> str:
-    """The :data:`GAME_HEADER` value: the seat's information and ``style``, as compact JSON."""
-    payload = {**information.payload(), "style": get_style(style).name}
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
-
-
 class LLMPlayer:
     """The one model player: a language model behind a chat backend.
 
@@ -150,7 +136,9 @@ class LLMPlayer:
     of the final answer (:attr:`Decision.trace`, the trainer's data).
 
     Each request carries the seat's information in the :data:`GAME_HEADER` header, which
-    ``strategic-arena serve`` answers from; it reveals nothing the seat may not know.
+    ``strategic-arena serve`` answers from; it reveals nothing the seat may not know, and stays
+    within :data:`~strategic_arena.game_header.GAME_HEADER_CAP` bytes
+    (:mod:`strategic_arena.game_header`: a compact form or the game's identity past it).
 
     Each request carries the style's request options (:meth:`AnswerStyle.request_options`: in
     the ``tools`` style the ``play(move)`` tool, legal moves as its enum, and a forced call).

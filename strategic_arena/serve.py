@@ -15,12 +15,19 @@ How a request becomes a move:
                             "public_moves": [[0, 1]], "legal_actions": {"0": "pass", ...},
                             "history": null}}
 
-   That is all the server learns: what the seat may know, never another seat's cards.
+   That is all the server learns: what the seat may know, never another seat's cards. The
+   header stays within :data:`~strategic_arena.game_header.GAME_HEADER_CAP` bytes
+   (:mod:`strategic_arena.game_header`): past it, a compact form leaves out the observation
+   and information state (and, in a perfect-information game, what its history rebuilds),
+   and past that an identity form names the game and turn only, which gets a 400 asking for
+   the information in the body.
 2. The server rebuilds what its player needs from that alone. In a perfect-information game the
    ``history`` (public there) is replayed into the full state, checked to have ``seat`` to move;
    in an imperfect-information game the player gets a :class:`~strategic_arena.turn.GameState`
    that holds only the seat's information (a Nash or CFR policy reads its information state,
-   the Hanabi bot its observation and the public moves). The player is built per game from the
+   the Hanabi bot its observation and the public moves). From a compact header, a player that
+   reads a string the header left out gets the request a 400 that says so (a free-text game's
+   ``random`` writes its own move and needs none). The player is built per game from the
    spec by :func:`opponents.make`, or is the one player given.
 3. It answers in the requested style -- reasoning, then the move's canonical text -- as a
    ``chat.completion`` object with approximate token usage. When the style is ``tools`` or the
@@ -71,9 +78,15 @@ import pyspiel
 
 import opponents
 from strategic_arena.door import Refused, decode
+from strategic_arena.game_header import (
+    COMPACT,
+    GAME_HEADER,
+    GAME_HEADER_CAP,
+    IDENTITY,
+    header_form,
+)
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.games.seats import acting_seats, apply_moves
-from strategic_arena.players import GAME_HEADER
 from strategic_arena.seat_checks import ImpossibleSeat, check_seat
 from strategic_arena.styles import AnswerStyle, get_style, style_names
 from strategic_arena.tools import PLAY_TOOL
@@ -112,26 +125,51 @@ class RequestError(ValueError):
         self.status = status
 
 
+#: What a request missing the seat's information is told to send instead.
+_SEND_IN_BODY = (
+    f"send the seat's information in full in the request body's {GAME_FIELD!r} field "
+    "(the OpenAI client's extra_body)"
+)
+
+
 @dataclass(frozen=True)
 class GameRequest:
-    """The game part of a chat request: the seat's information and the answer style."""
+    """The game part of a chat request: the seat's information and the answer style.
+
+    ``compact``: the information came in the compact form of the game header
+    (:mod:`strategic_arena.game_header`), without its observation and information state.
+    """
 
     information: SeatInformation
     style: AnswerStyle
+    compact: bool = False
 
     @classmethod
     def from_body(cls, body: dict[str, Any], header: str | None = None) -> GameRequest:
-        """Read and check the :data:`GAME_FIELD` of a request body, else the game header."""
+        """Read and check the :data:`GAME_FIELD` of a request body, else the game header.
+
+        The header may come in any of its forms (:mod:`strategic_arena.game_header`); its
+        identity form, which holds no information to play from, is a 400.
+        """
         field = body.get(GAME_FIELD)
         if field is None and header:
             try:
-                field = json.loads(header)
-            except (json.JSONDecodeError, RecursionError):  # nested past Python's stack: junk
-                raise RequestError(f"the {GAME_HEADER} header is not JSON") from None
+                field = decode(header, f"the {GAME_HEADER} header")
+            except Refused as error:
+                raise RequestError(str(error)) from None
         if not isinstance(field, dict):
             raise RequestError(
                 f"the request needs the seat's information: a {GAME_FIELD!r} object (the OpenAI "
                 f"client's extra_body) or the {GAME_HEADER} header, as LLMPlayer sends it"
+            )
+        try:
+            form = header_form(field)
+        except ValueError as error:
+            raise RequestError(f"{GAME_FIELD}: {error}") from None
+        if form == IDENTITY:
+            raise RequestError(
+                "the game came as its identity alone (the seat's information is over the "
+                f"{GAME_HEADER} header's {GAME_HEADER_CAP} bytes): {_SEND_IN_BODY}"
             )
         name = field.get("style", "marshal")
         if not isinstance(name, str) or name not in style_names():
@@ -141,7 +179,14 @@ class GameRequest:
             information = SeatInformation.from_payload(field)
         except ValueError as error:
             raise RequestError(f"{GAME_FIELD}: {error}") from None
-        return cls(information, style)
+        return cls(information, style, compact=form == COMPACT)
+
+    def left_out_error(self, error: Exception) -> RequestError:
+        """The 400 for a player or a check that needed what the compact header leaves out."""
+        return RequestError(
+            f"{error} (the compact {GAME_HEADER} header leaves out the observation and the "
+            f"information state): {_SEND_IN_BODY}"
+        )
 
     def game_state(self) -> GameState:
         """What the player is handed: the full state, or only the seat's information.
@@ -167,6 +212,8 @@ class GameRequest:
         try:
             check_seat(spec, information)
         except ImpossibleSeat as error:
+            if self.compact and not perfect:  # a check of a string the header left out
+                raise self.left_out_error(error) from None
             raise RequestError(f"{GAME_FIELD}: {error}") from None
         if perfect:
             return GameState(information.env_id, _replay(spec, information), spec)
@@ -281,7 +328,12 @@ class PlayerService:
         game = self._game(request.information.env_id)
         with game.lock:  # this game's player: one decision at a time
             player = self._player(game, request.information.env_id)
-            decision = asyncio.run(player.act(state, seat))
+            try:
+                decision = asyncio.run(player.act(state, seat))
+            except ValueError as error:  # a string the compact header left out was read
+                if request.compact and state.spiel_state is None:
+                    raise request.left_out_error(error) from None
+                raise
         # A free-text game's move is the player's text; a menu game's, a legal action.
         text_game = state.spec.move_kind == "text"
         verdict = judge_text(decision) if text_game else judge(decision, state.menu(seat))

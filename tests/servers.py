@@ -198,3 +198,66 @@ class PositionSeededMinimax:
         seed = zlib.crc32(bytes(state.history()))
         player: Player = opponents.make("minimax", state.env_id, seed=seed)
         return await player.act(state, seat)
+
+
+#: The longest header line a common front server takes (nginx's and uvicorn's default buffer).
+FRONT_SERVER_HEADER_LIMIT = 8 * 1024
+
+
+class HeaderLimitServer(LoopbackServer):
+    """An endpoint behind a front server's header limit: 431 for any header line over ``limit``.
+
+    nginx (``large_client_header_buffers``) and uvicorn answer 431 to a request whose header
+    line does not fit their buffer, before any application sees it; every other request is
+    answered by ``service`` (``strategic-arena serve``'s logic, from the game header).
+    ``longest_lines`` holds the longest header line of each request, ``refused`` counts the
+    431s and ``seen_game_headers`` keeps the game headers received.
+    """
+
+    def __init__(self, service: PlayerService, limit: int = FRONT_SERVER_HEADER_LIMIT) -> None:
+        self.longest_lines: list[int] = []
+        self.seen_game_headers: list[str | None] = []
+        self.refused = 0
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def do_GET(self) -> None:
+                self.reply(200, service.models())
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                longest = max(len(f"{name}: {value}") for name, value in self.headers.items())
+                header = self.headers.get(GAME_HEADER)
+                with outer.lock:
+                    outer.longest_lines.append(longest)
+                    outer.seen_game_headers.append(header)
+                    outer.refused += longest > limit
+                if longest > limit:
+                    self.reply(431, {"error": {"message": "Request Header Fields Too Large"}})
+                else:
+                    self.reply(200, service.complete(json.loads(raw), header))
+
+            def reply(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> HeaderLimitServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

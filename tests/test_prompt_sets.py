@@ -286,11 +286,11 @@ def test_a_set_reads_only_regular_files_of_its_own_folder(tmp_path: Path, kind: 
     elif kind == "fifo":  # reading it would wait for ever
         (prompts / "kuhn_poker").mkdir()
         os.mkfifo(prompts / "kuhn_poker" / "rules.txt")
-        expected = "kuhn_poker/rules.txt: not a regular file"
+        expected = "kuhn_poker/rules.txt is a FIFO (named pipe), not a regular file"
     else:
         (prompts / "kuhn_poker").mkdir()
         (prompts / "kuhn_poker" / "rules.txt").write_text("x" * (256 * 1024 + 1))
-        expected = "kuhn_poker/rules.txt: larger than 262144 bytes"
+        expected = "kuhn_poker/rules.txt is larger than the 256 KiB a prompt may be"
     with pytest.raises(ValueError, match="prompt set") as error:
         PromptSet.load(prompts)
     assert expected in str(error.value)

@@ -205,4 +205,4 @@ def test_hostile_bodies_and_headers_are_400s_before_the_player_acts(server: Play
         f"X-Strategic-Arena-Game: {deep}"
     )
     status, payload = _raw(server, head, body)
-    assert status == 400 and "header is not JSON" in str(payload)
+    assert status == 400 and "X-Strategic-Arena-Game header: JSON nested deeper" in str(payload)

@@ -12,6 +12,7 @@ from typing import Any
 import opponents
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
 from strategic_arena.cli.common import fail
+from strategic_arena.game_header import GAME_HEADER_CAP
 from strategic_arena.serve import PlayerServer
 
 
@@ -30,7 +31,9 @@ def add_parsers(sub: Any) -> None:
         "only in perfect-information games) and the answer style in the X-Strategic-Arena-Game "
         "header that the arena's model player sends, or in the extra body field "
         "'strategic_arena'; the answer is the player's move in that prompt style (a call of "
-        "the play tool for style tools, or when the request offers that tool).",
+        "the play tool for style tools, or when the request offers that tool). The header is "
+        f"at most {GAME_HEADER_CAP} bytes: past that it leaves out the observation and "
+        "information state, or names the game only (a 400 asking for the body field).",
     )
     serve.add_argument(
         "--player",

@@ -55,7 +55,7 @@ def decode(
         limit = "the parser allows" if max_depth is None else f"{max_depth} levels"
         raise Refused(f"{what}: JSON nested deeper than {limit}") from None
     except UnicodeDecodeError as error:
-        raise Refused(f"{what}: not UTF-8 text (byte {error.start})") from None
+        raise Refused(f"{what}: not JSON (not UTF-8 text at byte {error.start})") from None
     except ValueError as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise Refused(f"{what}: not JSON ({first})") from None

@@ -191,7 +191,8 @@ class GameSession:
         """The decision as ``strategic-arena serve`` reads it: its game header, as JSON.
 
         The seat's information and the style only, as :class:`~strategic_arena.LLMPlayer` sends
-        it: nothing the model's seat may not know (no other seat's cards).
+        it: nothing the model's seat may not know (no other seat's cards), and within
+        :data:`~strategic_arena.game_header.GAME_HEADER_CAP` bytes (a compact form past it).
         """
         return game_header(self.information(), self.style)
 

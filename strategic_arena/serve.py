@@ -77,6 +77,13 @@ from typing import Any
 import pyspiel
 
 import opponents
+from strategic_arena.chat_request import (
+    ChatFieldError,
+    ChatRequest,
+    cut_at_stop,
+    cut_to_tokens,
+    read_chat_request,
+)
 from strategic_arena.door import Refused, decode
 from strategic_arena.game_header import (
     COMPACT,
@@ -97,6 +104,9 @@ GAME_FIELD = "strategic_arena"
 
 PlayerFactory = Callable[[str], Player]
 """Builds the player for an env id."""
+
+SeededFactory = Callable[[str, int], Player]
+"""Builds the player for an env id from a request's seed."""
 
 
 #: The largest request body accepted (a game prompt is a few kB; a chat history some more).
@@ -120,9 +130,13 @@ LISTEN_BACKLOG = 1024
 class RequestError(ValueError):
     """A request the server cannot answer; ``status`` is the HTTP status to send."""
 
-    def __init__(self, message: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST) -> None:
+    def __init__(
+        self, message: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST, param: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        #: The request field at fault, as vLLM's error body names it (``None``: none in particular).
+        self.param = param
 
 
 #: What a request missing the seat's information is told to send instead.
@@ -259,33 +273,44 @@ class _GamePlayer:
     player: Player | None = None
 
 
-def _body_options(body: dict[str, Any]) -> tuple[list[dict[str, Any]], bool, bool]:
-    """The request's messages, whether it streams and whether it asks for usage in the stream.
+def _answer_style(chat: ChatRequest, request: GameRequest) -> AnswerStyle:
+    """How to answer: the tool call, a JSON object, or the style the game asked for.
 
-    Every field the server reads is checked here, before anything acts (a 400 names it).
+    ``tool_choice: none`` answers in text even when ``play`` is offered (the ``marshal`` style
+    where the game named ``tools``); an offered ``play`` with ``auto``, ``required`` or the named
+    function gets a call; ``response_format: json_object`` gets the ``json`` style's object.
     """
-    messages = body.get("messages", [])
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        raise RequestError("messages must be a list of objects")
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise RequestError("stream must be true or false")
-    options = body.get("stream_options")
-    if options is not None and not isinstance(options, dict):
-        raise RequestError("stream_options must be an object")
-    usage = (options or {}).get("include_usage", False)
-    if not isinstance(usage, bool):
-        raise RequestError("stream_options.include_usage must be true or false")
-    tools = body.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        raise RequestError("tools must be a list")
-    n = body.get("n", 1)
-    if n != 1 or isinstance(n, bool):
-        raise RequestError("n must be 1: this endpoint answers one choice")
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise RequestError("model must be a string")
-    return messages, stream, usage
+    offered = _offers_play(chat.tools)
+    forced = chat.tool_choice == "required" or isinstance(chat.tool_choice, dict)
+    if forced and not offered:
+        raise RequestError("tool_choice asks for a call, but tools offer no play function",
+                           param="tool_choice")  # fmt: skip
+    if isinstance(chat.tool_choice, dict) and chat.tool_choice["function"]["name"] != PLAY_TOOL:
+        raise RequestError(f"tool_choice: the only tool is {PLAY_TOOL!r}", param="tool_choice")
+    if chat.tool_choice == "none":
+        return get_style("marshal") if request.style.name == "tools" else request.style
+    if offered:
+        return get_style("tools")
+    return get_style("json") if chat.json_answer else request.style
+
+
+def _limited(fields: dict[str, Any], finish: str, chat: ChatRequest) -> tuple[dict[str, Any], str]:
+    """The answer with ``stop`` and ``max_tokens`` applied, as vLLM applies them.
+
+    The text ends before the first stop string (``finish_reason: stop``); an answer longer
+    than ``max_tokens`` tokens is cut there, any tool call dropped (a cut call is not one),
+    with ``finish_reason: length``.
+    """
+    content = str(fields.get("content") or "")
+    content, stopped = cut_at_stop(content, chat.stop)
+    fields = {**fields, "content": content} if stopped else fields
+    if chat.max_tokens is None:
+        return fields, finish
+    calls = fields.get("tool_calls", [])
+    whole = " ".join([content, *(call["function"]["arguments"] for call in calls)])
+    if len(whole.split()) <= chat.max_tokens:
+        return fields, finish
+    return {"content": cut_to_tokens(content, chat.max_tokens)[0]}, "length"
 
 
 class PlayerService:
@@ -294,9 +319,13 @@ class PlayerService:
     Decisions are serialized per game (solvers keep per-player RNG state), never across games.
     """
 
-    def __init__(self, model: str, factory: PlayerFactory) -> None:
+    def __init__(
+        self, model: str, factory: PlayerFactory, seeded: SeededFactory | None = None
+    ) -> None:
         self.model = model
         self._factory = factory
+        # A request's seed builds a player of that seed (no factory for seeds: the plain one).
+        self._seeded = seeded
         self._games: dict[str, _GamePlayer] = {}
         self._lock = threading.Lock()  # guards the dict only, never held while a player works
 
@@ -319,21 +348,57 @@ class PlayerService:
         with game.lock:
             return self._player(game, env_id)
 
-    def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
-        """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
-        messages, _, _ = _body_options(body)
-        request = GameRequest.from_body(body, header)
-        state = request.game_state()
-        seat = request.information.seat
-        game = self._game(request.information.env_id)
+    def read(self, body: dict[str, Any]) -> ChatRequest:
+        """The request's checked fields: a 400 names a field it cannot honour, a 404 a model.
+
+        Raises:
+            RequestError: the field, or the unknown model (vLLM's 404).
+        """
+        try:
+            chat = read_chat_request(body)
+        except ChatFieldError as error:
+            raise RequestError(str(error), param=error.param) from None
+        if chat.model is not None and chat.model != self.model:
+            raise RequestError(
+                f"The model `{chat.model}` does not exist.", HTTPStatus.NOT_FOUND, param="model"
+            )
+        return chat
+
+    def _decide(
+        self, request: GameRequest, state: GameState, chat: ChatRequest
+    ) -> list[tuple[str, str]]:
+        """``chat.n`` moves of the game's player, each with its reasoning.
+
+        A seeded request is answered by a player of that seed's own.
+        """
+        env_id = request.information.env_id
+        game = self._game(env_id)
         with game.lock:  # this game's player: one decision at a time
-            player = self._player(game, request.information.env_id)
-            try:
-                decision = asyncio.run(player.act(state, seat))
-            except ValueError as error:  # a string the compact header left out was read
-                if request.compact and state.spiel_state is None:
-                    raise request.left_out_error(error) from None
-                raise
+            if chat.seed is None:
+                player = self._player(game, env_id)
+            else:  # a player of its own, from the request's seed: the same seed, the same move
+                player = self._seeded_player(env_id, chat.seed)
+            moves = [self._move(player, request, state) for _ in range(chat.n)]
+        return [(f"{player.name} plays {move} from this position.", move) for move in moves]
+
+    def _seeded_player(self, env_id: str, seed: int) -> Player:
+        try:
+            if self._seeded is not None:
+                return self._seeded(env_id, seed)
+            return self._factory(env_id)
+        except ValueError as error:
+            raise RequestError(str(error)) from None
+
+    @staticmethod
+    def _move(player: Player, request: GameRequest, state: GameState) -> str:
+        """One decision of ``player``, checked legal; its move's text."""
+        seat = request.information.seat
+        try:
+            decision = asyncio.run(player.act(state, seat))
+        except ValueError as error:  # a string the compact header left out was read
+            if request.compact and state.spiel_state is None:
+                raise request.left_out_error(error) from None
+            raise
         # A free-text game's move is the player's text; a menu game's, a legal action.
         text_game = state.spec.move_kind == "text"
         verdict = judge_text(decision) if text_game else judge(decision, state.menu(seat))
@@ -342,28 +407,30 @@ class PlayerService:
                 f"the player returned no legal move ({verdict.error})",
                 HTTPStatus.INTERNAL_SERVER_ERROR,
             )
-        action_text = verdict.text
-        reasoning = f"{player.name} plays {action_text} from this position."
-        # A request that offers the play tool gets a call, whatever style it names.
-        style = get_style("tools") if _offers_play(body.get("tools")) else request.style
-        fields, finish_reason = style.reply(reasoning, action_text)
-        message: dict[str, Any] = {"role": "assistant", **fields}
-        calls = fields.get("tool_calls", [])
-        completion = " ".join([fields["content"], *(c["function"]["arguments"] for c in calls)])
-        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-        completion_tokens = len(completion.split())
+        return verdict.text
+
+    def complete(self, body: dict[str, Any], header: str | None = None) -> dict[str, Any]:
+        """A ``chat.completion`` answering the request ``body`` (game in body or ``header``)."""
+        chat = self.read(body)
+        request = GameRequest.from_body(body, header)
+        state = request.game_state()
+        style = _answer_style(chat, request)
+        choices = []
+        completion_tokens = 0
+        for index, (reasoning, action_text) in enumerate(self._decide(request, state, chat)):
+            fields, finish_reason = _limited(*style.reply(reasoning, action_text), chat)
+            calls = fields.get("tool_calls", [])
+            words = [fields["content"], *(c["function"]["arguments"] for c in calls)]
+            completion_tokens += len(" ".join(words).split())
+            message = {"role": "assistant", **fields}
+            choices.append({"index": index, "message": message, "finish_reason": finish_reason})
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in chat.messages)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": finish_reason,
-                }
-            ],
+            "choices": choices,
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -374,28 +441,26 @@ class PlayerService:
     def events(self, body: dict[str, Any], header: str | None = None) -> list[dict[str, Any]]:
         """The answer as the ``chat.completion.chunk`` events of a streamed reply.
 
-        The whole move is known at once, so it comes in one content chunk (or one tool-call
-        chunk), then a chunk with the finish reason, then -- when ``stream_options``
+        The whole move is known at once, so each choice comes in one content chunk (or one
+        tool-call chunk), then a chunk with its finish reason, then -- when ``stream_options``
         ``include_usage`` asks -- a usage chunk with no choices, as OpenAI streams.
         """
-        _, _, include_usage = _body_options(body)
+        include_usage = self.read(body).include_usage
         completion = self.complete(body, header)
-        (choice,) = completion["choices"]
-        message = choice["message"]
-        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
-        if "tool_calls" in message:
-            delta["tool_calls"] = [
-                {"index": index, **call} for index, call in enumerate(message["tool_calls"])
-            ]
         head = {key: completion[key] for key in ("id", "created", "model")}
         chunk = {**head, "object": "chat.completion.chunk"}
-        events = [
-            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-            {
-                **chunk,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
-            },
-        ]
+        events = []
+        for choice in completion["choices"]:
+            message, index = choice["message"], choice["index"]
+            delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+            if "tool_calls" in message:
+                delta["tool_calls"] = [
+                    {"index": number, **call} for number, call in enumerate(message["tool_calls"])
+                ]
+            events.append({**chunk, "choices": [{"index": index, "delta": delta,
+                                                 "finish_reason": None}]})  # fmt: skip
+            done = {"index": index, "delta": {}, "finish_reason": choice["finish_reason"]}
+            events.append({**chunk, "choices": [done]})
         if include_usage:
             events.append({**chunk, "choices": [], "usage": completion["usage"]})
         return events
@@ -520,7 +585,10 @@ def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPR
 
         def _error(self, error: RequestError) -> None:
             kind = "invalid_request_error" if error.status < 500 else "server_error"
-            self._send(error.status, {"error": {"message": str(error), "type": kind}})
+            if error.status == HTTPStatus.NOT_FOUND:
+                kind = "NotFoundError"
+            body = {"message": str(error), "type": kind, "param": error.param}
+            self._send(error.status, {"error": {**body, "code": int(error.status)}})
 
         def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
             self._write(status, "application/json", json.dumps(payload).encode("utf-8"))
@@ -630,8 +698,14 @@ class PlayerServer:
                     raise ValueError(f"this endpoint plays {', '.join(specs)}, not {env_id}")
                 return opponents.make(specs[env_id], env_id, seed=0)
 
+            def seeded(env_id: str, seed: int) -> Player:
+                spec = specs if isinstance(specs, str) else specs.get(env_id)
+                if spec is None:
+                    raise ValueError(f"this endpoint plays {', '.join(specs)}, not {env_id}")
+                return opponents.make(spec, env_id, seed=seed)
+
             default = player if isinstance(player, str) else "solvers"
-            self.service = PlayerService(model or default, factory)
+            self.service = PlayerService(model or default, factory, seeded)
         else:
             self.service = PlayerService(model or "player", player)
         handler = _handler(self.service, request_timeout_s)

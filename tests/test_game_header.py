@@ -317,7 +317,7 @@ def test_a_compact_header_of_a_game_that_hides_cards_says_what_it_lacks() -> Non
     [
         ('{"form": "short", "env_id": "tic_tac_toe-v0", "seat": 0}', f"{GAME_FIELD}: form must be"),
         ("[" * 1000 + "]" * 1000, f"the {GAME_HEADER} header: JSON nested deeper"),
-        ("{not json", f"the {GAME_HEADER} header: not valid JSON"),
+        ("{not json", f"the {GAME_HEADER} header: not JSON"),
     ],
 )
 def test_a_bad_header_is_a_one_line_400(header: str, message: str) -> None:

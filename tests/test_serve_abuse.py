@@ -161,12 +161,17 @@ def test_impossible_seats_are_400s_before_any_search(server: PlayerServer, case:
 
 
 BAD_FIELDS = {
-    "stream": ("yes", "stream must be true or false"),
-    "stream_options": ("usage", "stream_options must be an object"),
-    "tools": ("play", "tools must be a list"),
-    "n": (3, "n must be 1: this endpoint answers one choice"),
-    "model": (7, "model must be a string"),
-    "messages": ({"role": "user"}, "messages must be a list of objects"),
+    "stream": ("yes", "stream: must be true or false"),
+    "stream_options": ("usage", "stream_options: must be an object"),
+    "tools": ("play", "tools: must be a list"),
+    "n": (17, "n: must be an integer from 1 to 16"),
+    "model": (7, "model: must be a string"),
+    "messages": ({"role": "user"}, "messages: must be a list of message objects"),
+    "max_tokens": (0, "max_tokens: must be an integer from 1 to 2147483647"),
+    "stop": ([""], "stop: must be a non-empty string or a list of them"),
+    "seed": (2**64, "seed: must be an integer that fits in 64 bits"),
+    "temperature": (-1, "temperature: must lie in [0, 100]"),
+    "tool_choice": ("sometimes", "tool_choice: must be none, auto, required or"),
 }
 
 
@@ -174,7 +179,8 @@ BAD_FIELDS = {
 def test_every_malformed_field_is_a_400(server: PlayerServer, name: str) -> None:
     value, message = BAD_FIELDS[name]
     status, reply = post(server.base_url, chat(seat_field(KUHN), **{name: value}))
-    assert (status, reply["error"]["message"]) == (400, message)
+    assert status == 400 and reply["error"]["message"].startswith(message), reply
+    assert reply["error"]["param"] == name and reply["error"]["code"] == 400
 
 
 def test_a_body_that_is_not_utf8_is_a_400(server: PlayerServer) -> None:

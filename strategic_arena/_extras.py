@@ -27,7 +27,9 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "datasets": "trl",
     "openenv": "openenv",
     "uvicorn": "openenv",
-    "pydantic": "openenv",
+    "pydantic": "train",  # the training config's schema (OpenEnv brings it too)
+    "peft": "train",
+    "tokenizers": "train",
     "textarena": "textarena",
     "psycopg": "postgres",
     "math_verify": "transfer",
@@ -37,6 +39,15 @@ EXTRA_OF_MODULE: dict[str, str] = {
 
 class MissingExtraError(ImportError):
     """An optional dependency is not installed; the message names the pip extra to install."""
+
+
+def missing_extra_message(module: str, feature: str | None = None) -> str:
+    """One line: ``module`` is not installed, and the pip command whose extra brings it."""
+    top = module.split(".", 1)[0]
+    extra = EXTRA_OF_MODULE.get(top)
+    purpose = f" for {feature}" if feature else ""
+    hint = f"pip install 'strategic-arena[{extra}]'" if extra else f"pip install {top}"
+    return f"{top!r} is needed{purpose} but is not installed; install it with: {hint}"
 
 
 def require(module: str, feature: str | None = None) -> ModuleType:
@@ -49,10 +60,4 @@ def require(module: str, feature: str | None = None) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        top = module.split(".", 1)[0]
-        extra = EXTRA_OF_MODULE.get(top)
-        purpose = f" for {feature}" if feature else ""
-        hint = f"pip install 'strategic-arena[{extra}]'" if extra else f"pip install {top}"
-        raise MissingExtraError(
-            f"{top!r} is needed{purpose} but is not installed; install it with: {hint}"
-        ) from error
+        raise MissingExtraError(missing_extra_message(module, feature)) from error

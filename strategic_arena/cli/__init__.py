@@ -33,14 +33,14 @@ from strategic_arena.cli import (
     transfer,
     verifier,
 )
-from strategic_arena.cli.common import guarded
+from strategic_arena.cli.common import Parser, guarded
 from strategic_arena.cli.play import build_player
 
 __all__ = ["build_player", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="strategic-arena",
         description="Text games over OpenSpiel for measuring and training language models.",
     )

@@ -10,8 +10,9 @@ import argparse
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from strategic_arena._extras import MissingExtraError
+from strategic_arena._extras import MissingExtraError, missing_extra_message
 from strategic_arena.arena import postgres
 from strategic_arena.arena.replay import ReplayError
 from strategic_arena.arena.store import explain
@@ -37,6 +38,27 @@ def add_api_key_option(group: argparse._ArgumentGroup) -> None:
 
 Handler = Callable[[argparse.Namespace], int]
 """A command: parsed arguments in, exit status out."""
+
+
+class Parser(argparse.ArgumentParser):
+    """The CLI's parser: a subcommand's epilog may be written only when its help is shown.
+
+    ``epilog_factory`` builds the epilog on the first ``--help`` (``train`` lists every config
+    field, which needs the config's schema and so the ``train`` extra): the CLI starts, and
+    every other command runs, without importing what only that help needs.
+    """
+
+    def __init__(
+        self, *args: Any, epilog_factory: Callable[[], str] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.epilog_factory = epilog_factory
+
+    def format_help(self) -> str:
+        """The help, its epilog built first where a factory gives it."""
+        if self.epilog_factory is not None and self.epilog is None:
+            self.epilog = self.epilog_factory()
+        return super().format_help()
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -101,6 +123,10 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
         db = getattr(args, "db", None)
         where = f" {shown(db)}" if db else ""
         return fail(f"cannot read the results store{where}: {explain(error)}", args)
+    except ModuleNotFoundError as error:  # an optional dependency a command imports itself
+        if error.name is None:
+            return fail(error, args)
+        return fail(missing_extra_message(error.name, f"'{args.command}'"), args)
     except (ValueError, KeyError, MissingExtraError, OSError) as error:
         return fail(error.args[0] if isinstance(error, KeyError) and error.args else error, args)
     except Exception as error:  # PostgreSQL's driver, failing while a store is read

@@ -14,9 +14,7 @@ import os
 import sys
 from typing import Any
 
-from strategic_arena._extras import MissingExtraError
-from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.run import train_and_report
+from strategic_arena._extras import MissingExtraError, missing_extra_message
 
 
 def add_parsers(sub: Any) -> None:
@@ -28,8 +26,7 @@ def add_parsers(sub: Any) -> None:
         "through the arena's match loop (transformers or vLLM engine), MARSHAL/SPIRAL "
         "rewards and advantages, PPO updates, evaluation against solvers, exact resume. "
         "Configs for MARSHAL's and SPIRAL's runs ship in configs/.",
-        epilog="config sections and fields (YAML: section: {field: value}; --set "
-        "section.field=value):\n" + describe_fields(),
+        epilog_factory=_fields_epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     train.add_argument("--config", metavar="YAML", help="config file (default: all defaults)")
@@ -50,10 +47,27 @@ def add_parsers(sub: Any) -> None:
     train.set_defaults(handler=dispatch)
 
 
+def _fields_epilog() -> str:
+    """The help's list of config fields (the schema needs the ``train`` extra's pydantic)."""
+    head = "config sections and fields (YAML: section: {field: value}; --set section.field=value):"
+    try:
+        from strategic_arena.train.config import describe_fields
+
+        return f"{head}\n{describe_fields()}"
+    except (ImportError, MissingExtraError):
+        return f"{head} install the train extra (pip install 'strategic-arena[train]') to list them"
+
+
 def dispatch(args: argparse.Namespace) -> int:
     """Run ``train``; returns the exit status (2: bad config, 130: stopped by Ctrl-C)."""
     try:
+        from strategic_arena.train.config import load_config
+
         cfg = load_config(args.config, args.overrides)
+    except ModuleNotFoundError as error:  # the train extra is not installed
+        message = missing_extra_message(error.name or "pydantic", "'train'")
+        print(f"strategic-arena train: error: {message}", file=sys.stderr)
+        return 2
     except (ValueError, OSError, MissingExtraError) as error:
         print(f"strategic-arena train: error: {error}", file=sys.stderr)
         return 2
@@ -64,6 +78,8 @@ def dispatch(args: argparse.Namespace) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
+    from strategic_arena.train.run import train_and_report
+
     status = train_and_report(cfg)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # a torchrun rank: see exit_rank
         from strategic_arena.train.dist import exit_rank

@@ -48,7 +48,7 @@ import os
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strategic_arena.asking import (
     Asking,
@@ -60,8 +60,10 @@ from strategic_arena.asking import (
     write_settings,
 )
 from strategic_arena.door import printable_line
-from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.vllm_server import default_vllm_python
+
+if TYPE_CHECKING:  # the config's schema needs pydantic: serve-model runs without it
+    from strategic_arena.train.config import TrainConfig
 
 #: The request field that keeps the token that ended an answer in its text (see 1. above).
 KEEP_STOP_TOKEN = {"include_stop_str_in_output": True}

@@ -68,7 +68,7 @@ def _engine_vs_generate(trainer: Any, args: argparse.Namespace) -> dict[str, flo
     """Seconds to complete one batch of prompts: our engine, then ``model.generate``."""
     import torch
 
-    from strategic_arena.train.engine import GenerationRequest, Sampling
+    from strategic_arena.train.engines.engine import GenerationRequest, Sampling
 
     episodes = trainer.generate(0)
     prompts = [turn.prompt_ids for episode in episodes for turn in episode.turns][:32]

@@ -23,7 +23,7 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
     the peak exceeds the estimate. The turns' behaviour log-probs are the model's own, so no
     token is clipped.
 ``handoff``
-    the colocated hand-off after that update (:class:`~strategic_arena.train.colocation.
+    the colocated hand-off after that update (:class:`~strategic_arena.train.engines.colocation.
     ColocatedMemory`): memory reserved after the update, after emptying the cache, and with
     the optimizer state offloaded, against what waking the recipe's server needs (its weights
     and KV cache at ``vllm.gpu_memory_utilization`` 0.3); fails where the wake would not fit.
@@ -422,7 +422,7 @@ def _handoff(learner: Any, plan: Any, device: Any) -> Row:
     """Reserved memory after the update, after emptying the cache, against the wake's need."""
     import torch
 
-    from strategic_arena.train.colocation import ColocatedMemory, TorchCuda, WakeMemoryError
+    from strategic_arena.train.engines.colocation import ColocatedMemory, TorchCuda, WakeMemoryError
 
     row = Row("handoff")
     if device.type != "cuda":
@@ -465,7 +465,7 @@ def _export(learner: Any) -> Row:
     """
     import torch
 
-    from strategic_arena.train.vllm_engine import in_dtype
+    from strategic_arena.train.engines.vllm_engine import in_dtype
 
     row = Row("export")
     with _timed(row):
@@ -482,7 +482,7 @@ def _export(learner: Any) -> Row:
         if reason is not None:
             row.note = f"disk sync file not written: {reason}"
             return row
-        from strategic_arena.train.vllm_engine import DiskTransport
+        from strategic_arena.train.engines.vllm_engine import DiskTransport
 
         with tempfile.TemporaryDirectory() as folder:
             transport = DiskTransport(folder)
@@ -584,7 +584,7 @@ def _vllm_skip(args: argparse.Namespace) -> str | None:
     missing = _missing("httpx", "yaml", "transformers", "safetensors")
     if missing is not None:
         return f"the trainer's server side needs it: {missing}"
-    from strategic_arena.train.vllm_server import vllm_unavailable_reason
+    from strategic_arena.train.engines.vllm_server import vllm_unavailable_reason
 
     return vllm_unavailable_reason()
 

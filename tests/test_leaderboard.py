@@ -23,8 +23,8 @@ from strategic_arena.actions import ActionError
 from strategic_arena.arena.runner import Entrant, round_robin, run
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
-from strategic_arena.leaderboard import FILES, publish, reproduce, schema
 from strategic_arena.door.printable import printable
+from strategic_arena.leaderboard import FILES, publish, reproduce, schema
 from strategic_arena.serve import PlayerServer
 from strategic_arena.turn import Decision, GameState, Player
 

@@ -2,8 +2,8 @@
 
 Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (rollouts through the
 arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
-:mod:`~strategic_arena.train.engine`, :mod:`~strategic_arena.train.vllm_engine` over servers
-from :mod:`~strategic_arena.train.vllm_server`) -> score
+:mod:`~strategic_arena.train.engines.engine`, :mod:`~strategic_arena.train.engines.vllm_engine` over
+servers from :mod:`~strategic_arena.train.engines.vllm_server`) -> score
 (:mod:`~strategic_arena.rl.rewards`) -> advantage (:mod:`~strategic_arena.train.estimators`)
 -> update (:mod:`~strategic_arena.train.learner`) -> sync. Configuration lives in
 :mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in

@@ -9,7 +9,7 @@ Layout under ``output_dir/checkpoints/``::
                        RNG states (python, numpy, torch CPU and CUDA), the config
         eval_settings.json  how the evaluation asked the policy and how to serve it so that
                        ``strategic-arena eval --settings`` asks it the same way
-                       (:mod:`strategic_arena.train.serving`)
+                       (:mod:`strategic_arena.train.engines.serving`)
 
 A checkpoint is written into ``step-000010.tmp`` and renamed when complete, so a kill during
 the write leaves no half checkpoint behind: :func:`latest_checkpoint` sees only finished ones.

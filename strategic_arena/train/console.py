@@ -12,7 +12,7 @@ reads at the terminal comes from here, on stdout:
   learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
   (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
   the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
-  other asking setting included: :mod:`strategic_arena.train.serving`);
+  other asking setting included: :mod:`strategic_arena.train.engines.serving`);
 * :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
   already holds every step, so a rerun says so instead of pretending to resume;
 
@@ -244,7 +244,7 @@ def _next_commands(
         ]
     if checkpoint is not None:
         from strategic_arena.asking import settings_file
-        from strategic_arena.train.serving import eval_command, serve_recipe, served_name
+        from strategic_arena.train.engines.serving import eval_command, serve_recipe, served_name
 
         try:  # written beside every checkpoint: how its evaluation asked the policy
             settings: Path | None = settings_file(checkpoint)

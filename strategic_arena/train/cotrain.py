@@ -17,8 +17,8 @@ games together. One :meth:`CoTrainer.train_step`:
 
 Serving (``rollout.engine: vllm``): policies on the shared base with LoRA adapters
 (``lora.rank`` or their ``lora_rank`` > 0, no ``model`` of their own) are adapters of one
-server started with ``--enable-lora`` (:mod:`strategic_arena.train.vllm_lora`; each sync loads
-the policy's new adapter in place); otherwise each policy's trainer starts its own server and
+server started with ``--enable-lora`` (:mod:`strategic_arena.train.engines.vllm_lora`; each sync
+loads the policy's new adapter in place); otherwise each policy's trainer starts its own server and
 syncs its full weights into it. With the transformers engine each policy generates with its
 own module.
 
@@ -49,7 +49,7 @@ from strategic_arena.rl.episode import Episode
 from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.config.policies import PolicyConfig, policy_output_dir
 from strategic_arena.train.dist import DistInfo
-from strategic_arena.train.engine import Engine
+from strategic_arena.train.engines.engine import Engine
 from strategic_arena.train.interrupt import StopRequest
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
 from strategic_arena.train.rollout import (
@@ -134,7 +134,7 @@ class CoTrainer:
         engines = dict(engines or {})
         try:
             if not engines and shares_lora_server(cfg):
-                from strategic_arena.train.vllm_lora import adapter_engines
+                from strategic_arena.train.engines.vllm_lora import adapter_engines
 
                 self._shared, adapters = adapter_engines(cfg, self.output_dir)
                 engines.update(adapters)

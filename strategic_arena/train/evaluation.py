@@ -29,7 +29,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.asking import game_sampling_params
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
-from strategic_arena.train.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
 from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.past_self import alias_metrics, past_selves, with_past_selves
 from strategic_arena.train.rollout import PromptEncoder, configured_player

@@ -8,7 +8,7 @@ pool by weight (self-play included) and, against an opponent, a learner seat dra
 Then every game runs concurrently through :func:`strategic_arena.arena.match.play_match` --
 the arena's one match loop -- with the policy in each learner seat as the arena's one model
 player, :class:`strategic_arena.LLMPlayer`, over an :class:`EngineBackend`; the players'
-requests meet in one :class:`~strategic_arena.train.engine.EngineClient`, which batches them
+requests meet in one :class:`~strategic_arena.train.engines.engine.EngineClient`, which batches them
 into engine calls.
 
 The player renders the seat's prompt (:func:`strategic_arena.render_messages`, role stated in
@@ -55,7 +55,7 @@ from strategic_arena.players import LLMPlayer
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
-from strategic_arena.train.engine import EngineClient, GenerationRequest, Sampling
+from strategic_arena.train.engines.engine import EngineClient, GenerationRequest, Sampling
 from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 from strategic_arena.turn import Player
 

@@ -21,8 +21,8 @@ from strategic_arena.train.console import (
     missing_model,
     run_summary,
 )
-from strategic_arena.train.placement import PlacementError
-from strategic_arena.train.vllm_server import VLLMServerError
+from strategic_arena.train.engines.placement import PlacementError
+from strategic_arena.train.engines.vllm_server import VLLMServerError
 
 
 def train_and_report(cfg: TrainConfig) -> int:

@@ -64,7 +64,6 @@ from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
 from strategic_arena.train.collapse import CollapseDetector, signal_metrics
-from strategic_arena.train.colocation import ColocatedMemory, TorchCuda
 from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
@@ -77,7 +76,19 @@ from strategic_arena.train.dist import (
     shard,
     shutdown,
 )
-from strategic_arena.train.engine import Engine, EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.engines.colocation import ColocatedMemory, TorchCuda
+from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.engines.placement import (
+    PlacementError,
+    World,
+    check_placement,
+    cuda_unusable_reason,
+    learner_gpu,
+    server_groups,
+    visible_devices,
+)
+from strategic_arena.train.engines.serving import write_eval_settings
+from strategic_arena.train.engines.vllm_lora import AdapterEngine
 from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
@@ -99,15 +110,6 @@ from strategic_arena.train.models import (
     save_policy,
 )
 from strategic_arena.train.opponent_players import OpponentPlayers
-from strategic_arena.train.placement import (
-    PlacementError,
-    World,
-    check_placement,
-    cuda_unusable_reason,
-    learner_gpu,
-    server_groups,
-    visible_devices,
-)
 from strategic_arena.train.rollout import (
     GamePlan,
     OpponentPool,
@@ -115,10 +117,8 @@ from strategic_arena.train.rollout import (
     RolloutRunner,
     plan_games,
 )
-from strategic_arena.train.serving import write_eval_settings
 from strategic_arena.train.staleness import filter_stale
 from strategic_arena.train.subsample import subsample_turns
-from strategic_arena.train.vllm_lora import AdapterEngine
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -303,14 +303,14 @@ class Trainer:
         requests to it. The server starts from ``model`` (a tiny model is written out first)
         and gets the current weights by the first :meth:`sync`, resumed runs included.
         """
-        from strategic_arena.train.engine import stop_token_ids
-        from strategic_arena.train.vllm_engine import (
+        from strategic_arena.train.engines.engine import stop_token_ids
+        from strategic_arena.train.engines.vllm_engine import (
             DiskTransport,
             VLLMServerEngine,
             WeightTransport,
         )
-        from strategic_arena.train.vllm_nccl import server_args as nccl_server_args
-        from strategic_arena.train.vllm_server import VLLMServer, start_all
+        from strategic_arena.train.engines.vllm_nccl import server_args as nccl_server_args
+        from strategic_arena.train.engines.vllm_server import VLLMServer, start_all
 
         cfg = self.cfg
         servers: list[VLLMServer] = []
@@ -364,7 +364,7 @@ class Trainer:
         transport: WeightTransport | None = None
         if self.info.main:
             if cfg.vllm.weight_sync == "nccl":
-                from strategic_arena.train.vllm_nccl import NCCLTransport
+                from strategic_arena.train.engines.vllm_nccl import NCCLTransport
 
                 transport = NCCLTransport(urls, self.device)
             else:

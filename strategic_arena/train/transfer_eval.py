@@ -28,7 +28,7 @@ from strategic_arena.asking import Sampling as RequestSampling
 from strategic_arena.backends import ChatBackend
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
-from strategic_arena.train.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
 from strategic_arena.train.evaluation import eval_db
 from strategic_arena.train.rollout import EngineBackend, PromptEncoder
 from strategic_arena.transfer import Cell, cells, evaluate_async

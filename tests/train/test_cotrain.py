@@ -23,7 +23,7 @@ from strategic_arena.train.cotrain import (
     policy_view,
     shares_lora_server,
 )
-from strategic_arena.train.vllm_lora import lora_server_args
+from strategic_arena.train.engines.vllm_lora import lora_server_args
 from tests.train.cotrain_spy import changed, spy_on_updates, trainable
 
 Overrides = Callable[..., list[str]]

@@ -105,7 +105,7 @@ class _FiveTokens:
         self.tokens = tokens
 
     def generate(self, requests: Any, sampling: Any) -> list[Any]:
-        from strategic_arena.train.engine import Generation
+        from strategic_arena.train.engines.engine import Generation
 
         return [Generation(list(self.tokens), [-0.1] * len(self.tokens), "stop") for _ in requests]
 
@@ -113,7 +113,7 @@ class _FiveTokens:
 @pytest.mark.parametrize(("overlong", "expected"), [(0, "stop"), (100, "length")])
 def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected: str) -> None:
     pytest.importorskip("transformers")
-    from strategic_arena.train.engine import EngineClient, Sampling
+    from strategic_arena.train.engines.engine import EngineClient, Sampling
     from strategic_arena.train.rollout import EngineBackend, PromptEncoder
     from strategic_arena.train.tiny import build_tiny
     from strategic_arena.validation import validate

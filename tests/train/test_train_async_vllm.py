@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.train.checkpoint import checkpoint_dir, load_trainer_state
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.vllm_server import (
     default_vllm_python,
     vllm_unavailable_reason,
 )

@@ -156,7 +156,7 @@ def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
 
 def test_the_printed_eval_command_carries_the_runs_reasoning_rule(tmp_path: Path) -> None:
     from strategic_arena.train.console import run_summary
-    from strategic_arena.train.serving import write_eval_settings
+    from strategic_arena.train.engines.serving import write_eval_settings
 
     for rule in (False, None):
         sets = ["model.name=tiny", "answer.style=boxed", f"run.output_dir={tmp_path}"]

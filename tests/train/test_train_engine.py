@@ -15,7 +15,7 @@ from strategic_arena.asking import Asking  # noqa: E402
 from strategic_arena.games import get_spec  # noqa: E402
 from strategic_arena.players import LLMPlayer, RandomPlayer  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.engine import (  # noqa: E402
+from strategic_arena.train.engines.engine import (  # noqa: E402
     EngineClient,
     Generation,
     GenerationRequest,

@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import PPOConfig, load_config  # noqa: E402
-from strategic_arena.train.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
 from strategic_arena.train.learner import (  # noqa: E402
     Learner,
     collate,

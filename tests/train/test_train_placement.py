@@ -16,8 +16,7 @@ import pytest
 
 from strategic_arena.cli import main
 from strategic_arena.train.config import load_config
-from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
-from strategic_arena.train.placement import (
+from strategic_arena.train.engines.placement import (
     World,
     cuda_unusable_reason,
     layout,
@@ -26,6 +25,7 @@ from strategic_arena.train.placement import (
     sync_dir_problems,
     visible_devices,
 )
+from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
 from tests.train.stub_http import StubServer
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -276,7 +276,7 @@ def test_sleep_mode_sleeps_before_the_update_and_wakes_after_the_sync(
     ``--enable-sleep-mode`` refuses to start on CPU), so a loopback server records the calls;
     the routes and queries are vLLM 0.32's (``/sleep?level=``, ``/wake_up?tags=``)."""
     torch = pytest.importorskip("torch")
-    from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine
+    from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine
 
     url, calls = recording_server
     weights = [("w", torch.zeros(2))]

@@ -55,7 +55,7 @@ from strategic_arena.asking import (
     write_settings,
 )
 from strategic_arena.train.config import TrainConfig
-from strategic_arena.train.vllm_server import default_vllm_python
+from strategic_arena.train.engines.vllm_server import default_vllm_python
 
 #: The request field that keeps the token that ended an answer in its text (see 1. above).
 KEEP_STOP_TOKEN = {"include_stop_str_in_output": True}

@@ -6,7 +6,7 @@ of each under the sampling policy, why generation stopped). Two engines implemen
 
 * :class:`TransformersEngine` (this module): a batched sampling loop over a transformers model
   with its KV cache, on CPU or GPU; used by tests, tiny runs and evaluation of frozen models;
-* :class:`strategic_arena.train.vllm_engine.VLLMServerEngine`: stock vLLM servers over HTTP,
+* :class:`strategic_arena.train.engines.vllm_engine.VLLMServerEngine`: stock vLLM servers over HTTP,
   each request sent on its own (``agenerate``) so the server's continuous batching sees them
   all.
 

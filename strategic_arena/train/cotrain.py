@@ -134,7 +134,7 @@ class CoTrainer:
         engines = dict(engines or {})
         try:
             if not engines and shares_lora_server(cfg):
-                from strategic_arena.train.engines.vllm_lora import adapter_engines
+                from strategic_arena.train.lora_server import adapter_engines
 
                 self._shared, adapters = adapter_engines(cfg, self.output_dir)
                 engines.update(adapters)

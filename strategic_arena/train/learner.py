@@ -54,10 +54,10 @@ from strategic_arena.rl.episode import Turn
 from strategic_arena.train.batching import plan_micro_batches
 from strategic_arena.train.config.sections import CorrectionConfig, PPOConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
-from strategic_arena.train.engines.engine import Sampling
 from strategic_arena.train.importance import correct
 from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
 from strategic_arena.train.models import compute_context, resolve_compute_dtype
+from strategic_arena.train.sampling import Sampling
 from strategic_arena.train.value_head import ValueHead, value_loss
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
     percent (why the masters are float32).
 ``learner``
     a model of Qwen3-4B's shape (``--shape 4b``; transformers' Qwen3 when transformers is
-    installed, else the torch-only stand-in :mod:`strategic_arena.train.shaped_model`) in
+    installed, else the torch-only stand-in :mod:`strategic_arena.train.policy.shaped_model`) in
     float32 masters, bfloat16 compute and gradient checkpointing, driven by the project's
-    :class:`~strategic_arena.train.learner.Learner` at the one-GPU recipe's micro-batch and
+    :class:`~strategic_arena.train.policy.learner.Learner` at the one-GPU recipe's micro-batch and
     sequence length: trained tokens/s of one update (after a warm-up update), its peak memory
     against the project's estimate (:mod:`strategic_arena.train.memory`) -- the row fails where
     the peak exceeds the estimate. The turns' behaviour log-probs are the model's own, so no
@@ -154,7 +154,7 @@ def build(shape: ModelShape, args: argparse.Namespace, dtype: Any, seed: int = 0
 
     device = _device(args)
     if model_impl(args) == "torch":
-        from strategic_arena.train.shaped_model import build_shaped_model
+        from strategic_arena.train.policy.shaped_model import build_shaped_model
 
         return build_shaped_model(shape, device=device, dtype=dtype, seed=seed)
     import transformers
@@ -174,7 +174,7 @@ def _learner(model: Any, compute: Any, world_size: int = 1, **values: Any) -> An
     The correction section's defaults; not validated: no games are loaded (no OpenSpiel).
     """
     from strategic_arena.train.config import CorrectionConfig, PPOConfig
-    from strategic_arena.train.learner import Learner
+    from strategic_arena.train.policy.learner import Learner
 
     ppo = PPOConfig(**{"lr": 1e-6, "lr_schedule": "constant", "grad_clip": 1.0, **values})
     return Learner(

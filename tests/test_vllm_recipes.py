@@ -24,8 +24,8 @@ from strategic_arena.train.engines.vllm_server import (
     default_vllm_python,
     vllm_unavailable_reason,
 )
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 

@@ -96,7 +96,7 @@ def checkpoint_step(path: Path) -> int | None:
 
 def finished_checkpoint(cfg: TrainConfig) -> Path | None:
     """The checkpoint ``resume`` would continue from, when it already holds ``steps`` steps."""
-    from strategic_arena.train.checkpoint import latest_checkpoint
+    from strategic_arena.train.policy.checkpoint import latest_checkpoint
 
     if cfg.run.resume == "never":
         return None
@@ -115,8 +115,8 @@ def policy_checkpoints(cfg: TrainConfig) -> dict[str, Path | None]:
     Empty for a single-policy run; a co-trained policy's checkpoints are under its own folder
     (:func:`~strategic_arena.train.config.policies.policy_output_dir`).
     """
-    from strategic_arena.train.checkpoint import latest_checkpoint
     from strategic_arena.train.config.policies import policy_output_dir
+    from strategic_arena.train.policy.checkpoint import latest_checkpoint
 
     return {
         policy.name: latest_checkpoint(policy_output_dir(cfg.run.output_dir, policy.name))

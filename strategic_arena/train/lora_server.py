@@ -37,7 +37,7 @@ def adapter_engines(
     """
     from strategic_arena.train.engines.engine import stop_token_ids
     from strategic_arena.train.engines.vllm_server import VLLMServer
-    from strategic_arena.train.models import (
+    from strategic_arena.train.policy.models import (
         load_base_model,
         load_tokenizer,
         resolve_compute_dtype,

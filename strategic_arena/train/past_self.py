@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from strategic_arena.train.checkpoint import checkpoint_dir
 from strategic_arena.train.config import OpponentConfig, TrainConfig
+from strategic_arena.train.policy.checkpoint import checkpoint_dir
 
 #: ``model.name`` of the tiny in-process test model (no weights on disk before step 1).
 TINY = "tiny"

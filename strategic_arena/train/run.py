@@ -13,7 +13,6 @@ import sys
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.door.printable import printable_line
-from strategic_arena.train.checkpoint import latest_checkpoint
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.console import (
     checkpoint_step,
@@ -23,6 +22,7 @@ from strategic_arena.train.console import (
 )
 from strategic_arena.train.engines.placement import PlacementError
 from strategic_arena.train.engines.vllm_server import VLLMServerError
+from strategic_arena.train.policy.checkpoint import latest_checkpoint
 
 
 def train_and_report(cfg: TrainConfig) -> int:

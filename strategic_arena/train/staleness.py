@@ -14,7 +14,7 @@ seats of a game). Its *lag* at step ``s`` is ``s`` minus the version of its **ol
 
 1. lag <= k: the game is kept whole, turns of several versions included; each turn keeps its own
    behaviour log-probs (the engine's, recorded when it was sampled), which the PPO ratio or the
-   importance correction (:mod:`strategic_arena.train.importance`) uses turn by turn;
+   importance correction (:mod:`strategic_arena.train.policy.importance`) uses turn by turn;
 2. lag > k: the game is dropped and counted (``async/dropped_stale``);
 3. a game with no turn (the policy never moved) or turns of unknown version has lag 0.
 

@@ -9,7 +9,7 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 3. :meth:`Trainer.advantage` -- the configured estimator
    (:mod:`strategic_arena.train.estimators`; a stateful one, RAE, keeps its state across steps
    and in checkpoints);
-4. :meth:`Trainer.update` -- PPO epochs (:class:`strategic_arena.train.learner.Learner`);
+4. :meth:`Trainer.update` -- PPO epochs (:class:`strategic_arena.train.policy.learner.Learner`);
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
    transformers engine shares the learner's module).
 
@@ -60,7 +60,6 @@ from strategic_arena._extras import require
 from strategic_arena.rl.definitions import score
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train import checkpoint as ckpt
 from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.bank import Batch, EpisodeBank
 from strategic_arena.train.collapse import CollapseDetector, signal_metrics
@@ -93,11 +92,13 @@ from strategic_arena.train.estimators import build as build_estimator
 from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.interrupt import StopRequest
-from strategic_arena.train.learner import Learner
 from strategic_arena.train.maporl import DebateScorer
 from strategic_arena.train.memory import GIB
 from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
-from strategic_arena.train.models import (
+from strategic_arena.train.opponent_players import OpponentPlayers
+from strategic_arena.train.policy import checkpoint as ckpt
+from strategic_arena.train.policy.learner import Learner
+from strategic_arena.train.policy.models import (
     load_policy,
     load_reference,
     load_tokenizer,
@@ -109,7 +110,6 @@ from strategic_arena.train.models import (
     save_full_model,
     save_policy,
 )
-from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.rollout import (
     GamePlan,
     OpponentPool,

@@ -28,8 +28,8 @@ from strategic_arena.train.engines.colocation import ColocatedMemory, WakeMemory
 from strategic_arena.train.engines.engine import GenerationRequest, Sampling  # noqa: E402
 from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from strategic_arena.train.engines.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
-from strategic_arena.train.importance import correct  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
+from strategic_arena.train.policy.importance import correct  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
 
@@ -282,9 +282,9 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
     """Before, only one process on a GPU got the fused kernel; FSDP2 ranks got the multi-tensor
     one, whose temporaries are as large as the weights each rank steps."""
     from strategic_arena.train.dist import DistInfo, shard
-    from strategic_arena.train.learner import Learner
     from strategic_arena.train.memory import ModelShape
-    from strategic_arena.train.shaped_model import build_shaped_model
+    from strategic_arena.train.policy.learner import Learner
+    from strategic_arena.train.policy.shaped_model import build_shaped_model
 
     shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
     cfg = load_config(None, ["ppo.lr=1e-3", "ppo.grad_clip=0", "ppo.micro_batch_size=2"])
@@ -330,7 +330,7 @@ def _per_row_reference(logits: Any, targets: Any, temperature: float) -> tuple[A
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("positions", [1, 3, 10, 1000])
 def test_chunked_logprobs_and_entropy_equal_the_per_row_softmax(dtype: Any, positions: int) -> None:
-    from strategic_arena.train.learner import token_logprobs_and_entropy
+    from strategic_arena.train.policy.learner import token_logprobs_and_entropy
 
     generator = torch.Generator().manual_seed(positions)
     base = (3 * torch.randn(3, 7, 11, generator=generator)).to(dtype)

@@ -114,8 +114,8 @@ class _FiveTokens:
 def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected: str) -> None:
     pytest.importorskip("transformers")
     from strategic_arena.train.engines.engine import EngineClient, Sampling
+    from strategic_arena.train.policy.tiny import build_tiny
     from strategic_arena.train.rollout import EngineBackend, PromptEncoder
-    from strategic_arena.train.tiny import build_tiny
     from strategic_arena.validation import validate
 
     _, tokenizer = build_tiny(["kuhn_poker-v0"], vocab="answers", hidden_size=8, layers=1, seed=0)

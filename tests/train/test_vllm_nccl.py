@@ -47,9 +47,9 @@ from strategic_arena.train.engines.vllm_server import (
     free_port,
     vllm_unavailable_reason,
 )
-from strategic_arena.train.learner import collate, sequence_logprobs
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.policy.learner import collate, sequence_logprobs
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 # -- refusals -------------------------------------------------------------------------------------
 from tests.train.stub_http import StubServer

@@ -40,9 +40,9 @@ from strategic_arena.train.engines.vllm_server import (
     running_group_members,
     vllm_unavailable_reason,
 )
-from strategic_arena.train.learner import collate, sequence_logprobs
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.policy.learner import collate, sequence_logprobs
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -260,7 +260,7 @@ def test_importance_correction_against_top_k_sampling(
     sampled from, so pi_old / pi_vllm is the kept mass (< 1); the learner weighs, truncates and
     reports it exactly as computed here by hand."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.learner import Learner
+    from strategic_arena.train.policy.learner import Learner
 
     model, tokenizer, _ = tiny
     engine = _engine(server, tokenizer, model)

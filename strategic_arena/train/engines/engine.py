@@ -15,8 +15,9 @@ whose update they hold (0: the initial weights).
 
 **Log-probs.** The log-prob recorded for a token is ``log_softmax(logits / temperature)`` at
 that token, before top-k / top-p truncation: the same quantity the learner computes
-(:func:`strategic_arena.train.learner.sequence_logprobs`), so the first PPO ratio of a step is
-1 up to floating-point noise. Greedy decoding (temperature 0) records ``log_softmax(logits)``.
+(:func:`strategic_arena.train.policy.learner.sequence_logprobs`), so the first PPO ratio of a
+step is 1 up to floating-point noise. Greedy decoding (temperature 0) records
+``log_softmax(logits)``.
 
 **Randomness.** Every request carries its own seed and gets its own ``torch.Generator``: what a
 request samples does not depend on which other requests share its batch, and the global RNG is

@@ -3,13 +3,13 @@ r"""PPO's advantage: GAE over a learned value function (a value head), as MAPoRL
 MAPoRL (independent multi-agent PPO) gives every agent a value head and estimates advantages
 with generalized advantage estimation. Here a *turn* is one action (a whole answer), so the
 value is taken per turn: ``V_t`` is the value head's output at the last prompt token of turn t
-(:class:`strategic_arena.train.value_head.ValueHead`, filled into ``Turn.value`` by the
+(:class:`strategic_arena.train.policy.value_head.ValueHead`, filled into ``Turn.value`` by the
 learner before this stage), and with ``V_T = 0`` after the trajectory's last turn:
 
 1. delta_t = r_t + gamma * V_{t+1} - V_t;
 2. A_t = sum_{l >= 0} (gamma * lambda)^l * delta_{t+l};
 3. the value target (return) is R_t = A_t + V_t, stored in ``Turn.value_target`` for the value
-   loss of the update (:func:`strategic_arena.train.value_head.value_loss`);
+   loss of the update (:func:`strategic_arena.train.policy.value_head.value_loss`);
 4. with ``whiten`` (on by default, as TRL's PPO does) the batch's advantages are then
    normalized to mean 0 and std 1; the returns are not.
 

@@ -47,7 +47,7 @@ import numpy as np
 from strategic_arena._extras import require
 from strategic_arena.problems import Problem, check_answer, extract_boxed, extract_choice
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.models import load_saved_tokenizer
+from strategic_arena.train.policy.models import load_saved_tokenizer
 
 __all__ = [
     "LearnedVerifier",

@@ -22,17 +22,17 @@ of its turn, and the current log-prob ``logprob``:
 
 When the engine's sampler differs from the learner (vLLM), each token's ``pg`` term is
 weighted by its importance correction :math:`\min(\pi_{old}/\mu, C)`, or 0 outside a band
-(:mod:`strategic_arena.train.importance`).
+(:mod:`strategic_arena.train.policy.importance`).
 
 Per-token weights of the aggregation are computed for the whole minibatch before it is split
 into micro-batches, so gradient accumulation gives the same gradient as one big batch; under
 FSDP the counts are global and each rank's loss is scaled by the world size to undo the
 gradient averaging. Ranks get equal tokens, and micro-batches sequences of similar length
-(:mod:`strategic_arena.train.batching`); the recomputation of the old log-probs is split over
+(:mod:`strategic_arena.train.policy.batching`); the recomputation of the old log-probs is split over
 the ranks the same way.
 
 Precision: the weights and AdamW state stay in their master dtype (float32); forward passes run
-in the compute dtype (:func:`strategic_arena.train.models.compute_context`).
+in the compute dtype (:func:`strategic_arena.train.policy.models.compute_context`).
 
 Log-probs are ``log_softmax(logits / temperature)`` (:func:`sequence_logprobs`), the quantity
 the engines record. Sequences are left-padded so that every response ends at the last
@@ -51,14 +51,14 @@ import numpy as np
 
 from strategic_arena._extras import require
 from strategic_arena.rl.episode import Turn
-from strategic_arena.train.batching import plan_micro_batches
 from strategic_arena.train.config.sections import CorrectionConfig, PPOConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
-from strategic_arena.train.importance import correct
 from strategic_arena.train.memory import LOGIT_CHUNK_BYTES
-from strategic_arena.train.models import compute_context, resolve_compute_dtype
+from strategic_arena.train.policy.batching import plan_micro_batches
+from strategic_arena.train.policy.importance import correct
+from strategic_arena.train.policy.models import compute_context, resolve_compute_dtype
+from strategic_arena.train.policy.value_head import ValueHead, value_loss
 from strategic_arena.train.sampling import Sampling
-from strategic_arena.train.value_head import ValueHead, value_loss
 
 if TYPE_CHECKING:
     import torch
@@ -456,7 +456,7 @@ class Learner:
         self.model.train()
 
     def attach_value_head(self, *, coef: float, clip: float | None, lr: float | None) -> None:
-        """Give the learner a value head (PPO's critic; :mod:`strategic_arena.train.value_head`).
+        """Give the learner a value head (PPO's critic; :mod:`~.value_head`).
 
         Its loss joins every update (turns need ``value`` and ``value_target``), its optimizer
         steps with the policy's and follows the policy's schedule.

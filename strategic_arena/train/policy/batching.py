@@ -18,7 +18,7 @@ for the padding of a long one. So, for a list of sequence lengths:
 
 Every rank computes the same plan from the same lengths, so no communication is needed. The
 loss weights of the tokens are fixed for the whole minibatch beforehand
-(:func:`strategic_arena.train.learner.token_weights`), so any plan gives the same gradient.
+(:func:`strategic_arena.train.policy.learner.token_weights`), so any plan gives the same gradient.
 This module needs only the standard library.
 """
 

@@ -1,7 +1,7 @@
 """Loading and saving the policy: device, dtype, tokenizer, LoRA, the frozen reference.
 
 The policy is a transformers causal LM: a hub id or local directory (``model``), or ``tiny``
-(:mod:`strategic_arena.train.tiny`, built locally). Rules:
+(:mod:`strategic_arena.train.policy.tiny`, built locally). Rules:
 
 * **device**: ``auto`` is CUDA when available, else CPU; under ``torchrun`` each rank takes
   ``cuda:LOCAL_RANK``;
@@ -127,7 +127,7 @@ def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> A
     if weights_dir is not None:
         tokenizer = load_saved_tokenizer(weights_dir, tiny=cfg.model.name == "tiny")
     elif cfg.model.name == "tiny":
-        from strategic_arena.train.tiny import build_tokenizer
+        from strategic_arena.train.policy.tiny import build_tokenizer
 
         tokenizer = build_tokenizer(cfg.games.ids, cfg.model.tiny_vocab, style=cfg.answer.style)
     else:
@@ -172,7 +172,7 @@ def _from_pretrained(cfg: TrainConfig, path: str, dtype: Any) -> Any:
 def load_base_model(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
     """The configured initial policy, without adapters (also the KL reference)."""
     if cfg.model.name == "tiny":
-        from strategic_arena.train.tiny import build_model
+        from strategic_arena.train.policy.tiny import build_model
 
         model: Any = build_model(
             tokenizer,

@@ -4,7 +4,7 @@ Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (roll
 arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
 :mod:`~strategic_arena.train.engines.engine`, :mod:`~strategic_arena.train.engines.vllm_engine` over
 servers from :mod:`~strategic_arena.train.engines.vllm_server`) -> score
-(:mod:`~strategic_arena.rl.rewards`) -> advantage (:mod:`~strategic_arena.train.estimators`)
+(:mod:`~strategic_arena.rl.rewards`) -> advantage (:mod:`~strategic_arena.train.algo.estimators`)
 -> update (:mod:`~strategic_arena.train.policy.learner`) -> sync. Configuration lives in
 :mod:`~strategic_arena.train.config`; the ``strategic-arena train`` command in
 :mod:`strategic_arena.cli.train`. The pure parts need only numpy: the episode and its rewards

@@ -11,7 +11,7 @@ synchronous loop; the learner stays in the main thread and takes round ``s``'s g
 the engine (at the start rounds ``0..k``; after the sync of version ``v``, round ``v + k``), so
 the oldest turn of round ``r`` is at most ``k`` versions behind step ``r``: the worker is never
 more than ``k`` rounds ahead, and the staleness filter
-(:func:`strategic_arena.train.staleness.filter_stale`) drops nothing unless the pacing is
+(:func:`strategic_arena.train.algo.staleness.filter_stale`) drops nothing unless the pacing is
 broken (it still enforces the rule). With ``k = 1`` this is the one-step-off-policy pipeline:
 round ``s + 1`` is played while step ``s`` trains.
 

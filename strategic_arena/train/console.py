@@ -9,7 +9,7 @@ reads at the terminal comes from here, on stdout:
   checkpoint (a co-trained run: each policy's, :func:`policy_checkpoints`), the metrics and
   the evaluation store are, the before/after table of the transfer evaluation (reasoning
   benchmarks at checkpoints: :func:`transfer_summary`), a warning when steps collapsed (no
-  learning signal: :mod:`strategic_arena.train.collapse`), and the commands to run next
+  learning signal: :mod:`strategic_arena.train.algo.collapse`), and the commands to run next
   (``strategic-arena report``, ``publish``, the vLLM command that serves the checkpoint and
   the ``eval`` that asks it as the trainer's evaluation did, its require_reasoning and every
   other asking setting included: :mod:`strategic_arena.train.engines.serving`);
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from strategic_arena.door.printable import printable_line
-from strategic_arena.train.collapse import COLLAPSE_STEPS, collapsed_steps, longest_streak
+from strategic_arena.train.algo.collapse import COLLAPSE_STEPS, collapsed_steps, longest_streak
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig

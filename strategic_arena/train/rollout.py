@@ -54,9 +54,9 @@ from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.players import LLMPlayer
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
+from strategic_arena.train.algo.game_rewards import rewards_by_move, seat_game_rewards
 from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
 from strategic_arena.train.engines.engine import EngineClient, GenerationRequest, Sampling
-from strategic_arena.train.game_rewards import rewards_by_move, seat_game_rewards
 from strategic_arena.turn import Player
 
 SELF_PLAY = "self"
@@ -227,8 +227,8 @@ def learner_turns(
     """The :class:`Turn` of every learner decision of ``record`` that carries a token trace.
 
     Each turn carries what the game paid its seat from that decision to the seat's next one
-    (:mod:`strategic_arena.train.game_rewards`: Hanabi's +1 per card played); ``paid`` is
-    :func:`~strategic_arena.train.game_rewards.rewards_by_move` of the record when the caller
+    (:mod:`strategic_arena.train.algo.game_rewards`: Hanabi's +1 per card played); ``paid`` is
+    :func:`~strategic_arena.train.algo.game_rewards.rewards_by_move` of the record when the caller
     has it already.
     """
     seats = [move.seat for move in record.moves]

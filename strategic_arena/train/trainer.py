@@ -7,7 +7,7 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 2. :meth:`Trainer.score` -- per-turn rewards and gating
    (:func:`strategic_arena.rl.rewards.score`);
 3. :meth:`Trainer.advantage` -- the configured estimator
-   (:mod:`strategic_arena.train.estimators`; a stateful one, RAE, keeps its state across steps
+   (:mod:`strategic_arena.train.algo.estimators`; a stateful one, RAE, keeps its state across steps
    and in checkpoints);
 4. :meth:`Trainer.update` -- PPO epochs (:class:`strategic_arena.train.policy.learner.Learner`);
 5. :meth:`Trainer.sync` -- push the new weights into the running engine (nothing to do when the
@@ -18,17 +18,17 @@ step trains on. With ``max_staleness: 0`` it is the step's own games, played now
 ``max_staleness: k >= 1`` a rollout worker thread (:mod:`strategic_arena.train.async_rollouts`)
 plays the next rounds with the newest weights while the learner trains, and ``collect`` hands
 over round ``s``'s games less those whose oldest turn is more than ``k`` versions behind
-(:mod:`strategic_arena.train.staleness`); after each sync the rounds the new weights may play
+(:mod:`strategic_arena.train.algo.staleness`); after each sync the rounds the new weights may play
 are submitted (:meth:`Trainer._submit_rounds`).
 
-With an episode bank (``bank:``, :mod:`strategic_arena.train.bank`) the scored games go into
+With an episode bank (``bank:``, :mod:`strategic_arena.train.algo.bank`) the scored games go into
 the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
 Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. A step whose
 answers all earned the same reward within every group (every advantage 0: no gradient) is noted
 on the console, and steps of them in a row are named a collapse as it happens
-(:mod:`strategic_arena.train.collapse`). Then metrics
+(:mod:`strategic_arena.train.algo.collapse`). Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval.every``
 steps through the arena runner into a SQLite results store
 (:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
@@ -60,9 +60,13 @@ from strategic_arena._extras import require
 from strategic_arena.rl.definitions import score
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
+from strategic_arena.train.algo.bank import Batch, EpisodeBank
+from strategic_arena.train.algo.collapse import CollapseDetector, signal_metrics
+from strategic_arena.train.algo.estimators import build as build_estimator
+from strategic_arena.train.algo.estimators.ppo import PPOEstimatorConfig
+from strategic_arena.train.algo.staleness import filter_stale
+from strategic_arena.train.algo.subsample import subsample_turns
 from strategic_arena.train.async_rollouts import RolloutWorker
-from strategic_arena.train.bank import Batch, EpisodeBank
-from strategic_arena.train.collapse import CollapseDetector, signal_metrics
 from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
@@ -88,8 +92,6 @@ from strategic_arena.train.engines.placement import (
 )
 from strategic_arena.train.engines.serving import write_eval_settings
 from strategic_arena.train.engines.vllm_lora import AdapterEngine
-from strategic_arena.train.estimators import build as build_estimator
-from strategic_arena.train.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.evaluation import Evaluation, evaluate_policy
 from strategic_arena.train.interrupt import StopRequest
 from strategic_arena.train.maporl import DebateScorer
@@ -117,8 +119,6 @@ from strategic_arena.train.rollout import (
     RolloutRunner,
     plan_games,
 )
-from strategic_arena.train.staleness import filter_stale
-from strategic_arena.train.subsample import subsample_turns
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -416,7 +416,7 @@ class Trainer:
         ``max_staleness: k >= 1``: round ``step``'s games from the rollout worker
         (:mod:`strategic_arena.train.async_rollouts`, started on the first call), less those
         whose oldest turn is more than ``k`` versions behind
-        (:func:`~strategic_arena.train.staleness.filter_stale`); every kept turn carries its
+        (:func:`~strategic_arena.train.algo.staleness.filter_stale`); every kept turn carries its
         own weight version and behaviour log-probs.
         """
         if self.cfg.rollout.max_staleness == 0:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.train.algo.estimators import assign, build
+from strategic_arena.train.algo.estimators.grpo import GRPOConfig
+from strategic_arena.train.algo.estimators.marshal import MarshalConfig
+from strategic_arena.train.algo.estimators.rae import RAEConfig
 from strategic_arena.train.config import load_config
-from strategic_arena.train.estimators import assign, build
-from strategic_arena.train.estimators.grpo import GRPOConfig
-from strategic_arena.train.estimators.marshal import MarshalConfig
-from strategic_arena.train.estimators.rae import RAEConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

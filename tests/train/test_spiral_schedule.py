@@ -20,9 +20,9 @@ pytest.importorskip("torch")
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.rewards import score
+from strategic_arena.train.algo.estimators import build
 from strategic_arena.train.config import load_config
 from strategic_arena.train.config.checks import problems
-from strategic_arena.train.estimators import build
 from strategic_arena.train.metrics import read_metrics
 from strategic_arena.train.past_self import alias_metrics, past_selves, with_past_selves
 from strategic_arena.train.trainer import Trainer

@@ -23,8 +23,8 @@ from typing import Annotated, Any
 
 from pydantic import PlainValidator
 
+from strategic_arena.train.algo.estimators import EstimatorConfig
 from strategic_arena.train.config.estimator import estimator_config
-from strategic_arena.train.estimators import EstimatorConfig
 
 
 def _optional_estimator(value: Any) -> EstimatorConfig | None:

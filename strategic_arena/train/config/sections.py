@@ -10,8 +10,8 @@ sections are the named checks of :mod:`~strategic_arena.train.config.checks`.
 
 Sections owned by other modules are used as they are: the rewards section is
 :class:`~strategic_arena.rl.rewards.RewardConfig`, the advantage section an estimator's
-config (:mod:`strategic_arena.train.estimators`), the bank section
-:class:`~strategic_arena.train.bank.BankConfig`.
+config (:mod:`strategic_arena.train.algo.estimators`), the bank section
+:class:`~strategic_arena.train.algo.bank.BankConfig`.
 """
 
 from __future__ import annotations

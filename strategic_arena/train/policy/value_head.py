@@ -3,7 +3,7 @@ r"""A value head on the policy: V(prompt) from the last prompt token's hidden st
 MAPoRL trains each agent with PPO and a value head (TRL's ``AutoModelForCausalLMWithValueHead``
 design: one linear layer on the policy's last hidden state, the trunk shared). A turn's value
 is read at its last prompt token, the state in which the whole answer is chosen
-(:mod:`strategic_arena.train.estimators.ppo` runs GAE over these per-turn values).
+(:mod:`strategic_arena.train.algo.estimators.ppo` runs GAE over these per-turn values).
 
 The head is a ``Linear(hidden, 1)`` initialised to zero (every first estimate is 0, so the
 first advantages are the plain returns), with its own AdamW and the policy's schedule: it is

@@ -21,7 +21,7 @@ rloo       leave-one-out baseline per environment and role, In2AI's (:mod:`.rloo
 
 **Adding an estimator** is one module and a test:
 
-1. write ``strategic_arena/train/estimators/<name>.py`` with a config dataclass subclassing
+1. write ``strategic_arena/train/algo/estimators/<name>.py`` with a config dataclass subclassing
    :class:`~.base.EstimatorConfig` with the tag field ``type: Literal["<name>"] = "<name>"``
    and its own settings (field docstrings are the ``--help``; override ``problems()`` to
    check values),
@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from strategic_arena.rl.episode import Episode
-from strategic_arena.train.estimators.base import (
+from strategic_arena.train.algo.estimators.base import (
     Estimator,
     EstimatorConfig,
     FloatArray,

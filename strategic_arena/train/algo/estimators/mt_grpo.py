@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from strategic_arena.train.estimators.base import (
+from strategic_arena.train.algo.estimators.base import (
     CenteredConfig,
     Centering,
     Estimator,

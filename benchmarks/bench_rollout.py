@@ -105,7 +105,7 @@ async def _direct(engine: Any, games: list[list[tuple[Any, Any]]], sampling: Any
 
 def _measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     out = tempfile.mkdtemp(prefix=f"bench-rollout-{name}-")
     overrides = [

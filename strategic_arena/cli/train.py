@@ -16,7 +16,7 @@ from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.run import train_and_report
+from strategic_arena.train.loop.run import train_and_report
 
 
 def add_parsers(sub: Any) -> None:

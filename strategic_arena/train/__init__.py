@@ -1,7 +1,7 @@
 """Self-play trainer (extra ``[train]``: torch, transformers; ``make vllm`` for vLLM rollouts).
 
-Stages, each a function of :mod:`~strategic_arena.train.trainer`: generate (rollouts through the
-arena's match loop against an engine, :mod:`~strategic_arena.train.rollout`,
+Stages, each a function of :mod:`~strategic_arena.train.loop.trainer`: generate (rollouts through
+the arena's match loop against an engine, :mod:`~strategic_arena.train.loop.rollout`,
 :mod:`~strategic_arena.train.engines.engine`, :mod:`~strategic_arena.train.engines.vllm_engine` over
 servers from :mod:`~strategic_arena.train.engines.vllm_server`) -> score
 (:mod:`~strategic_arena.rl.rewards`) -> advantage (:mod:`~strategic_arena.train.algo.estimators`)

@@ -69,7 +69,7 @@ def without_timings(row: dict[str, Any]) -> dict[str, Any]:
 def run(name: str, output_dir: Path) -> list[dict[str, Any]]:
     """Train the ``name`` config into ``output_dir``; its metrics rows without timings."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.run import train_and_report
+    from strategic_arena.train.loop.run import train_and_report
 
     overrides = [*TINY, f"run.output_dir={output_dir}", "run.seed=3", *RUNS[name]]
     assert train_and_report(load_config(None, overrides)) == 0

@@ -24,7 +24,7 @@ from strategic_arena.train.algo.bank import (
 )
 from strategic_arena.train.algo.estimators.rloo import RLOOConfig
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.rollout import OpponentPool, plan_games
+from strategic_arena.train.loop.rollout import OpponentPool, plan_games
 
 SHORT = "kuhn_poker-v0"
 LONG = "connect_four-v0"

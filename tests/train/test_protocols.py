@@ -83,7 +83,7 @@ def test_extends_merges_and_refuses_cycles(tmp_path: Path) -> None:
 
 def test_eval_top_p_beside_the_eval_temperature() -> None:
     pytest.importorskip("torch")
-    from strategic_arena.train.evaluation import eval_sampling
+    from strategic_arena.train.loop.evaluation import eval_sampling
 
     spiral = eval_sampling(load_config(CONFIGS / "spiral_multi_game.yaml"))
     assert (spiral.temperature, spiral.top_p) == (0.6, 0.95)  # SPIRAL's evaluation
@@ -114,8 +114,8 @@ class _FiveTokens:
 def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected: str) -> None:
     pytest.importorskip("transformers")
     from strategic_arena.train.engines.engine import EngineClient, Sampling
+    from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder
     from strategic_arena.train.policy.tiny import build_tiny
-    from strategic_arena.train.rollout import EngineBackend, PromptEncoder
     from strategic_arena.validation import validate
 
     _, tokenizer = build_tiny(["kuhn_poker-v0"], vocab="answers", hidden_size=8, layers=1, seed=0)

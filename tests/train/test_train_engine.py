@@ -23,9 +23,9 @@ from strategic_arena.train.engines.engine import (  # noqa: E402
     TransformersEngine,
     filter_logits,
 )
+from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
 from strategic_arena.train.policy.learner import Learner, collate, sequence_logprobs  # noqa: E402
 from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
-from strategic_arena.train.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -337,7 +337,7 @@ def test_unusable_cuda_warns_under_auto_and_is_an_error_under_cuda(
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     reason = cuda_unusable_reason()
     assert reason is not None and "NVIDIA driver >= 580" in reason
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(None, tiny_overrides("model.device=auto", "run.steps=1"))
     with caplog.at_level(logging.WARNING, "strategic_arena.train"), Trainer(cfg) as trainer:

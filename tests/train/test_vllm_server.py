@@ -223,7 +223,7 @@ def test_trainer_on_an_external_server_keeps_the_ratio_at_one(
     server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         None,
@@ -314,7 +314,7 @@ def test_trainer_with_top_k_reports_the_correction(
 ) -> None:
     """With vLLM the correction is on by default: the learner recomputes the old log-probs."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         None,
@@ -347,7 +347,7 @@ def test_two_torchrun_ranks_train_through_one_server(
 ) -> None:
     """Two CPU ranks (FSDP2 on gloo) share the server: each sends its share of the games, the
     old log-probs are recomputed split over the ranks, rank 0 pushes the weights every step."""
-    from strategic_arena.train.metrics import read_metrics
+    from strategic_arena.train.loop.metrics import read_metrics
     from tests.train.launch import torchrun, train_command
 
     out = tmp_path / "ranks"
@@ -378,7 +378,7 @@ def test_server_killed_mid_rollout_is_a_clear_error_and_nothing_is_left(
     vllm_python: str, tiny_overrides: Overrides, no_hang: None
 ) -> None:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(None, tiny_overrides(*TINY_VLLM, "games.episodes_per_game=64", "run.steps=5"))
     trainer = Trainer(cfg)

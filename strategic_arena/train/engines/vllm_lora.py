@@ -1,6 +1,6 @@
 """Several policies on one vLLM server: a LoRA adapter each, loaded and replaced at run time.
 
-Co-trained policies that share a base model (:mod:`strategic_arena.train.cotrain`) are served
+Co-trained policies that share a base model (:mod:`strategic_arena.train.loop.cotrain`) are served
 by one server started with ``--enable-lora`` (and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=1``, which
 turns on vLLM's adapter routes). Each policy is an :class:`AdapterEngine`: a view of the shared
 :class:`~strategic_arena.train.engines.vllm_engine.VLLMServerEngine` whose requests name the

@@ -29,8 +29,8 @@ from strategic_arena.backends import ChatBackend
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
-from strategic_arena.train.evaluation import eval_db
-from strategic_arena.train.rollout import EngineBackend, PromptEncoder
+from strategic_arena.train.loop.evaluation import eval_db
+from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder
 from strategic_arena.transfer import Cell, cells, evaluate_async
 from strategic_arena.transfer.runner import ask_samples, pending_samples, run_settings
 from strategic_arena.transfer.store import Answer, open_run, run_name, save_answer

@@ -3,7 +3,7 @@
 One :meth:`Trainer.train_step` runs the five stages, each a method you can call alone:
 
 1. :meth:`Trainer.generate` -- plan the step's games and play them through the arena's match
-   loop with the policy in every learner seat (:mod:`strategic_arena.train.rollout`);
+   loop with the policy in every learner seat (:mod:`strategic_arena.train.loop.rollout`);
 2. :meth:`Trainer.score` -- per-turn rewards and gating
    (:func:`strategic_arena.rl.rewards.score`);
 3. :meth:`Trainer.advantage` -- the configured estimator
@@ -15,7 +15,7 @@ One :meth:`Trainer.train_step` runs the five stages, each a method you can call 
 
 Stage 1 is reached through :meth:`Trainer.collect`, *the batch source*: the finished games a
 step trains on. With ``max_staleness: 0`` it is the step's own games, played now; with
-``max_staleness: k >= 1`` a rollout worker thread (:mod:`strategic_arena.train.async_rollouts`)
+``max_staleness: k >= 1`` a rollout worker thread (:mod:`strategic_arena.train.loop.async_rollouts`)
 plays the next rounds with the newest weights while the learner trains, and ``collect`` hands
 over round ``s``'s games less those whose oldest turn is more than ``k`` versions behind
 (:mod:`strategic_arena.train.algo.staleness`); after each sync the rounds the new weights may play
@@ -25,13 +25,13 @@ With an episode bank (``bank:``, :mod:`strategic_arena.train.algo.bank`) the sco
 the bank, further rounds are played until it holds enough, and stages 3 and 4 run on a balanced
 batch drawn from it instead of the step's games (:meth:`Trainer.bank_batch`).
 
-Stage 1's opponents are built by :mod:`strategic_arena.train.opponent_players`. A step whose
+Stage 1's opponents are built by :mod:`strategic_arena.train.loop.opponent_players`. A step whose
 answers all earned the same reward within every group (every advantage 0: no gradient) is noted
 on the console, and steps of them in a row are named a collapse as it happens
 (:mod:`strategic_arena.train.algo.collapse`). Then metrics
 go to ``metrics.jsonl`` (and TensorBoard), evaluation against solvers runs every ``eval.every``
 steps through the arena runner into a SQLite results store
-(:mod:`strategic_arena.train.evaluation`), and checkpoints are written every
+(:mod:`strategic_arena.train.loop.evaluation`), and checkpoints are written every
 ``run.checkpoint_every`` steps. Ctrl-C during rollouts abandons the step (nothing has changed yet)
 and saves; during the later stages (and always under ``torchrun``, where the ranks must agree)
 the step is finished first; a second Ctrl-C stops at once without saving.
@@ -66,9 +66,7 @@ from strategic_arena.train.algo.estimators import build as build_estimator
 from strategic_arena.train.algo.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.algo.staleness import filter_stale
 from strategic_arena.train.algo.subsample import subsample_turns
-from strategic_arena.train.async_rollouts import RolloutWorker
 from strategic_arena.train.config import TrainConfig, validate
-from strategic_arena.train.console import eval_table
 from strategic_arena.train.dist import (
     DistInfo,
     all_gather_objects,
@@ -92,12 +90,21 @@ from strategic_arena.train.engines.placement import (
 )
 from strategic_arena.train.engines.serving import write_eval_settings
 from strategic_arena.train.engines.vllm_lora import AdapterEngine
-from strategic_arena.train.evaluation import Evaluation, evaluate_policy
-from strategic_arena.train.interrupt import StopRequest
-from strategic_arena.train.maporl import DebateScorer
+from strategic_arena.train.loop.async_rollouts import RolloutWorker
+from strategic_arena.train.loop.console import eval_table
+from strategic_arena.train.loop.evaluation import Evaluation, evaluate_policy
+from strategic_arena.train.loop.interrupt import StopRequest
+from strategic_arena.train.loop.maporl import DebateScorer
+from strategic_arena.train.loop.metrics import MetricsLogger, rollout_metrics
+from strategic_arena.train.loop.opponent_players import OpponentPlayers
+from strategic_arena.train.loop.rollout import (
+    GamePlan,
+    OpponentPool,
+    PromptEncoder,
+    RolloutRunner,
+    plan_games,
+)
 from strategic_arena.train.memory import GIB
-from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
-from strategic_arena.train.opponent_players import OpponentPlayers
 from strategic_arena.train.policy import checkpoint as ckpt
 from strategic_arena.train.policy.learner import Learner
 from strategic_arena.train.policy.models import (
@@ -111,13 +118,6 @@ from strategic_arena.train.policy.models import (
     resolve_server_dtype,
     save_full_model,
     save_policy,
-)
-from strategic_arena.train.rollout import (
-    GamePlan,
-    OpponentPool,
-    PromptEncoder,
-    RolloutRunner,
-    plan_games,
 )
 
 log = logging.getLogger("strategic_arena.train")
@@ -252,7 +252,7 @@ class Trainer:
             self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
         )
         self.opponents = OpponentPlayers(cfg, self.tokenizer, self.device)
-        self._stop = StopRequest()  # Ctrl-C (strategic_arena.train.interrupt)
+        self._stop = StopRequest()  # Ctrl-C (strategic_arena.train.loop.interrupt)
         self._stage = "idle"
         self._saved_step = -1
         self.last_episodes: list[Episode] = []
@@ -414,7 +414,7 @@ class Trainer:
 
         ``max_staleness: 0``: the step's own games, played now (:meth:`generate`).
         ``max_staleness: k >= 1``: round ``step``'s games from the rollout worker
-        (:mod:`strategic_arena.train.async_rollouts`, started on the first call), less those
+        (:mod:`strategic_arena.train.loop.async_rollouts`, started on the first call), less those
         whose oldest turn is more than ``k`` versions behind
         (:func:`~strategic_arena.train.algo.staleness.filter_stale`); every kept turn carries its
         own weight version and behaviour log-probs.
@@ -463,7 +463,7 @@ class Trainer:
         """Stage 2: rewards and eligibility of every turn.
 
         With a ``maporl`` section, debate games are then rescored by MAPoRL's rewards
-        (:mod:`strategic_arena.train.maporl`); their ``debate/`` metrics join the step's.
+        (:mod:`strategic_arena.train.loop.maporl`); their ``debate/`` metrics join the step's.
         """
         score(episodes, self.reward_config)
         if self.debate_scorer is not None:
@@ -688,11 +688,11 @@ class Trainer:
         """The ``transfer`` section's benchmarks on the current policy; ``transfer/`` metrics.
 
         Answers land in the evaluation store under ``<run_name>/step-NNNNNN``
-        (:mod:`strategic_arena.train.transfer_eval`); rank 0 prints the table so far.
+        (:mod:`strategic_arena.train.loop.transfer_eval`); rank 0 prints the table so far.
         """
         if self.cfg.transfer is None:
             return {}
-        from strategic_arena.train.transfer_eval import evaluate_transfer
+        from strategic_arena.train.loop.transfer_eval import evaluate_transfer
         from strategic_arena.transfer import render_table
 
         evaluation = asyncio.run(
@@ -919,9 +919,9 @@ def train(cfg: TrainConfig) -> int:
     """Build a :class:`Trainer` for ``cfg`` and train; returns the completed steps.
 
     Whatever the trainer started (a vLLM server) is stopped at the end, on Ctrl-C and on errors.
-    A config with ``policies`` is :func:`strategic_arena.train.cotrain.train`'s.
+    A config with ``policies`` is :func:`strategic_arena.train.loop.cotrain.train`'s.
     """
     if cfg.policies:
-        raise ValueError("a config with policies trains with strategic_arena.train.cotrain")
+        raise ValueError("a config with policies trains with strategic_arena.train.loop.cotrain")
     with Trainer(cfg) as trainer:
         return trainer.train()

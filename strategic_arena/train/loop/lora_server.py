@@ -1,6 +1,6 @@
 """The shared LoRA server of co-trained policies: started once, one adapter engine per policy.
 
-Co-trained policies on one base model with LoRA adapters (:mod:`strategic_arena.train.cotrain`)
+Co-trained policies on one base model with LoRA adapters (:mod:`strategic_arena.train.loop.cotrain`)
 share one vLLM server. Starting it needs the policy side (the tiny base is written out first,
 built as every policy's trainer builds it; the server's dtype follows the learner's compute
 dtype) and the engine side (:mod:`strategic_arena.train.engines.vllm_lora`), so it lives with

@@ -16,7 +16,7 @@ reads at the terminal comes from here, on stdout:
 * :func:`finished_checkpoint` -- whether ``resume`` would continue from a checkpoint that
   already holds every step, so a rerun says so instead of pretending to resume;
 
-The run itself, with these around it, is :func:`strategic_arena.train.run.train_and_report`
+The run itself, with these around it, is :func:`strategic_arena.train.loop.run.train_and_report`
 (a module of its own: the trainer imports this one for its tables).
 
 Names that come from endpoints or the store go through :func:`~strategic_arena.door.printable.
@@ -36,7 +36,7 @@ from strategic_arena.train.algo.collapse import COLLAPSE_STEPS, collapsed_steps,
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig
-    from strategic_arena.train.evaluation import Evaluation
+    from strategic_arena.train.loop.evaluation import Evaluation
 
 _STEP = re.compile(r"^step-(\d+)$")
 
@@ -139,7 +139,7 @@ def run_summary(
         checkpoint: the newest checkpoint (``None``: none written).
         already: the run had finished before this invocation (nothing was trained now).
     """
-    from strategic_arena.train.evaluation import eval_db
+    from strategic_arena.train.loop.evaluation import eval_db
 
     output = Path(cfg.run.output_dir)
     if already:

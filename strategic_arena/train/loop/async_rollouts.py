@@ -1,9 +1,9 @@
 """The rollout worker of the asynchronous loop: games keep being played while the learner trains.
 
 With ``max_staleness: k >= 1`` the trainer hands the worker *rounds*: round ``r`` is the games
-:func:`~strategic_arena.train.rollout.plan_games` plans for step ``r`` (same seeds, opponents and
-seats as the synchronous step ``r``). One thread plays the rounds one after another, each in a
-fresh event loop, through the same :class:`~strategic_arena.train.rollout.RolloutRunner` as the
+:func:`~strategic_arena.train.loop.rollout.plan_games` plans for step ``r`` (same seeds, opponents
+and seats as the synchronous step ``r``). One thread plays the rounds one after another, each in a
+fresh event loop, through the same :class:`~strategic_arena.train.loop.rollout.RolloutRunner` as the
 synchronous loop; the learner stays in the main thread and takes round ``s``'s games for step
 ``s`` (:meth:`RolloutWorker.take`).
 
@@ -35,7 +35,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from strategic_arena.rl.episode import Episode
-from strategic_arena.train.rollout import GamePlan
+from strategic_arena.train.loop.rollout import GamePlan
 
 #: Plays one round's plans (``plans, round``) and returns its episodes.
 PlayRound = Callable[[Sequence[GamePlan], int], Coroutine[Any, Any, list[Episode]]]

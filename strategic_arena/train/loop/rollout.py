@@ -481,7 +481,7 @@ class RolloutRunner:
         client: the policy's engine client.
         encoder: the policy's prompt encoder.
         opponent_factory: builds the non-policy player of a pool entry for one game.
-        seat_policies: several co-trained policies (:mod:`strategic_arena.train.cotrain`):
+        seat_policies: several co-trained policies (:mod:`strategic_arena.train.loop.cotrain`):
             the policy of each learner seat, which plays it through its own client; each
             policy's player in a game samples from its own seed, ``(game seed, name)``.
             ``None``: the one policy (``client``) in every learner seat.

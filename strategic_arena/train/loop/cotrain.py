@@ -1,14 +1,14 @@
 """Several policies trained together, each in its own seats (MAPoRL's independent multi-agent PPO).
 
 A config with a ``policies`` list (:mod:`strategic_arena.train.config.policies`) trains one
-:class:`~strategic_arena.train.trainer.Trainer` per policy -- its own model (a LoRA adapter on
+:class:`~strategic_arena.train.loop.trainer.Trainer` per policy -- its own model (a LoRA adapter on
 the shared base, or its own base), learner, optimizer, estimator (PPO with a value head, or a
 critic-free one) and checkpoints under ``run.output_dir/policies/<name>`` -- and plays their
 games together. One :meth:`CoTrainer.train_step`:
 
-1. *generate*: the step's self-play games (:func:`~strategic_arena.train.rollout.plan_games`),
+1. *generate*: the step's self-play games (:func:`~strategic_arena.train.loop.rollout.plan_games`),
    every seat played by the policy that owns it, through that policy's engine
-   (:class:`~strategic_arena.train.rollout.SeatPolicy`);
+   (:class:`~strategic_arena.train.loop.rollout.SeatPolicy`);
 2. *score*: the run's rewards on every turn of every game (the game's, or a reward
    definition such as MAPoRL's influence-aware one, which reads the other seats' turns);
 3. per policy, *advantage* and *update* on :func:`policy_view` of the games -- the same
@@ -26,13 +26,13 @@ Not supported with several policies (the config check says so): asynchronous rol
 episode bank, an opponent pool or snapshots, the trainer's solver evaluation, sleep mode and
 external servers.
 
-**Ctrl-C** stops as the single trainer does (:mod:`strategic_arena.train.interrupt`): the first
+**Ctrl-C** stops as the single trainer does (:mod:`strategic_arena.train.loop.interrupt`): the first
 drops a step whose games are still being played, or lets the step finish (every policy
 updated and synced), then saves every policy's checkpoint of the last completed step; a second
 aborts at once. Policies are saved only together, at one step: a second Ctrl-C during the
 policies' updates (some updated, some not) saves nothing, and each policy's last checkpoint
 stays what a rerun resumes from. The closing summary names each policy's last checkpoint
-(:func:`strategic_arena.train.console.policy_checkpoints`).
+(:func:`strategic_arena.train.loop.console.policy_checkpoints`).
 """
 
 from __future__ import annotations
@@ -50,16 +50,16 @@ from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.config.policies import PolicyConfig, policy_output_dir
 from strategic_arena.train.dist import DistInfo
 from strategic_arena.train.engines.engine import Engine
-from strategic_arena.train.interrupt import StopRequest
-from strategic_arena.train.metrics import MetricsLogger, rollout_metrics
-from strategic_arena.train.rollout import (
+from strategic_arena.train.loop.interrupt import StopRequest
+from strategic_arena.train.loop.metrics import MetricsLogger, rollout_metrics
+from strategic_arena.train.loop.rollout import (
     OpponentPool,
     PoolEntry,
     RolloutRunner,
     SeatPolicy,
     plan_games,
 )
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.trainer import Trainer
 from strategic_arena.turn import Player
 
 log = logging.getLogger("strategic_arena.train")
@@ -134,7 +134,7 @@ class CoTrainer:
         engines = dict(engines or {})
         try:
             if not engines and shares_lora_server(cfg):
-                from strategic_arena.train.lora_server import adapter_engines
+                from strategic_arena.train.loop.lora_server import adapter_engines
 
                 self._shared, adapters = adapter_engines(cfg, self.output_dir)
                 engines.update(adapters)

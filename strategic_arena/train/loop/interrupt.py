@@ -5,8 +5,8 @@ loop to stop once the step under way is done, then the loop saves a checkpoint. 
 has changed nothing yet (its games are still being played) there is nothing to finish, and
 the step is dropped at once. A second Ctrl-C raises :class:`KeyboardInterrupt` wherever the
 loop is (and puts the previous handler back, so a third one is Python's own). The single
-policy's :class:`~strategic_arena.train.trainer.Trainer` and the co-trainer
-(:mod:`strategic_arena.train.cotrain`) both stop this way.
+policy's :class:`~strategic_arena.train.loop.trainer.Trainer` and the co-trainer
+(:mod:`strategic_arena.train.loop.cotrain`) both stop this way.
 """
 
 from __future__ import annotations

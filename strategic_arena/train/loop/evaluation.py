@@ -5,7 +5,7 @@ players sample from the training engine, the opponents are built from their spec
 bot, ``checkpoint:PATH`` -- a frozen model on the transformers engine -- or a model behind an
 OpenAI-compatible endpoint), and the summaries become ``eval/<env>/<opponent>[/seatN]/<metric>``
 metrics. ``eval.past_checkpoints`` adds the policy's own earlier checkpoints
-(:mod:`strategic_arena.train.past_self`: SPIRAL's win rate against itself 16 steps earlier).
+(:mod:`strategic_arena.train.loop.past_self`: SPIRAL's win rate against itself 16 steps earlier).
 
 **Under torchrun** the games are spread over the ranks (game ``i`` of those still to play goes
 to rank ``i mod world size``): every rank plays its share into a private in-memory store, the
@@ -30,9 +30,9 @@ from strategic_arena.asking import game_sampling_params
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
 from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
-from strategic_arena.train.opponent_players import OpponentPlayers
-from strategic_arena.train.past_self import alias_metrics, past_selves, with_past_selves
-from strategic_arena.train.rollout import PromptEncoder, configured_player
+from strategic_arena.train.loop.opponent_players import OpponentPlayers
+from strategic_arena.train.loop.past_self import alias_metrics, past_selves, with_past_selves
+from strategic_arena.train.loop.rollout import PromptEncoder, configured_player
 from strategic_arena.turn import Player
 
 #: Times a game left incomplete by a server failure is played again by a rerun of the step.

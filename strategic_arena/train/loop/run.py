@@ -2,7 +2,7 @@
 
 :func:`train_and_report` is what the CLI calls once a config is loaded: it refuses a missing
 model, says so when the run had already finished, trains, prints the closing summary
-(:mod:`strategic_arena.train.console`) and turns what a user can fix into one ``error:`` line
+(:mod:`strategic_arena.train.loop.console`) and turns what a user can fix into one ``error:`` line
 instead of a traceback. torch (through the trainer) is imported only when a run starts.
 """
 
@@ -14,14 +14,14 @@ import sys
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.door.printable import printable_line
 from strategic_arena.train.config import TrainConfig
-from strategic_arena.train.console import (
+from strategic_arena.train.engines.placement import PlacementError
+from strategic_arena.train.engines.vllm_server import VLLMServerError
+from strategic_arena.train.loop.console import (
     checkpoint_step,
     finished_checkpoint,
     missing_model,
     run_summary,
 )
-from strategic_arena.train.engines.placement import PlacementError
-from strategic_arena.train.engines.vllm_server import VLLMServerError
 from strategic_arena.train.policy.checkpoint import latest_checkpoint
 
 
@@ -49,11 +49,11 @@ def train_and_report(cfg: TrainConfig) -> int:
     try:
         from transformers.utils import logging as transformers_logging
 
-        from strategic_arena.train.trainer import Trainer  # torch: the [train] extra
+        from strategic_arena.train.loop.trainer import Trainer  # torch: the [train] extra
 
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         if cfg.policies:  # several policies trained together (MAPoRL)
-            from strategic_arena.train.cotrain import CoTrainer
+            from strategic_arena.train.loop.cotrain import CoTrainer
 
             trainer: Trainer | CoTrainer = CoTrainer(cfg)
         else:

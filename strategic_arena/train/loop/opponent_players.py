@@ -24,8 +24,8 @@ from strategic_arena.players import LLMPlayer
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.engines.engine import EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.loop.rollout import PoolEntry, PromptEncoder, configured_player
 from strategic_arena.train.policy.models import load_saved_tokenizer
-from strategic_arena.train.rollout import PoolEntry, PromptEncoder, configured_player
 from strategic_arena.turn import Player
 
 

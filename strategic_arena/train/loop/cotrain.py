@@ -180,9 +180,7 @@ class CoTrainer:
         episodes = self.generate(step)
         self._stage = "update"
         first = next(iter(self.trainers.values()))  # the score stage is the run's, not a policy's
-        first.score_metrics = {}
-        first.score(episodes)
-        metrics: dict[str, float] = dict(first.score_metrics)
+        metrics: dict[str, float] = dict(first.score(episodes))
         for policy in self.cfg.policies:
             trainer = self.trainers[policy.name]
             view = [policy_view(episode, policy.seats) for episode in episodes]

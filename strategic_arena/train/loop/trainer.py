@@ -63,7 +63,6 @@ from strategic_arena.seeding import derive_seed
 from strategic_arena.train.algo.bank import Batch, EpisodeBank
 from strategic_arena.train.algo.collapse import CollapseDetector, signal_metrics
 from strategic_arena.train.algo.estimators import build as build_estimator
-from strategic_arena.train.algo.estimators.ppo import PPOEstimatorConfig
 from strategic_arena.train.algo.staleness import filter_stale
 from strategic_arena.train.algo.subsample import subsample_turns
 from strategic_arena.train.config import TrainConfig, validate
@@ -233,12 +232,9 @@ class Trainer:
         self.encoder = PromptEncoder(self.tokenizer, cfg.answer)
         self.pool = OpponentPool.from_config(cfg.games)
         self.estimator = build_estimator(cfg.advantage)
-        if isinstance(cfg.advantage, PPOEstimatorConfig):  # PPO's critic: a value head
-            self.learner.attach_value_head(
-                coef=cfg.advantage.value_coef,
-                clip=cfg.advantage.value_clip,
-                lr=cfg.advantage.value_lr,
-            )
+        critic = self.estimator.critic()
+        if critic is not None:  # the estimator reads a critic (PPO's): a value head
+            self.learner.attach_value_head(coef=critic.coef, clip=critic.clip, lr=critic.lr)
         self.bank = (
             EpisodeBank(cfg.bank, derive_seed(cfg.run.seed, "bank"))
             if cfg.bank is not None
@@ -246,7 +242,6 @@ class Trainer:
         )
         self.reward_config = cfg.rewards
         self.debate_scorer = DebateScorer(cfg.maporl) if cfg.maporl is not None else None
-        self.score_metrics: dict[str, float] = {}  # the score stage's (debate accuracy)
         self.step = 0
         self.metrics = MetricsLogger(
             self.output_dir, tensorboard=cfg.run.tensorboard, enabled=self.info.main
@@ -459,15 +454,16 @@ class Trainer:
                 round_, plan_games(self.cfg.games, self.cfg.run.seed, self.pool, round_)
             )
 
-    def score(self, episodes: list[Episode]) -> None:
-        """Stage 2: rewards and eligibility of every turn.
+    def score(self, episodes: list[Episode]) -> dict[str, float]:
+        """Stage 2: rewards and eligibility of every turn; returns the stage's metrics.
 
         With a ``maporl`` section, debate games are then rescored by MAPoRL's rewards
         (:mod:`strategic_arena.train.loop.maporl`); their ``debate/`` metrics join the step's.
         """
         score(episodes, self.reward_config)
-        if self.debate_scorer is not None:
-            self.score_metrics.update(self.debate_scorer.score(episodes))
+        if self.debate_scorer is None:
+            return {}
+        return self.debate_scorer.score(episodes)
 
     def bank_batch(self, episodes: list[Episode], step: int) -> tuple[list[Episode], Batch]:
         """Bank the step's scored games, play more rounds until it is full, draw the batch.
@@ -507,7 +503,7 @@ class Trainer:
         An estimator with a critic (``ppo``) first gets the value head's estimate of every
         trainable turn (``Turn.value``).
         """
-        if self.estimator.needs_values:
+        if self.estimator.needs_critic:
             turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
             with self.learner.compute():
                 values = self.learner.values(turns)
@@ -604,8 +600,7 @@ class Trainer:
         with stage("generate"):  # the learner waits for its games (the batch source)
             episodes, source_metrics = self.collect(step)
         with stage("score"):
-            self.score_metrics = {}
-            self.score(episodes)
+            score_metrics = self.score(episodes)
         batch, trained = None, episodes
         if self.bank is not None:
             with stage("bank"):  # over-collection rounds included
@@ -632,7 +627,7 @@ class Trainer:
         timings.update(self._idle_times(timings))
         generated = sum(len(t.response_ids) for e in episodes for t in e.turns)
         metrics = {**summary, **update_metrics, **timings, **source_metrics}
-        metrics.update(self.score_metrics)
+        metrics.update(score_metrics)
         trajectories = sum(len(episode.learner_seats) for episode in trained)
         metrics["train/trajectories_per_s"] = trajectories / max(timings["time/step"], 1e-9)
         generating = timings["time/generate"] + timings.get("time/bank", 0.0)

@@ -64,6 +64,21 @@ class EstimatorConfig:
         return registered(name).config_class
 
 
+@dataclass(frozen=True)
+class CriticSettings:
+    """What an estimator with a critic asks of the learner's value head.
+
+    Attributes:
+        coef: weight of the value loss next to the policy loss.
+        clip: clip range of the value prediction (``None``: no clipping).
+        lr: the value head's learning rate (``None``: the policy's).
+    """
+
+    coef: float
+    clip: float | None
+    lr: float | None
+
+
 @dataclass
 class CenteredConfig(EstimatorConfig):
     """Settings of the estimators that centre a group's values (grpo, marshal, mt_grpo)."""
@@ -239,7 +254,14 @@ class Estimator(abc.ABC):
     config_class: ClassVar[type[EstimatorConfig]]
     #: Whether the estimator reads ``Turn.value`` (a value head's estimates, which the trainer
     #: then fills in before the advantage stage) and sets ``Turn.value_target``.
-    needs_values: ClassVar[bool] = False
+    needs_critic: ClassVar[bool] = False
+    """Whether the estimator reads a critic's value of every turn (``Turn.value``): the loop
+    then asks the learner for them before :meth:`assign`, and gives the learner a value head
+    with the settings of :meth:`critic`."""
+
+    def critic(self) -> CriticSettings | None:
+        """The value head's settings when :attr:`needs_critic` (else ``None``)."""
+        return None
 
     def __init__(self, config: EstimatorConfig) -> None:
         self.config = config

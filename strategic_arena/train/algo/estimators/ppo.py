@@ -26,6 +26,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from strategic_arena.train.algo.estimators.base import (
+    CriticSettings,
     Estimator,
     EstimatorConfig,
     FloatArray,
@@ -94,7 +95,13 @@ class PPO(Estimator):
 
     config_class = PPOEstimatorConfig
     config: PPOEstimatorConfig
-    needs_values: ClassVar[bool] = True
+    needs_critic: ClassVar[bool] = True
+
+    def critic(self) -> CriticSettings:
+        """The value head's coefficient, clip and learning rate from the ``advantage`` section."""
+        config = self.config
+        assert isinstance(config, PPOEstimatorConfig)
+        return CriticSettings(config.value_coef, config.value_clip, config.value_lr)
 
     def advantages(self, batch: Sequence[Trajectory]) -> list[FloatArray]:
         """GAE advantages; the returns go to ``Turn.value_target`` (the value loss's target)."""

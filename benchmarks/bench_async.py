@@ -57,7 +57,7 @@ def run(
 ) -> dict[str, Any]:
     """Train ``recipe`` for ``steps`` with ``max_staleness: staleness``; the measurements."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         str(ROOT / RECIPES[recipe]),

@@ -24,7 +24,7 @@ import numpy as np
 import pyspiel
 
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.train.bank import BankConfig, EpisodeBank
+from strategic_arena.train.algo.bank import BankConfig, EpisodeBank
 
 GAMES = {"kuhn_poker-v0": "kuhn_poker", "connect_four-v0": "connect_four"}
 LONG = "connect_four-v0"

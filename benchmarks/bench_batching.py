@@ -6,7 +6,7 @@ several games -- is split over ``N`` ranks two ways:
 
 * **old**: turn i to rank i mod N, each rank's turns sorted by length, ``--micro-batch`` per
   forward pass;
-* **balanced**: :func:`strategic_arena.train.batching.plan_micro_batches` (ranks get equal
+* **balanced**: :func:`strategic_arena.train.policy.batching.plan_micro_batches` (ranks get equal
   tokens, micro-batches of similar lengths).
 
 Reported, as ratios to the mean tokens per rank (1.0 is perfect), averaged over ``--trials``
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from strategic_arena.train.batching import plan_micro_batches  # noqa: E402
+from strategic_arena.train.policy.batching import plan_micro_batches  # noqa: E402
 
 
 def _padded(batches: Sequence[Sequence[int]], sizes: Sequence[int]) -> int:

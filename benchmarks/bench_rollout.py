@@ -5,7 +5,7 @@ measures, on that server:
 
 1. **trainer**: ``Trainer.generate`` -- a training step's games played through the arena's
    match loop, the policy's turns sent to the server as token ids by
-   :class:`~strategic_arena.train.vllm_engine.VLLMServerEngine` -- in generated tokens per
+   :class:`~strategic_arena.train.engines.vllm_engine.VLLMServerEngine` -- in generated tokens per
    second;
 2. **direct**: exactly the same requests (same token ids, seeds, budgets) posted with plain
    ``httpx`` and nothing else, each game's requests one after the other (a turn waits for the
@@ -105,7 +105,7 @@ async def _direct(engine: Any, games: list[list[tuple[Any, Any]]], sampling: Any
 
 def _measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     out = tempfile.mkdtemp(prefix=f"bench-rollout-{name}-")
     overrides = [

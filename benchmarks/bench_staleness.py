@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
 
 from strategic_arena.rl.episode import Episode  # noqa: E402
 from strategic_arena.train.config import TrainConfig, load_config  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
 
 RECIPE = ROOT / "configs" / "tiny_vllm.yaml"
 LOOPS = ("sync", "async", "delayed")

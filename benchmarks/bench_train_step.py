@@ -1,6 +1,6 @@
 """Time per training step of the tiny model on CPU, stage by stage, and the engine vs HF generate.
 
-Builds a :class:`strategic_arena.train.trainer.Trainer` on the tiny locally-built Qwen2
+Builds a :class:`strategic_arena.train.loop.trainer.Trainer` on the tiny locally-built Qwen2
 (``model: tiny``, no download) and runs ``--steps`` training steps after ``--warmup`` steps,
 reporting the median seconds of each stage -- generate (the games through the match loop with
 the transformers engine), score, advantage, update (PPO), sync -- and the generated tokens per
@@ -37,7 +37,7 @@ STAGES = ("generate", "score", "advantage", "update", "sync", "step")
 
 def _trainer(args: argparse.Namespace, output_dir: str) -> Any:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     overrides = [
         "model.name=tiny",
@@ -68,7 +68,7 @@ def _engine_vs_generate(trainer: Any, args: argparse.Namespace) -> dict[str, flo
     """Seconds to complete one batch of prompts: our engine, then ``model.generate``."""
     import torch
 
-    from strategic_arena.train.engine import GenerationRequest, Sampling
+    from strategic_arena.train.engines.engine import GenerationRequest, Sampling
 
     episodes = trainer.generate(0)
     prompts = [turn.prompt_ids for episode in episodes for turn in episode.turns][:32]

@@ -15,15 +15,15 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
     percent (why the masters are float32).
 ``learner``
     a model of Qwen3-4B's shape (``--shape 4b``; transformers' Qwen3 when transformers is
-    installed, else the torch-only stand-in :mod:`strategic_arena.train.shaped_model`) in
+    installed, else the torch-only stand-in :mod:`strategic_arena.train.policy.shaped_model`) in
     float32 masters, bfloat16 compute and gradient checkpointing, driven by the project's
-    :class:`~strategic_arena.train.learner.Learner` at the one-GPU recipe's micro-batch and
+    :class:`~strategic_arena.train.policy.learner.Learner` at the one-GPU recipe's micro-batch and
     sequence length: trained tokens/s of one update (after a warm-up update), its peak memory
     against the project's estimate (:mod:`strategic_arena.train.memory`) -- the row fails where
     the peak exceeds the estimate. The turns' behaviour log-probs are the model's own, so no
     token is clipped.
 ``handoff``
-    the colocated hand-off after that update (:class:`~strategic_arena.train.colocation.
+    the colocated hand-off after that update (:class:`~strategic_arena.train.engines.colocation.
     ColocatedMemory`): memory reserved after the update, after emptying the cache, and with
     the optimizer state offloaded, against what waking the recipe's server needs (its weights
     and KV cache at ``vllm.gpu_memory_utilization`` 0.3); fails where the wake would not fit.
@@ -154,7 +154,7 @@ def build(shape: ModelShape, args: argparse.Namespace, dtype: Any, seed: int = 0
 
     device = _device(args)
     if model_impl(args) == "torch":
-        from strategic_arena.train.shaped_model import build_shaped_model
+        from strategic_arena.train.policy.shaped_model import build_shaped_model
 
         return build_shaped_model(shape, device=device, dtype=dtype, seed=seed)
     import transformers
@@ -174,7 +174,7 @@ def _learner(model: Any, compute: Any, world_size: int = 1, **values: Any) -> An
     The correction section's defaults; not validated: no games are loaded (no OpenSpiel).
     """
     from strategic_arena.train.config import CorrectionConfig, PPOConfig
-    from strategic_arena.train.learner import Learner
+    from strategic_arena.train.policy.learner import Learner
 
     ppo = PPOConfig(**{"lr": 1e-6, "lr_schedule": "constant", "grad_clip": 1.0, **values})
     return Learner(
@@ -422,7 +422,7 @@ def _handoff(learner: Any, plan: Any, device: Any) -> Row:
     """Reserved memory after the update, after emptying the cache, against the wake's need."""
     import torch
 
-    from strategic_arena.train.colocation import ColocatedMemory, TorchCuda, WakeMemoryError
+    from strategic_arena.train.engines.colocation import ColocatedMemory, TorchCuda, WakeMemoryError
 
     row = Row("handoff")
     if device.type != "cuda":
@@ -465,7 +465,7 @@ def _export(learner: Any) -> Row:
     """
     import torch
 
-    from strategic_arena.train.vllm_engine import in_dtype
+    from strategic_arena.train.engines.vllm_engine import in_dtype
 
     row = Row("export")
     with _timed(row):
@@ -482,7 +482,7 @@ def _export(learner: Any) -> Row:
         if reason is not None:
             row.note = f"disk sync file not written: {reason}"
             return row
-        from strategic_arena.train.vllm_engine import DiskTransport
+        from strategic_arena.train.engines.vllm_engine import DiskTransport
 
         with tempfile.TemporaryDirectory() as folder:
             transport = DiskTransport(folder)
@@ -584,7 +584,7 @@ def _vllm_skip(args: argparse.Namespace) -> str | None:
     missing = _missing("httpx", "yaml", "transformers", "safetensors")
     if missing is not None:
         return f"the trainer's server side needs it: {missing}"
-    from strategic_arena.train.vllm_server import vllm_unavailable_reason
+    from strategic_arena.train.engines.vllm_server import vllm_unavailable_reason
 
     return vllm_unavailable_reason()
 

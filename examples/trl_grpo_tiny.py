@@ -3,7 +3,7 @@
 The model moves by calling the ``play`` tool of
 :class:`strategic_arena.integrations.trl.GameEnvironment`; TRL runs the tool-calling loop, the
 package's opponent answers in-process, and the reward is the game's (MARSHAL's definitions).
-The model is built locally (:func:`strategic_arena.train.tiny.build_tiny`: a word-level
+The model is built locally (:func:`strategic_arena.train.policy.tiny.build_tiny`: a word-level
 tokenizer whose answers are single tokens, and a small Qwen2); its chat template is TRL's Qwen2.5
 template, which renders tools and is parsed back for tool calls. Swap in any tool-calling chat
 model (``AutoModelForCausalLM.from_pretrained(...)``) for a real run.
@@ -25,7 +25,7 @@ from trl import GRPOConfig, GRPOTrainer
 from trl.chat_template_utils import qwen2_5_chat_template
 
 from strategic_arena.integrations.trl import GameEnvironment, game_dataset
-from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.policy.tiny import build_tiny
 
 
 def train(

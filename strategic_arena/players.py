@@ -7,7 +7,7 @@ defined with :class:`~strategic_arena.turn.GameState` and
 :class:`LLMPlayer` is the one model player: prompts, validation, the illegal-move policy and the
 record of every attempt, over any :class:`ChatBackend` -- an OpenAI-compatible endpoint
 (:class:`~strategic_arena.backends.OpenAIBackend`) or the trainer's engine
-(:class:`strategic_arena.train.rollout.EngineBackend`).
+(:class:`strategic_arena.train.loop.rollout.EngineBackend`).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class LLMPlayer:
     to the backend. A model player is made in two places only, each passing one ``Asking``:
     the arena's entrant (:meth:`strategic_arena.arena.runner.Entrant.llm`, which ``eval`` and
     the trainer's endpoint opponents use) and the trainer's engine player
-    (:func:`strategic_arena.train.rollout.configured_player`). A style is a registered name
+    (:func:`strategic_arena.train.loop.rollout.configured_player`). A style is a registered name
     (:func:`strategic_arena.styles.register` adds one).
     """
 

@@ -29,7 +29,15 @@ PACKAGE = "strategic_arena"
 def _layers_contract() -> dict[str, Any]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
-    (layers,) = [contract for contract in contracts if contract["type"] == "layers"]
+    (layers,) = [c for c in contracts if c["type"] == "layers" and "containers" not in c]
+    return layers
+
+
+def _trainer_contract() -> dict[str, Any]:
+    """The second layers contract: the trainer's packages, inside ``strategic_arena.train``."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (layers,) = [c for c in contracts if c["type"] == "layers" and "containers" in c]
     return layers
 
 
@@ -80,6 +88,40 @@ def test_every_layer_line_of_the_docs_is_the_contracts() -> None:
         for start in (match.start() for match in re.finditer(r"\bcli ->", text))
     ]
     assert [quote for quote in quotes if quote[1] != line] == []
+
+
+def trainer_layer_line() -> str:
+    """The trainer contract's order as the docs write it: its layers highest first."""
+    return " -> ".join(" ".join(layer.split()) for layer in _trainer_contract()["layers"])
+
+
+def test_the_trainer_contract_name_states_its_layers() -> None:
+    assert _trainer_contract()["containers"] == [f"{PACKAGE}.train"]
+    assert _trainer_contract()["name"] == f"Trainer layers: {trainer_layer_line()}"
+
+
+def test_the_trainer_layers_leave_out_only_the_deprecated_addresses() -> None:
+    layered = {name for layer in _trainer_contract()["layers"] for name in _layer_modules(layer)}
+    train = ROOT / PACKAGE / "train"
+    present = {module.name for module in pkgutil.iter_modules([str(train)])}
+    assert sorted(present - layered) == ["episode", "rewards"]  # warn and re-export rl/
+    assert sorted(layered - present) == []
+
+
+def test_the_training_docs_quote_the_trainer_layers_once() -> None:
+    line = trainer_layer_line()
+    texts = {
+        path.relative_to(ROOT).as_posix(): " ".join(path.read_text(encoding="utf-8").split())
+        for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    }
+    quoted = {name: text.replace("`", "").count(line) for name, text in texts.items()}
+    assert {name: count for name, count in quoted.items() if count} == {"docs/training.md": 1}
+    starts = [
+        (name, text.replace("`", "")[match.start() : match.start() + len(line)])
+        for name, text in texts.items()
+        for match in re.finditer(r"\bloop -> ", text.replace("`", ""))
+    ]
+    assert [start for start in starts if start[1] != line] == []
 
 
 def _strongly_connected_components(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -184,7 +184,7 @@ def test_a_game_session_renders_with_its_prompt_set() -> None:
 def test_the_trainer_takes_a_style_prompt_set_and_require_reasoning() -> None:
     pytest.importorskip("yaml", reason="the [train] extra (pyyaml) is not installed")
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.rollout import configured_player
+    from strategic_arena.train.loop.rollout import configured_player
 
     cfg = load_config(
         None,

@@ -19,13 +19,13 @@ pytest.importorskip("openai", reason="the [arena] extra (openai) is not installe
 
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.vllm_server import (
     VLLMServer,
     default_vllm_python,
     vllm_unavailable_reason,
 )
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 

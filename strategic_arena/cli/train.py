@@ -78,7 +78,7 @@ def dispatch(args: argparse.Namespace) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per rollout request
-    from strategic_arena.train.run import train_and_report
+    from strategic_arena.train.loop.run import train_and_report
 
     status = train_and_report(cfg)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # a torchrun rank: see exit_rank

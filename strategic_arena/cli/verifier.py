@@ -1,9 +1,9 @@
 """``strategic-arena verifier train``: MAPoRL's learned verifier from a policy's own solutions.
 
-A thin layer over :func:`strategic_arena.train.verifier.verifier_from_policy`: load the policy
-(a ``transformers`` model path or name, or ``tiny`` for the tiny local model), read the problems
-(a file in a registered schema, or the generated arithmetic set), train, print the report (the
-held-out accuracy) and save the verifier where ``--out`` says.
+A thin layer over :func:`strategic_arena.train.policy.verifier.verifier_from_policy`: load the
+policy (a ``transformers`` model path or name, or ``tiny`` for the tiny local model), read the
+problems (a file in a registered schema, or the generated arithmetic set), train, print the report
+(the held-out accuracy) and save the verifier where ``--out`` says.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train the verifier and print its report as JSON."""
     from strategic_arena.problems import generate_arithmetic, load_problems
-    from strategic_arena.train.verifier import VerifierTraining, verifier_from_policy
+    from strategic_arena.train.policy.verifier import VerifierTraining, verifier_from_policy
 
     problems = (
         load_problems(args.problems, args.schema)
@@ -84,7 +84,7 @@ def _policy(name: str, device: str) -> tuple[Any, Any]:
 
     model: Any
     if name == "tiny":
-        from strategic_arena.train.tiny import build_tiny
+        from strategic_arena.train.policy.tiny import build_tiny
 
         model, tokenizer = build_tiny(["debate-v0"], vocab="answers", style="boxed")
     else:

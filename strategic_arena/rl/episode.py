@@ -6,7 +6,7 @@ in place, each stage a function you can test alone:
 1. generate -- the match loop plays the game and records the policy's turns;
 2. score -- :func:`strategic_arena.rl.rewards.score` sets ``Turn.reward`` and
    ``Turn.eligible``;
-3. advantage -- an estimator of :mod:`strategic_arena.train.estimators` sets
+3. advantage -- an estimator of :mod:`strategic_arena.train.algo.estimators` sets
    ``Turn.advantage``;
 4. update -- the learner turns ``prompt_ids``, ``response_ids``, ``logprobs`` and ``advantage``
    into a PPO loss.
@@ -48,7 +48,7 @@ class Turn:
         game_reward: what the game itself paid this seat from this decision until the seat's
             next one (OpenSpiel's per-move rewards, unscaled: Hanabi's +1 per card played, to
             both seats, at the move that plays it; 0 in games that pay only at the end), set by
-            the rollout (:mod:`strategic_arena.train.game_rewards`). The score stage pays it at
+            the rollout (:mod:`strategic_arena.train.algo.game_rewards`). The score stage pays it at
             this turn; the seat's last turn still settles the whole game reward.
         value: a value head's estimate V of the turn's prompt, set before the advantage stage
             when the estimator needs one (``advantage.type: ppo``); ``None``: none.

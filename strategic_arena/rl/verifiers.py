@@ -9,7 +9,7 @@ name       verifier
 exact      the exact-answer check: 1.0 when the solution's final answer is the gold answer
            (:func:`strategic_arena.problems.check_answer`), else 0.0. Needs the gold answer.
 learned    MAPoRL's learned verifier: the policy's base model with a linear head and a softmax,
-           trained on the policy's own solutions (:mod:`strategic_arena.train.verifier`; the
+           trained on the policy's own solutions (:mod:`strategic_arena.train.policy.verifier`; the
            ``train`` extra: torch). Reads no gold answer.
 =========  =========================================================================================
 
@@ -65,7 +65,7 @@ class ExactAnswerVerifier:
 #: Verifier name -> ``module:function`` building it from keyword options.
 VERIFIERS: dict[str, str] = {
     "exact": "strategic_arena.rl.verifiers:ExactAnswerVerifier",
-    "learned": "strategic_arena.train.verifier:load_verifier",
+    "learned": "strategic_arena.train.policy.verifier:load_verifier",
 }
 
 

@@ -72,7 +72,7 @@ SERVER_ASLEEP_BYTES = 2 * GIB
 SERVER_GRAPH_BYTES = 1 * GIB
 
 #: Float32 bytes of one chunk of the learner's log-softmax
-#: (:func:`strategic_arena.train.learner.token_logprobs_and_entropy`): 128 MiB, 220 positions
+#: (:func:`strategic_arena.train.policy.learner.token_logprobs_and_entropy`): 128 MiB, 220 positions
 #: of a 151,936-token vocabulary.
 LOGIT_CHUNK_BYTES = 128 * 2**20
 

@@ -12,7 +12,7 @@ import torch
 
 from examples.trl_grpo_tiny import train
 from strategic_arena.integrations.trl import GameEnvironment, game_dataset
-from strategic_arena.train.tiny import build_tiny
+from strategic_arena.train.policy.tiny import build_tiny
 
 
 def test_grpo_trains_a_tiny_model_that_moves_by_tool_calls(tmp_path: Path) -> None:

@@ -21,9 +21,9 @@ from strategic_arena.rl.rewards import (
     score_episode,
     unobserved_turns,
 )
-from strategic_arena.train.estimators import returns_to_go
-from strategic_arena.train.game_rewards import rewards_by_move
-from strategic_arena.train.rollout import GamePlan, episode_from_record
+from strategic_arena.train.algo.estimators import returns_to_go
+from strategic_arena.train.algo.game_rewards import rewards_by_move
+from strategic_arena.train.loop.rollout import GamePlan, episode_from_record
 from strategic_arena.turn import Decision, GameState
 
 TTT = "tic_tac_toe-v0"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.train.estimators import (
+from strategic_arena.train.algo.estimators import (
     EstimatorConfig,
     assign,
     names,
@@ -21,10 +21,10 @@ from strategic_arena.train.estimators import (
     returns_to_go,
     trajectories,
 )
-from strategic_arena.train.estimators.grpo import GRPOConfig, grpo
-from strategic_arena.train.estimators.marshal import MarshalConfig, marshal
-from strategic_arena.train.estimators.mt_grpo import mt_grpo
-from strategic_arena.train.estimators.rae import RAE, RAEBaselines, RAEConfig, rae
+from strategic_arena.train.algo.estimators.grpo import GRPOConfig, grpo
+from strategic_arena.train.algo.estimators.marshal import MarshalConfig, marshal
+from strategic_arena.train.algo.estimators.mt_grpo import mt_grpo
+from strategic_arena.train.algo.estimators.rae import RAE, RAEBaselines, RAEConfig, rae
 
 TTT = "tic_tac_toe-v0"
 KUHN = "kuhn_poker-v0"

@@ -15,16 +15,16 @@ import pytest
 
 from strategic_arena.cli import main
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.train.bank import (
+from strategic_arena.train.algo.bank import (
     BankConfig,
     EpisodeBank,
     allocate,
     episode_from_dict,
     episode_reward,
 )
+from strategic_arena.train.algo.estimators.rloo import RLOOConfig
 from strategic_arena.train.config import describe_fields, load_config
-from strategic_arena.train.estimators.rloo import RLOOConfig
-from strategic_arena.train.rollout import OpponentPool, plan_games
+from strategic_arena.train.loop.rollout import OpponentPool, plan_games
 
 SHORT = "kuhn_poker-v0"
 LONG = "connect_four-v0"

@@ -15,9 +15,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from strategic_arena.train.checkpoint import checkpoint_dir, load_trainer_state  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
+from strategic_arena.train.policy.checkpoint import checkpoint_dir, load_trainer_state  # noqa: E402
 from tests.train.test_train_resume import _comparable  # noqa: E402
 
 Overrides = Callable[..., list[str]]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from strategic_arena.train.batching import balance_by_tokens, micro_batches, plan_micro_batches
+from strategic_arena.train.policy.batching import (
+    balance_by_tokens,
+    micro_batches,
+    plan_micro_batches,
+)
 
 
 def test_ranks_get_equal_tokens_not_equal_turns() -> None:

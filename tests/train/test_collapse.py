@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from strategic_arena.train.collapse import (
+from strategic_arena.train.algo.collapse import (
     NO_SIGNAL,
     CollapseDetector,
     collapsed_steps,

@@ -17,13 +17,13 @@ pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import load_config
-from strategic_arena.train.cotrain import (
+from strategic_arena.train.engines.vllm_lora import lora_server_args
+from strategic_arena.train.loop.cotrain import (
     CoTrainer,
     policy_config,
     policy_view,
     shares_lora_server,
 )
-from strategic_arena.train.vllm_lora import lora_server_args
 from tests.train.cotrain_spy import changed, spy_on_updates, trainable
 
 Overrides = Callable[..., list[str]]

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from strategic_arena.train.checkpoint import load_trainer_state
 from strategic_arena.train.config import load_config
-from strategic_arena.train.console import policy_checkpoints
-from strategic_arena.train.cotrain import CoTrainer
+from strategic_arena.train.loop.console import policy_checkpoints
+from strategic_arena.train.loop.cotrain import CoTrainer
+from strategic_arena.train.policy.checkpoint import load_trainer_state
 from tests.train.cotrain_spy import changed, trainable
 
 Overrides = Callable[..., list[str]]

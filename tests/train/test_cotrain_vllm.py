@@ -29,9 +29,9 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.cotrain import CoTrainer
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.vllm_server import default_vllm_python, vllm_unavailable_reason
+from strategic_arena.train.engines.vllm_server import default_vllm_python, vllm_unavailable_reason
+from strategic_arena.train.loop.cotrain import CoTrainer
+from strategic_arena.train.loop.metrics import read_metrics
 from tests.train.cotrain_spy import UpdateRecord, changed, spy_on_updates, trainable
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.xdist_group("vllm")]

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.train.algo.estimators import EstimatorConfig, assign, build, names
+from strategic_arena.train.algo.estimators.grpo import GRPOConfig, grpo
+from strategic_arena.train.algo.estimators.marshal import MarshalConfig, gae, marshal
+from strategic_arena.train.algo.estimators.mt_grpo import MTGRPOConfig, mt_grpo
+from strategic_arena.train.algo.estimators.rae import RAE, RAEConfig
+from strategic_arena.train.algo.estimators.rloo import RLOOConfig, rloo
 from strategic_arena.train.config import from_dict, load_config
-from strategic_arena.train.estimators import EstimatorConfig, assign, build, names
-from strategic_arena.train.estimators.grpo import GRPOConfig, grpo
-from strategic_arena.train.estimators.marshal import MarshalConfig, gae, marshal
-from strategic_arena.train.estimators.mt_grpo import MTGRPOConfig, mt_grpo
-from strategic_arena.train.estimators.rae import RAE, RAEConfig
-from strategic_arena.train.estimators.rloo import RLOOConfig, rloo
 
 TTT = "tic_tac_toe-v0"
 REWARDS = [[1.0, 0.0, 2.0], [-1.0, 1.0]]  # two trajectories of one group "g"

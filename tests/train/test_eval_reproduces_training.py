@@ -35,9 +35,9 @@ from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.asking import read_settings
 from strategic_arena.cli import main
-from strategic_arena.train.models import load_saved_tokenizer
-from strategic_arena.train.rollout import PromptEncoder
-from strategic_arena.train.vllm_server import free_port, vllm_unavailable_reason
+from strategic_arena.train.engines.vllm_server import free_port, vllm_unavailable_reason
+from strategic_arena.train.loop.rollout import PromptEncoder
+from strategic_arena.train.policy.models import load_saved_tokenizer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 

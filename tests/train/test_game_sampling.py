@@ -23,11 +23,11 @@ pytest.importorskip("httpx")
 pytest.importorskip("textarena")
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.evaluation import evaluate_policy
-from strategic_arena.train.models import load_tokenizer
-from strategic_arena.train.opponent_players import OpponentPlayers
-from strategic_arena.train.rollout import PromptEncoder
-from strategic_arena.train.vllm_engine import VLLMServerEngine
+from strategic_arena.train.engines.vllm_engine import VLLMServerEngine
+from strategic_arena.train.loop.evaluation import evaluate_policy
+from strategic_arena.train.loop.opponent_players import OpponentPlayers
+from strategic_arena.train.loop.rollout import PromptEncoder
+from strategic_arena.train.policy.models import load_tokenizer
 from tests.train.conftest import TINY
 from tests.train.stub_http import StubServer
 

@@ -22,14 +22,14 @@ pytest.importorskip("safetensors")
 pytest.importorskip("httpx")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
-from strategic_arena.train import vllm_server  # noqa: E402
-from strategic_arena.train.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.engine import GenerationRequest, Sampling  # noqa: E402
-from strategic_arena.train.importance import correct  # noqa: E402
+from strategic_arena.train.engines import vllm_server  # noqa: E402
+from strategic_arena.train.engines.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling  # noqa: E402
+from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
+from strategic_arena.train.engines.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
-from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
-from strategic_arena.train.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
+from strategic_arena.train.policy.importance import correct  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
 
@@ -282,9 +282,9 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
     """Before, only one process on a GPU got the fused kernel; FSDP2 ranks got the multi-tensor
     one, whose temporaries are as large as the weights each rank steps."""
     from strategic_arena.train.dist import DistInfo, shard
-    from strategic_arena.train.learner import Learner
     from strategic_arena.train.memory import ModelShape
-    from strategic_arena.train.shaped_model import build_shaped_model
+    from strategic_arena.train.policy.learner import Learner
+    from strategic_arena.train.policy.shaped_model import build_shaped_model
 
     shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
     cfg = load_config(None, ["ppo.lr=1e-3", "ppo.grad_clip=0", "ppo.micro_batch_size=2"])
@@ -330,7 +330,7 @@ def _per_row_reference(logits: Any, targets: Any, temperature: float) -> tuple[A
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("positions", [1, 3, 10, 1000])
 def test_chunked_logprobs_and_entropy_equal_the_per_row_softmax(dtype: Any, positions: int) -> None:
-    from strategic_arena.train.learner import token_logprobs_and_entropy
+    from strategic_arena.train.policy.learner import token_logprobs_and_entropy
 
     generator = torch.Generator().manual_seed(positions)
     base = (3 * torch.randn(3, 7, 11, generator=generator)).to(dtype)
@@ -369,8 +369,8 @@ def test_chunked_logprobs_and_entropy_equal_the_per_row_softmax(dtype: Any, posi
 
 def test_the_disk_sync_folder_is_sized_for_bf16_pushes(tmp_path: Path) -> None:
     """On a GPU the weights travel in bf16: 2 bytes a parameter (the recipes said 16 GB)."""
+    from strategic_arena.train.engines.placement import sync_dir_problems
     from strategic_arena.train.memory import KNOWN_SHAPES, ModelShape
-    from strategic_arena.train.placement import sync_dir_problems
 
     cfg = load_config(None, ["rollout.engine=vllm", f"vllm.weight_sync_dir={tmp_path / 'sync'}"])
     huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)

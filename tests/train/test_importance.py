@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.importance import correct, importance_weights
+from strategic_arena.train.policy.importance import correct, importance_weights
 
 
 def test_truncation_and_masking_by_hand() -> None:

@@ -1,4 +1,4 @@
-"""Ctrl-C in a training loop (:mod:`strategic_arena.train.interrupt`), with real SIGINTs.
+"""Ctrl-C in a training loop (:mod:`strategic_arena.train.loop.interrupt`), with real SIGINTs.
 
 The first Ctrl-C asks to stop after the step (or drops a step that changed nothing), the second
 raises at once and puts the previous handler back; leaving the block puts it back too.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from strategic_arena.train.interrupt import StopRequest
+from strategic_arena.train.loop.interrupt import StopRequest
 
 
 def _ctrl_c() -> None:

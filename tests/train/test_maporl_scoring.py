@@ -22,7 +22,7 @@ from strategic_arena.games import get_spec
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.config import load_config
 from strategic_arena.train.config.maporl import MaporlConfig
-from strategic_arena.train.maporl import DebateScorer, debate_problem
+from strategic_arena.train.loop.maporl import DebateScorer, debate_problem
 
 DEBATE = "debate-v0(agents=2,count=2,problem_seed=25,turns=2)"
 ANSWERS = [["5", "3"], ["5", "5"]]
@@ -76,7 +76,7 @@ def test_single_agent_rl_with_the_verifier_is_one_policy_in_a_one_agent_debate(
     tiny_overrides: Callable[..., list[str]],
 ) -> None:
     pytest.importorskip("torch")
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         None,

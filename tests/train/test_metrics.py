@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.train.metrics import rollout_metrics
+from strategic_arena.train.loop.metrics import rollout_metrics
 
 KUHN = "kuhn_poker-v0"
 TTT = "tic_tac_toe-v0"

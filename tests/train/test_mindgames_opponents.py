@@ -25,8 +25,8 @@ from strategic_arena.games import get_spec
 from strategic_arena.players import RandomPlayer
 from strategic_arena.rl.definitions import score
 from strategic_arena.train.config import OpponentConfig, load_config
-from strategic_arena.train.opponent_players import OpponentPlayers
-from strategic_arena.train.rollout import (
+from strategic_arena.train.loop.opponent_players import OpponentPlayers
+from strategic_arena.train.loop.rollout import (
     GamePlan,
     OpponentPool,
     PoolEntry,

@@ -13,11 +13,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from strategic_arena.rl.episode import Episode, Turn  # noqa: E402
+from strategic_arena.train.algo.estimators import build, names  # noqa: E402
+from strategic_arena.train.algo.estimators.ppo import PPOEstimatorConfig, gae_returns  # noqa: E402
 from strategic_arena.train.config.sections import CorrectionConfig, PPOConfig  # noqa: E402
-from strategic_arena.train.estimators import build, names  # noqa: E402
-from strategic_arena.train.estimators.ppo import PPOEstimatorConfig, gae_returns  # noqa: E402
-from strategic_arena.train.learner import Learner, ppo_token_loss  # noqa: E402
-from strategic_arena.train.value_head import value_loss  # noqa: E402
+from strategic_arena.train.policy.learner import Learner, ppo_token_loss  # noqa: E402
+from strategic_arena.train.policy.value_head import value_loss  # noqa: E402
 
 TTT = "tic_tac_toe-v0"
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from strategic_arena.train.vllm_server import running_group_members
+from strategic_arena.train.engines.vllm_server import running_group_members
 
 
 def test_running_group_members_lists_a_group_until_it_has_exited() -> None:

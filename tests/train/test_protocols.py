@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.train.algo.estimators import assign, build
+from strategic_arena.train.algo.estimators.grpo import GRPOConfig
+from strategic_arena.train.algo.estimators.marshal import MarshalConfig
+from strategic_arena.train.algo.estimators.rae import RAEConfig
 from strategic_arena.train.config import load_config
-from strategic_arena.train.estimators import assign, build
-from strategic_arena.train.estimators.grpo import GRPOConfig
-from strategic_arena.train.estimators.marshal import MarshalConfig
-from strategic_arena.train.estimators.rae import RAEConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -83,7 +83,7 @@ def test_extends_merges_and_refuses_cycles(tmp_path: Path) -> None:
 
 def test_eval_top_p_beside_the_eval_temperature() -> None:
     pytest.importorskip("torch")
-    from strategic_arena.train.evaluation import eval_sampling
+    from strategic_arena.train.loop.evaluation import eval_sampling
 
     spiral = eval_sampling(load_config(CONFIGS / "spiral_multi_game.yaml"))
     assert (spiral.temperature, spiral.top_p) == (0.6, 0.95)  # SPIRAL's evaluation
@@ -105,7 +105,7 @@ class _FiveTokens:
         self.tokens = tokens
 
     def generate(self, requests: Any, sampling: Any) -> list[Any]:
-        from strategic_arena.train.engine import Generation
+        from strategic_arena.train.engines.engine import Generation
 
         return [Generation(list(self.tokens), [-0.1] * len(self.tokens), "stop") for _ in requests]
 
@@ -113,9 +113,9 @@ class _FiveTokens:
 @pytest.mark.parametrize(("overlong", "expected"), [(0, "stop"), (100, "length")])
 def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected: str) -> None:
     pytest.importorskip("transformers")
-    from strategic_arena.train.engine import EngineClient, Sampling
-    from strategic_arena.train.rollout import EngineBackend, PromptEncoder
-    from strategic_arena.train.tiny import build_tiny
+    from strategic_arena.train.engines.engine import EngineClient, Sampling
+    from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder
+    from strategic_arena.train.policy.tiny import build_tiny
     from strategic_arena.validation import validate
 
     _, tokenizer = build_tiny(["kuhn_poker-v0"], vocab="answers", hidden_size=8, layers=1, seed=0)

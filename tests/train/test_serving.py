@@ -17,7 +17,7 @@ from strategic_arena.cli import main
 from strategic_arena.players import LLMPlayer, RandomPlayer
 from strategic_arena.settings_options import game_sampling_option
 from strategic_arena.train.config import load_config
-from strategic_arena.train.serving import (
+from strategic_arena.train.engines.serving import (
     eval_command,
     eval_settings,
     serve_recipe,

@@ -27,8 +27,8 @@ import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.rewards import score
+from strategic_arena.train.algo.estimators import build
 from strategic_arena.train.config import load_config
-from strategic_arena.train.estimators import build
 from tests.spiral_code import spiral_file
 
 KUHN = "kuhn_poker-v0"

@@ -24,7 +24,7 @@ from strategic_arena.games import get_spec
 from strategic_arena.rl.rewards import score
 from strategic_arena.traces import TokenTrace
 from strategic_arena.train.config import load_config
-from strategic_arena.train.rollout import GamePlan, episode_from_record
+from strategic_arena.train.loop.rollout import GamePlan, episode_from_record
 from strategic_arena.turn import Decision, GameState
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "spiral_multi_game.yaml"

@@ -20,12 +20,12 @@ pytest.importorskip("torch")
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.rl.rewards import score
+from strategic_arena.train.algo.estimators import build
 from strategic_arena.train.config import load_config
 from strategic_arena.train.config.checks import problems
-from strategic_arena.train.estimators import build
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.past_self import alias_metrics, past_selves, with_past_selves
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.metrics import read_metrics
+from strategic_arena.train.loop.past_self import alias_metrics, past_selves, with_past_selves
+from strategic_arena.train.loop.trainer import Trainer
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "spiral_multi_game.yaml"
 

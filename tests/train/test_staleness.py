@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
-from strategic_arena.train.async_rollouts import RolloutWorker
-from strategic_arena.train.rollout import GamePlan
-from strategic_arena.train.staleness import filter_stale, game_lag
+from strategic_arena.train.algo.staleness import filter_stale, game_lag
+from strategic_arena.train.loop.async_rollouts import RolloutWorker
+from strategic_arena.train.loop.rollout import GamePlan
 
 
 def _game(seed: int, versions: Sequence[int | None]) -> Episode:

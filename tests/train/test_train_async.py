@@ -17,10 +17,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from benchmarks.bench_staleness import DelayedTrainer  # noqa: E402
-from strategic_arena.train.checkpoint import checkpoint_dir, load_trainer_state  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.metrics import read_metrics  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.metrics import read_metrics  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
+from strategic_arena.train.policy.checkpoint import checkpoint_dir, load_trainer_state  # noqa: E402
 from tests.train.test_train_resume import _train_process, _wait_for  # noqa: E402
 
 Overrides = Callable[..., list[str]]

@@ -18,11 +18,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from strategic_arena.train.checkpoint import checkpoint_dir, load_trainer_state
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.vllm_server import (
     default_vllm_python,
     vllm_unavailable_reason,
 )
+from strategic_arena.train.policy.checkpoint import checkpoint_dir, load_trainer_state
 from tests.train.test_train_resume import _wait_for
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.xdist_group("vllm")]

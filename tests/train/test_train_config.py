@@ -15,6 +15,7 @@ import pytest
 from strategic_arena.asking import Sampling
 from strategic_arena.cli import main
 from strategic_arena.rl.rewards import RewardConfig
+from strategic_arena.train.algo.estimators.rae import RAEConfig
 from strategic_arena.train.config import (
     CHECKS,
     FLAT_KEYS,
@@ -27,7 +28,6 @@ from strategic_arena.train.config import (
 from strategic_arena.train.config.describe import reference_block
 from strategic_arena.train.config.loading import read_config_file
 from strategic_arena.train.config.migrate import migrate_file, migrate_text
-from strategic_arena.train.estimators.rae import RAEConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"

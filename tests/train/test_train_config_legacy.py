@@ -10,8 +10,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.metrics import read_metrics
+from strategic_arena.train.loop.trainer import Trainer
 
 #: A tiny Kuhn Poker run against a pool, written as the flat keys of before the sections.
 FLAT = """\

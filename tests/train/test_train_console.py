@@ -19,8 +19,8 @@ from strategic_arena.asking import SETTINGS_FILE, read_settings
 from strategic_arena.cli import main
 from strategic_arena.serve import PlayerServer
 from strategic_arena.train.config import load_config
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.metrics import read_metrics
+from strategic_arena.train.loop.trainer import Trainer
 
 Overrides = Callable[..., list[str]]
 
@@ -155,8 +155,8 @@ def test_checkpoint_and_endpoint_opponents_play_in_evaluation(
 
 
 def test_the_printed_eval_command_carries_the_runs_reasoning_rule(tmp_path: Path) -> None:
-    from strategic_arena.train.console import run_summary
-    from strategic_arena.train.serving import write_eval_settings
+    from strategic_arena.train.engines.serving import write_eval_settings
+    from strategic_arena.train.loop.console import run_summary
 
     for rule in (False, None):
         sets = ["model.name=tiny", "answer.style=boxed", f"run.output_dir={tmp_path}"]

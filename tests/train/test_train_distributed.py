@@ -23,8 +23,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.metrics import read_metrics  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.metrics import read_metrics  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
 from tests.train.launch import torchrun, train_command  # noqa: E402
 
 Overrides = Callable[..., list[str]]

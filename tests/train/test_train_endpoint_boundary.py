@@ -19,7 +19,7 @@ pytest.importorskip("openai", reason="the [arena] extra (openai) is not installe
 
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.train.config import load_config
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.trainer import Trainer
 from tests.test_information_boundary import (
     GAMES,
     IMPERFECT,

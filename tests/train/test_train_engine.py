@@ -15,7 +15,7 @@ from strategic_arena.asking import Asking  # noqa: E402
 from strategic_arena.games import get_spec  # noqa: E402
 from strategic_arena.players import LLMPlayer, RandomPlayer  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.engine import (  # noqa: E402
+from strategic_arena.train.engines.engine import (  # noqa: E402
     EngineClient,
     Generation,
     GenerationRequest,
@@ -23,9 +23,9 @@ from strategic_arena.train.engine import (  # noqa: E402
     TransformersEngine,
     filter_logits,
 )
-from strategic_arena.train.learner import Learner, collate, sequence_logprobs  # noqa: E402
-from strategic_arena.train.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
-from strategic_arena.train.tiny import build_tiny  # noqa: E402
+from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
+from strategic_arena.train.policy.learner import Learner, collate, sequence_logprobs  # noqa: E402
+from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
 
 torch.set_num_threads(1)
 

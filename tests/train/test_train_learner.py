@@ -16,8 +16,8 @@ pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import PPOConfig, load_config  # noqa: E402
-from strategic_arena.train.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
-from strategic_arena.train.learner import (  # noqa: E402
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
+from strategic_arena.train.policy.learner import (  # noqa: E402
     Learner,
     collate,
     k3_kl,
@@ -26,7 +26,7 @@ from strategic_arena.train.learner import (  # noqa: E402
     sequence_logprobs_and_entropy,
     token_weights,
 )
-from strategic_arena.train.tiny import build_tiny  # noqa: E402
+from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -271,7 +271,7 @@ def test_bfloat16_compute_over_float32_masters_learns_at_lr_1e_6(tiny: tuple[Any
 
 
 def test_precision_defaults() -> None:
-    from strategic_arena.train.models import (
+    from strategic_arena.train.policy.models import (
         compute_context,
         resolve_compute_dtype,
         resolve_dtype,
@@ -302,7 +302,7 @@ def test_precision_defaults() -> None:
 
 
 def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:
-    from strategic_arena.train.models import resolve_dtype
+    from strategic_arena.train.policy.models import resolve_dtype
 
     with caplog.at_level("WARNING", logger="strategic_arena.train"):
         assert (

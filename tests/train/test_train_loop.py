@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.train.config import OpponentConfig, load_config  # noqa: E402
-from strategic_arena.train.metrics import read_metrics, rollout_metrics  # noqa: E402
-from strategic_arena.train.rollout import OpponentPool, plan_games  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.metrics import read_metrics, rollout_metrics  # noqa: E402
+from strategic_arena.train.loop.rollout import OpponentPool, plan_games  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
 
 Overrides = Callable[..., list[str]]
 

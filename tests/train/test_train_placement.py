@@ -16,8 +16,7 @@ import pytest
 
 from strategic_arena.cli import main
 from strategic_arena.train.config import load_config
-from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
-from strategic_arena.train.placement import (
+from strategic_arena.train.engines.placement import (
     World,
     cuda_unusable_reason,
     layout,
@@ -26,6 +25,7 @@ from strategic_arena.train.placement import (
     sync_dir_problems,
     visible_devices,
 )
+from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
 from tests.train.stub_http import StubServer
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -276,7 +276,7 @@ def test_sleep_mode_sleeps_before_the_update_and_wakes_after_the_sync(
     ``--enable-sleep-mode`` refuses to start on CPU), so a loopback server records the calls;
     the routes and queries are vLLM 0.32's (``/sleep?level=``, ``/wake_up?tags=``)."""
     torch = pytest.importorskip("torch")
-    from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine
+    from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine
 
     url, calls = recording_server
     weights = [("w", torch.zeros(2))]
@@ -337,7 +337,7 @@ def test_unusable_cuda_warns_under_auto_and_is_an_error_under_cuda(
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     reason = cuda_unusable_reason()
     assert reason is not None and "NVIDIA driver >= 580" in reason
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(None, tiny_overrides("model.device=auto", "run.steps=1"))
     with caplog.at_level(logging.WARNING, "strategic_arena.train"), Trainer(cfg) as trainer:

@@ -13,8 +13,8 @@ from strategic_arena.games import get_spec
 from strategic_arena.games.generic import GenericSpec
 from strategic_arena.rl.rewards import length_penalty
 from strategic_arena.train.config import load_config
-from strategic_arena.train.rollout import learner_team
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.rollout import learner_team
+from strategic_arena.train.loop.trainer import Trainer
 
 Overrides = Callable[..., list[str]]
 

@@ -18,10 +18,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
-from strategic_arena.train.batching import plan_micro_batches  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.learner import Learner  # noqa: E402
-from strategic_arena.train.tiny import build_tiny  # noqa: E402
+from strategic_arena.train.policy.batching import plan_micro_batches  # noqa: E402
+from strategic_arena.train.policy.learner import Learner  # noqa: E402
+from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
 from tests.train.launch import torchrun  # noqa: E402
 
 #: (prompt, response) lengths: one turn as long as the six others together.
@@ -32,7 +32,7 @@ import json, sys
 import torch
 from strategic_arena.train.config import load_config
 from strategic_arena.train.dist import exit_rank, init_distributed, shard, shutdown
-from strategic_arena.train.learner import Learner
+from strategic_arena.train.policy.learner import Learner
 sys.path.insert(0, {tests!r})
 from test_train_sharded_logprobs import model_and_turns
 

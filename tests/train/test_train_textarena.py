@@ -12,8 +12,8 @@ pytest.importorskip("textarena", reason="the [textarena] extra is not installed"
 pytest.importorskip("torch", reason="the [train] extra is not installed")
 
 from strategic_arena.train.config import load_config
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.trainer import Trainer
+from strategic_arena.train.loop.metrics import read_metrics
+from strategic_arena.train.loop.trainer import Trainer
 
 Overrides = Callable[..., list[str]]
 CONFIGS = Path(__file__).parents[2] / "configs"

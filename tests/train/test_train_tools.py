@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 from strategic_arena.actions import ActionError  # noqa: E402
 from strategic_arena.tools import read_tool_calls  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
-from strategic_arena.train.trainer import Trainer  # noqa: E402
+from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
 
 
 def test_tool_calls_are_the_actions_and_the_learner_trains_on_them(

@@ -17,8 +17,8 @@ pytest.importorskip("transformers")
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.problems import write_gsm8k_jsonl
-from strategic_arena.train.metrics import read_metrics
-from strategic_arena.train.vllm_server import default_vllm_python, vllm_unavailable_reason
+from strategic_arena.train.engines.vllm_server import default_vllm_python, vllm_unavailable_reason
+from strategic_arena.train.loop.metrics import read_metrics
 from strategic_arena.transfer import cells
 
 Overrides = Callable[..., list[str]]

@@ -11,8 +11,8 @@ pytest.importorskip("transformers", reason="the [train] extra (transformers) is 
 
 from strategic_arena.problems import Problem, generate_arithmetic
 from strategic_arena.rl.verifiers import make_verifier
-from strategic_arena.train.tiny import build_tiny
-from strategic_arena.train.verifier import (
+from strategic_arena.train.policy.tiny import build_tiny
+from strategic_arena.train.policy.verifier import (
     VerifierSample,
     VerifierTraining,
     accuracy,

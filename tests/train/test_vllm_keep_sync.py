@@ -23,8 +23,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("httpx")
 
-from strategic_arena.train.engine import GenerationRequest, Sampling  # noqa: E402
-from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling  # noqa: E402
+from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
 #: The calls that end every sync: tag the version, schedule again.

@@ -30,19 +30,16 @@ import pytest
 import torch
 
 from strategic_arena.rl.episode import Turn
-from strategic_arena.train.engine import GenerationRequest, Sampling, stop_token_ids
-from strategic_arena.train.learner import collate, sequence_logprobs
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
-from strategic_arena.train.vllm_engine import VLLMServerEngine
-from strategic_arena.train.vllm_nccl import (
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling, stop_token_ids
+from strategic_arena.train.engines.vllm_engine import VLLMServerEngine
+from strategic_arena.train.engines.vllm_nccl import (
     NCCLTransport,
     ServerGroupClient,
     _RoundSource,
     rendezvous_address,
     server_args,
 )
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.vllm_server import (
     ServerAdmin,
     VLLMServer,
     VLLMServerError,
@@ -50,6 +47,9 @@ from strategic_arena.train.vllm_server import (
     free_port,
     vllm_unavailable_reason,
 )
+from strategic_arena.train.policy.learner import collate, sequence_logprobs
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 # -- refusals -------------------------------------------------------------------------------------
 from tests.train.stub_http import StubServer

@@ -30,12 +30,9 @@ import pytest
 import torch
 
 from strategic_arena.rl.episode import Turn
-from strategic_arena.train.engine import GenerationRequest, Sampling, stop_token_ids
-from strategic_arena.train.learner import collate, sequence_logprobs
-from strategic_arena.train.models import save_full_model
-from strategic_arena.train.tiny import build_tiny
-from strategic_arena.train.vllm_engine import VLLMServerEngine
-from strategic_arena.train.vllm_server import (
+from strategic_arena.train.engines.engine import GenerationRequest, Sampling, stop_token_ids
+from strategic_arena.train.engines.vllm_engine import VLLMServerEngine
+from strategic_arena.train.engines.vllm_server import (
     ServerAdmin,
     VLLMServer,
     VLLMServerError,
@@ -43,6 +40,9 @@ from strategic_arena.train.vllm_server import (
     running_group_members,
     vllm_unavailable_reason,
 )
+from strategic_arena.train.policy.learner import collate, sequence_logprobs
+from strategic_arena.train.policy.models import save_full_model
+from strategic_arena.train.policy.tiny import build_tiny
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -223,7 +223,7 @@ def test_trainer_on_an_external_server_keeps_the_ratio_at_one(
     server: VLLMServer, tiny_overrides: Overrides, tmp_path: Path
 ) -> None:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         None,
@@ -260,7 +260,7 @@ def test_importance_correction_against_top_k_sampling(
     sampled from, so pi_old / pi_vllm is the kept mass (< 1); the learner weighs, truncates and
     reports it exactly as computed here by hand."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.learner import Learner
+    from strategic_arena.train.policy.learner import Learner
 
     model, tokenizer, _ = tiny
     engine = _engine(server, tokenizer, model)
@@ -314,7 +314,7 @@ def test_trainer_with_top_k_reports_the_correction(
 ) -> None:
     """With vLLM the correction is on by default: the learner recomputes the old log-probs."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(
         None,
@@ -347,7 +347,7 @@ def test_two_torchrun_ranks_train_through_one_server(
 ) -> None:
     """Two CPU ranks (FSDP2 on gloo) share the server: each sends its share of the games, the
     old log-probs are recomputed split over the ranks, rank 0 pushes the weights every step."""
-    from strategic_arena.train.metrics import read_metrics
+    from strategic_arena.train.loop.metrics import read_metrics
     from tests.train.launch import torchrun, train_command
 
     out = tmp_path / "ranks"
@@ -378,7 +378,7 @@ def test_server_killed_mid_rollout_is_a_clear_error_and_nothing_is_left(
     vllm_python: str, tiny_overrides: Overrides, no_hang: None
 ) -> None:
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.trainer import Trainer
+    from strategic_arena.train.loop.trainer import Trainer
 
     cfg = load_config(None, tiny_overrides(*TINY_VLLM, "games.episodes_per_game=64", "run.steps=5"))
     trainer = Trainer(cfg)

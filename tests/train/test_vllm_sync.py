@@ -25,8 +25,8 @@ pytest.importorskip("httpx")
 
 from safetensors import safe_open  # noqa: E402
 
-from strategic_arena.train.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
-from strategic_arena.train.vllm_server import VLLMServerError  # noqa: E402
+from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
+from strategic_arena.train.engines.vllm_server import VLLMServerError  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
 

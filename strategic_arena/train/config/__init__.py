@@ -10,7 +10,7 @@ whole config). Each field's docstring is its ``--help`` text and its line in the
 * :mod:`.sections`: the trainer's own sections, each checking its values (``problems()``);
   the others are owned by the modules they configure (``rewards``:
   :class:`~strategic_arena.rl.rewards.RewardConfig`; ``advantage``: an estimator's config;
-  ``bank``: :class:`~strategic_arena.train.bank.BankConfig`; ``answer`` and ``sampling``:
+  ``bank``: :class:`~strategic_arena.train.algo.bank.BankConfig`; ``answer`` and ``sampling``:
   :class:`~strategic_arena.asking.Asking` and :class:`~strategic_arena.asking.Sampling`).
 * :mod:`.checks`: the rules that span sections, one named check each.
 * :mod:`.loading`: YAML files (``extends``), ``--set section.key=value``, pydantic.

@@ -18,8 +18,8 @@ from typing import Any
 
 from strategic_arena.door import read_text
 from strategic_arena.field_docs import field_docs as attribute_docs
+from strategic_arena.train.algo.estimators import EstimatorConfig
 from strategic_arena.train.config.schema import TrainConfig
-from strategic_arena.train.estimators import EstimatorConfig
 
 #: An ``Attributes:`` entry of a Google-style class docstring: ``name: text``.
 _ATTRIBUTE = re.compile(r"^\s{4,8}(\w+): (.*)$")
@@ -87,7 +87,7 @@ def _field_lines(
 
 def _estimator_lines(width: int) -> list[str]:
     """The settings of every registered estimator, each estimator's own under its name."""
-    from strategic_arena.train.estimators import names, registered
+    from strategic_arena.train.algo.estimators import names, registered
 
     shared = frozenset(item.name for item in dataclasses.fields(EstimatorConfig))
     lines = ["    every estimator:"]

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from strategic_arena.train.algo.estimators import EstimatorConfig
 from strategic_arena.train.config.errors import describe_error, unknown_key
-from strategic_arena.train.estimators import EstimatorConfig
 
 #: The estimator a section without ``type`` configures (the trainer's default).
 DEFAULT_TYPE = "marshal"

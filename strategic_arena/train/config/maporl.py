@@ -2,7 +2,7 @@
 
 ``maporl: null`` (the default) leaves a debate's turns to the ``rewards`` section (the game's
 return, the last turn's majority score, paid at each seat's last turn). A mapping scores every
-debate answer as MAPoRL does (:mod:`strategic_arena.train.maporl`): a verifier's score (with
+debate answer as MAPoRL does (:mod:`strategic_arena.train.loop.maporl`): a verifier's score (with
 the paper's -10 penalties), turned into rewards by a reward form (``influence``: Definition 1)
 plus the incentives of Tables 1 and 2, named by their ablation::
 

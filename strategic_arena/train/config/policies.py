@@ -10,7 +10,7 @@ LoRA rank, advantage estimator and learning rate (``null``: the run's ``model``,
       - {name: bob, seats: [1], advantage: {type: rloo}}
 
 An empty list (the default) is the single-policy trainer, unchanged: one policy in every
-seat. How the policies are served (:mod:`strategic_arena.train.cotrain`): with the vLLM
+seat. How the policies are served (:mod:`strategic_arena.train.loop.cotrain`): with the vLLM
 engine, policies sharing the base model with LoRA adapters are one server with an adapter
 each (loaded at run time); policies with their own models get a server each.
 """
@@ -23,8 +23,8 @@ from typing import Annotated, Any
 
 from pydantic import PlainValidator
 
+from strategic_arena.train.algo.estimators import EstimatorConfig
 from strategic_arena.train.config.estimator import estimator_config
-from strategic_arena.train.estimators import EstimatorConfig
 
 
 def _optional_estimator(value: Any) -> EstimatorConfig | None:

@@ -17,14 +17,14 @@ from pydantic import BeforeValidator, ConfigDict, PlainValidator
 
 from strategic_arena.asking import Asking, Sampling, settings_to_dict
 from strategic_arena.rl.rewards import RewardConfig
-from strategic_arena.train.bank import BankConfig
+from strategic_arena.train.algo.bank import BankConfig
+from strategic_arena.train.algo.estimators import EstimatorConfig
+from strategic_arena.train.algo.estimators.marshal import MarshalConfig
 from strategic_arena.train.config import sections
 from strategic_arena.train.config.estimator import estimator_config
 from strategic_arena.train.config.maporl import MaporlConfig
 from strategic_arena.train.config.policies import PolicyConfig
 from strategic_arena.train.config.transfer import TransferConfig
-from strategic_arena.train.estimators import EstimatorConfig
-from strategic_arena.train.estimators.marshal import MarshalConfig
 
 #: The training run's sampling when the config says nothing (a section given in part keeps
 #: these for the keys it leaves out): the policy's own distribution, 256 new tokens.

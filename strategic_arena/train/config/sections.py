@@ -10,8 +10,8 @@ sections are the named checks of :mod:`~strategic_arena.train.config.checks`.
 
 Sections owned by other modules are used as they are: the rewards section is
 :class:`~strategic_arena.rl.rewards.RewardConfig`, the advantage section an estimator's
-config (:mod:`strategic_arena.train.estimators`), the bank section
-:class:`~strategic_arena.train.bank.BankConfig`.
+config (:mod:`strategic_arena.train.algo.estimators`), the bank section
+:class:`~strategic_arena.train.algo.bank.BankConfig`.
 """
 
 from __future__ import annotations
@@ -595,7 +595,7 @@ class PlacementConfig:
     colocated_wake_margin_gib: float = 1.0
     """With vllm_sleep_level: free GPU memory required before a server wakes, on top of what
     it takes back (its weights and KV cache); below that the run stops with both numbers
-    instead of the server failing inside (strategic_arena.train.colocation)."""
+    instead of the server failing inside (strategic_arena.train.engines.colocation)."""
 
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when they are fine)."""

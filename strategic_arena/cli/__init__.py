@@ -2,7 +2,10 @@
 
 Each module registers its subcommands and a handler per subcommand (parse arguments, call one
 library function, print); :func:`main` dispatches to the handler and turns bad input into one
-error line (:func:`~strategic_arena.cli.common.guarded`).
+error line (:func:`~strategic_arena.cli.common.guarded`). Before any command runs, every log line
+-- the libraries' (math-verify, httpx, datasets, lm-eval) included -- is made printable and the
+named API keys masked (:func:`~strategic_arena.door.guard_logs`), so no endpoint text reaches the
+terminal unescaped, whoever prints it.
 
 * ``envs``, ``play ENV_ID``, ``demo`` -- :mod:`.play`;
 * ``opponents``, ``serve``, ``solve`` -- :mod:`.opponents`;
@@ -19,6 +22,7 @@ error line (:func:`~strategic_arena.cli.common.guarded`).
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from strategic_arena.cli import (
@@ -35,6 +39,7 @@ from strategic_arena.cli import (
 )
 from strategic_arena.cli.common import Parser, guarded
 from strategic_arena.cli.play import build_player
+from strategic_arena.door import add_secret, guard_logs
 
 __all__ = ["build_player", "main"]
 
@@ -60,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strategic-arena`` command; returns the exit status."""
+    guard_logs()
     args = _parser().parse_args(argv)
+    for option in ("api_key_env", "opponent_api_key_env"):  # the keys a command may send
+        add_secret(os.environ.get(getattr(args, option, None) or ""))
     status: int = guarded(args.handler, args)
     return status

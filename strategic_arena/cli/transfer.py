@@ -22,13 +22,12 @@ import argparse
 import dataclasses
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, store_option
-from strategic_arena.door.printable import printable_line
+from strategic_arena.door import printable_line, read_yaml
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.transfer import (
@@ -91,8 +90,8 @@ def plan_from_args(args: argparse.Namespace) -> TransferPlan:
     """The plan of ``--config`` with the command line's options over it."""
     values: dict[str, Any] = {}
     if args.config:
-        yaml = require("yaml", "transfer configs")
-        data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        require("yaml", "transfer configs")
+        data = read_yaml(args.config, "config") or {}
         if isinstance(data, dict) and isinstance(data.get("transfer"), dict):
             # a training config: its transfer section, less the trainer's own keys
             data = {k: v for k, v in data["transfer"].items() if k not in TRAINER_KEYS}

@@ -24,7 +24,10 @@ Endpoints are hostile: every function here takes any value (bytes, ``None``, hug
 deep nesting) and answers ``None`` / ``False`` rather than raising. An extracted answer longer
 than :data:`MAX_ANSWER_CHARS` is wrong without being parsed (no gold answer of these
 benchmarks is near that long, and sympy's time grows with the text), and math-verify runs
-under its own time limit of :data:`VERIFY_SECONDS`.
+under its own time limit of :data:`VERIFY_SECONDS`. math-verify logs the answer it gave up on
+(``Timeout during parsing: <the answer>``), escape sequences and all; the first time it is
+needed, every log line is made printable (:func:`~strategic_arena.door.guard_logs`), so a
+library user's terminal is as safe as the command's.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from fractions import Fraction
 from typing import Any
 
 from strategic_arena.braces import matched_braces
+from strategic_arena.door import guard_logs
 from strategic_arena.problems.records import Problem
 
 __all__ = [
@@ -159,6 +163,7 @@ def _math_verify() -> Callable[[str, str], bool] | None:
         except ImportError:
             _VERIFIER.append(None)
         else:
+            guard_logs()  # math-verify logs the answers it cannot parse, as they came
 
             def check(predicted: str, gold: str) -> bool:
                 parsed_gold = parse(f"\\boxed{{{gold}}}", parsing_timeout=VERIFY_SECONDS)

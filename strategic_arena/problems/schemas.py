@@ -16,7 +16,6 @@ derived from the question (the same order on every machine and every run).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from strategic_arena.door import Refused, decode
 from strategic_arena.problems.answers import extract_boxed
 from strategic_arena.problems.files import ProblemFileError, read_rows
 from strategic_arena.problems.records import CHOICE_LETTERS, Problem
@@ -116,8 +116,8 @@ def _row_id(row: Mapping[str, Any], default_id: str) -> str:
 def _choice_list(value: Any, name: str) -> tuple[str, ...]:
     if isinstance(value, str):  # a CSV or a stringified list
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = decode(value, f"field {name!r}")
+        except Refused:
             raise RowError(f"field {name!r} must be a list of choices") from None
     if not isinstance(value, Sequence) or isinstance(value, str) or not value:
         raise RowError(f"field {name!r} must be a non-empty list of choices")
@@ -214,8 +214,8 @@ class OlympiadBench(ProblemSchema):
         answers = _field(row, "final_answer", "answer")
         if isinstance(answers, str):
             try:
-                decoded = json.loads(answers)
-            except json.JSONDecodeError:
+                decoded = decode(answers, "field 'final_answer'")
+            except Refused:  # not JSON (or a bomb): the text itself
                 decoded = answers
             answers = decoded
         if isinstance(answers, list):

@@ -12,6 +12,7 @@ the :class:`BenchmarkRun` list the runner executes. Everything is listed in
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,7 +78,7 @@ class Benchmark:
             ProblemFileError: the file is there but cannot be read.
         """
         path = self.path(data_dir)
-        if not path.is_file():
+        if not os.path.lexists(path):  # anything else there is the door's to refuse
             if self.hub is None:
                 how = f"strategic-arena transfer fetch {self.name} --data-dir {data_dir}"
             else:

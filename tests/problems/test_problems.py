@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import operator
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -230,7 +232,11 @@ def test_tinygsm_without_answers_is_refused_clearly(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "schema", "message"),
     [
-        ('{"question": "q", "answer": "#### 1"}\n{bad\n', "gsm8k", r"x\.jsonl:2: not JSON"),
+        (
+            '{"question": "q", "answer": "#### 1"}\n{bad\n',
+            "gsm8k",
+            r"x\.jsonl: line 2: not valid JSON",
+        ),
         ('{"question": "q", "answer": "no marker"}\n', "gsm8k", r":1: field 'answer' has no '####"),
         ('{"answer": "#### 1"}\n', "gsm8k", r":1: missing field 'question'"),
         ("[1]\n", "gsm8k", r":1: a row must be a JSON object"),
@@ -247,6 +253,58 @@ def test_bad_files_give_one_clear_line(
     with pytest.raises(ProblemFileError, match=message) as raised:
         load_problems(path, schema)
     assert "\n" not in str(raised.value)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _link(path: Path) -> Path:
+    target = _jsonl(path.with_name("target.jsonl"), [{"question": "q", "answer": "#### 1"}])
+    path.symlink_to(target)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "schema", "message"),
+    [
+        (
+            "deep.jsonl",
+            lambda p: p.write_text('{"question": ' + DEEP + ', "answer": "#### 1"}\n'),
+            "gsm8k",
+            r"deep\.jsonl: line 1: JSON nested deeper than 64 levels",
+        ),
+        ("deep.json", lambda p: p.write_text(DEEP), "gsm8k", r"nested deeper than 64 levels"),
+        (
+            "deep.csv",
+            lambda p: p.write_text(f'question,subject,choices,answer\nq,math,"{DEEP}",0\n'),
+            "mmlu",
+            r"deep\.csv:2: field 'choices' must be a list of choices",
+        ),
+        ("latin1.jsonl", lambda p: p.write_bytes(b'{"q": "\xe9"}\n'), "gsm8k", r"not UTF-8"),
+        ("fifo.jsonl", _fifo, "gsm8k", r"fifo\.jsonl is a FIFO \(named pipe\), not a regular"),
+        ("link.jsonl", _link, "gsm8k", r"link\.jsonl is a symbolic link"),
+    ],
+)
+def test_the_door_refuses_a_hostile_file_in_one_line(
+    tmp_path: Path, name: str, make: Callable[[Path], object], schema: str, message: str
+) -> None:
+    path = tmp_path / name
+    make(path)
+    with pytest.raises(ProblemFileError, match=message) as raised:
+        load_problems(path, schema)
+    assert "\n" not in str(raised.value)
+
+
+def test_an_olympiad_answer_that_is_no_json_list_is_its_own_text(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "o.jsonl", [{"question": "q", "final_answer": "[[[1"}])
+    assert load_problems(path, "olympiadbench")[0].answer == "[[[1"
+    bomb = _jsonl(tmp_path / "b.jsonl", [{"question": "q", "final_answer": DEEP}])
+    assert load_problems(bomb, "olympiadbench")[0].answer == DEEP
 
 
 def test_missing_file_and_unknown_schema(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def backend(url: str, **kwargs: Any) -> OpenAIBackend:
 
 
 def test_llm_player_plays_whole_games_against_a_served_solver() -> None:
-    with PlayerServer("mcts:simulations=50") as server:
+    with PlayerServer("mcts:simulations=50", model="mcts") as server:  # the name asked
         model = LLMPlayer(OpenAIBackend("mcts", server.base_url, timeout_s=10), name="served-mcts")
         for seed in range(3):
             record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(seed)], seed=seed)
@@ -197,7 +197,7 @@ def test_a_player_that_raises_is_a_500_not_a_dropped_connection() -> None:
         async def act(self, state: Any, seat: int) -> Any:
             raise RuntimeError("solver crashed")
 
-    with PlayerServer(lambda env_id: Broken(), model="broken") as server:
+    with PlayerServer(lambda env_id: Broken(), model="random") as server:  # the name asked
         model = LLMPlayer(backend(server.base_url, max_attempts=2), name="m")
         record = play_match_sync("tic_tac_toe-v0", [model, RandomPlayer(0)], seed=0)
     decision = record.moves[0].decision

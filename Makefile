@@ -12,6 +12,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py Makefile | cksum | cut -d' ' -f1)
+# `make arena` needs only the arena and the solvers: no torch, no trainer, no dev tools.
+ARENA_EXTRAS := solvers,arena
+ARENA_STAMP := $(VENV)/.arena-$(shell cat pyproject.toml setup.py Makefile | cksum | cut -d' ' -f1)
 
 .PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 gpu-check \
 	gpu-check-smoke
@@ -35,10 +38,16 @@ $(STAMP): pyproject.toml setup.py Makefile
 	  import extra_requirements as r; print(*(f'{x.name}{x.specifier}' for x in r('spiral')))")
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-arena: $(STAMP)
+$(ARENA_STAMP): pyproject.toml setup.py Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[$(ARENA_EXTRAS)]'
+	rm -f $(VENV)/.arena-* && touch $(ARENA_STAMP)
+
+arena: $(ARENA_STAMP)
 	$(BIN)/strategic-arena eval
 
-demo: $(STAMP)
+demo: $(ARENA_STAMP)
 	$(BIN)/strategic-arena demo
 
 lint: $(STAMP)

@@ -8,6 +8,7 @@ The core API::
     view = env.seat_view(env.agent_selection)
     messages = sa.render_messages("kuhn_poker-v0", view, style="marshal")
     outcome = sa.validate("kuhn_poker-v0", response_text, view.legal_actions, style="marshal")
+    blotto = sa.parallel_env("openspiel/blotto")  # the same games as a PettingZoo ParallelEnv
 
 Importing this package imports nothing but the standard library: each name below is imported
 from its module on first use (module ``__getattr__``), so a part that needs only torch and
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
     from strategic_arena.env import IllegalActionError, TextGameEnv, make
     from strategic_arena.games import get_spec, list_envs, list_text_envs
     from strategic_arena.gym_registration import register_envs
+    from strategic_arena.parallel import TextParallelEnv, parallel_env
     from strategic_arena.players import HumanPlayer, LLMPlayer, RandomPlayer
     from strategic_arena.prompting import render_messages
     from strategic_arena.turn import (
@@ -60,6 +62,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(("IllegalActionError", "TextGameEnv", "make"), "env"),
     **dict.fromkeys(("get_spec", "list_envs", "list_text_envs"), "games"),
     **dict.fromkeys(("HumanPlayer", "LLMPlayer", "RandomPlayer"), "players"),
+    **dict.fromkeys(("TextParallelEnv", "parallel_env"), "parallel"),
     "render_messages": "prompting",
     **dict.fromkeys(
         ("Decision", "GameState", "IllegalMovePolicy", "Player", "SeatInformation"), "turn"
@@ -91,11 +94,13 @@ __all__ = [
     "SeatView",
     "TextActionWrapper",
     "TextGameEnv",
+    "TextParallelEnv",
     "__version__",
     "get_spec",
     "list_envs",
     "list_text_envs",
     "make",
+    "parallel_env",
     "play_match",
     "play_match_sync",
     "register_envs",

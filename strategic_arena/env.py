@@ -77,6 +77,16 @@ class TextGameEnv(AECEnv[str, Observation, int]):
       clone it, but change it only through ``step`` (``step`` checks a move against the legal
       actions of the observation just made, which the env forgets whenever it changes the
       state itself; a state replaced by another object is never mistaken for it).
+    * **Parallel API.** ``metadata["is_parallelizable"]`` is true for the simultaneous-move
+      games only, and there PettingZoo's ``aec_to_parallel`` is valid: it needs the agents to
+      step in a fixed cycle, with rewards and terminations changing only at the end of a cycle.
+      At a simultaneous turn every seat acts (OpenSpiel takes one action from each; its
+      simultaneous-move games decide every turn so), the agents step in seat order, a held-back
+      step changes nothing and pays nothing, and the moves are applied -- rewards paid, the game
+      ended -- when the last seat steps: one cycle per turn. A turn-based game has no such cycle
+      (a game may end in the middle of one; Kuhn Poker's seats do not alternate), so it stays
+      false there, and :func:`strategic_arena.parallel.parallel_env` plays it one seat per step
+      as PettingZoo's ``turn_based_aec_to_parallel`` does.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class-level convention
@@ -94,7 +104,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.spec = spec
         self.game = spec.game
         self.render_mode = render_mode
-        self.metadata = {**self.metadata, "name": spec.env_id}
+        self.metadata = {
+            **self.metadata,
+            "name": spec.env_id,
+            "is_parallelizable": spec.simultaneous,  # see "Parallel API" in the class doc
+        }
         self.possible_agents = [f"player_{i}" for i in range(spec.num_players)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._num_actions = int(self.game.num_distinct_actions())

@@ -8,7 +8,7 @@ import numpy as np
 import pyspiel
 import pytest
 from cases import CURATED, GENERIC
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import strategic_arena as sa
 from strategic_arena.env import TextGameEnv
@@ -31,6 +31,37 @@ def test_pettingzoo_api_test(env_id: str, params: dict[str, int]) -> None:
 @pytest.mark.parametrize(("env_id", "params"), ALL_CASES, ids=CASE_IDS)
 def test_pettingzoo_seed_test(env_id: str, params: dict[str, int]) -> None:
     seed_test(lambda: _make(env_id, params), num_cycles=300)
+
+
+#: The parallel API's cases: every case above, and two-player Goofspiel as OpenSpiel defines it.
+PARALLEL_CASES = [*ALL_CASES, ("openspiel/goofspiel", {})]
+PARALLEL_IDS = [env_id for env_id, _ in PARALLEL_CASES]
+
+
+@pytest.mark.parametrize(("env_id", "params"), PARALLEL_CASES, ids=PARALLEL_IDS)
+def test_pettingzoo_parallel_api_test(env_id: str, params: dict[str, int]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the parallel env answers every live agent: no warning
+        parallel_api_test(sa.parallel_env(env_id, **params), num_cycles=300)
+
+
+#: PettingZoo's parallel seed test samples every agent's action without its mask, which the
+#: env refuses unless legal (as the AEC env does): run it where every first move is legal.
+PARALLEL_SEED_CASES = [
+    ("openspiel/blotto", {}),
+    ("openspiel/goofspiel", {}),
+    ("openspiel/goofspiel", {"num_cards": 4, "players": 3}),
+    ("tic_tac_toe-v0", {}),
+    ("connect_four-v0", {}),
+    ("kuhn_poker-v0", {}),
+]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "params"), PARALLEL_SEED_CASES, ids=[env_id for env_id, _ in PARALLEL_SEED_CASES]
+)
+def test_pettingzoo_parallel_seed_test(env_id: str, params: dict[str, int]) -> None:
+    parallel_seed_test(lambda: sa.parallel_env(env_id, **params), num_cycles=300)
 
 
 def _random_game_in_lockstep(env: TextGameEnv, rng: np.random.Generator, seed: int) -> int:

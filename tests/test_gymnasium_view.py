@@ -4,6 +4,9 @@ learning to beat a random player at Tic-Tac-Toe."""
 
 from __future__ import annotations
 
+import gc
+import os
+import warnings
 from typing import Any
 
 import gymnasium
@@ -26,6 +29,46 @@ def test_every_curated_game_is_registered_with_gymnasium_make() -> None:
     observation, _ = env.reset(seed=4)
     assert set(observation) == {"observation", "action_mask", "text"}  # the default keeps it
     env.close()
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_views_dropped_without_close_release_their_event_loops_silently() -> None:
+    gc.collect()
+    start = _open_descriptors()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # Seat 1: the opponent moves first, so every view runs its private event loop.
+        views = [sa.single_agent("tic_tac_toe-v0", seat=1) for _ in range(300)]
+        for seed, view in enumerate(views):
+            view.reset(seed=seed)
+        assert _open_descriptors() >= start + 300  # the loops are open while the views are
+        del views, view
+        gc.collect()
+    assert _open_descriptors() <= start + 3
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_close_releases_the_event_loop_and_a_closed_view_plays_on() -> None:
+    view = sa.single_agent("tic_tac_toe-v0", seat=1)
+    before = _open_descriptors()
+    observation, _ = view.reset(seed=0)
+    assert _open_descriptors() > before
+    view.close()
+    view.close()  # twice is fine
+    assert _open_descriptors() <= before  # at once, not at collection
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a closed loop used again would raise
+        observation, _ = view.reset(seed=0)
+        action = int(np.flatnonzero(observation["action_mask"])[0])
+        view.step(action)  # the opponent answers on a new loop
+    assert _open_descriptors() > before
+    view.close()
+    assert _open_descriptors() <= before
 
 
 def test_text_false_drops_the_text_and_keeps_the_arrays() -> None:

@@ -51,10 +51,11 @@ def blocked_modules() -> set[str]:
     """Top-level modules that no distribution of the core's closure provides."""
     core = closure(CORE) | {"strategic-arena", "pip", "setuptools", "packaging"}
     modules = importlib.metadata.packages_distributions()
+    stdlib = sys.stdlib_module_names
     return {
         module
         for module, dists in modules.items()
-        if not any(_normal(dist) in core for dist in dists) and module not in sys.stdlib_module_names
+        if not any(_normal(dist) in core for dist in dists) and module not in stdlib
     }
 
 

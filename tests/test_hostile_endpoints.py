@@ -442,8 +442,8 @@ def test_a_rival_endpoint_gets_no_key_unless_one_is_named_for_it(
             assert len(rival.requests) > 1  # the preflight and the games
         err = capsys.readouterr().err
         # The preflight of each endpoint says which key it is sent, by the variable's name.
-        assert f"Endpoint {candidate.base_url}: sent the API key in $OPENAI_API_KEY (set)" in err
-        sent = "the API key in $RIVAL_KEY (set)" if expected else "no API key (none named"
+        assert f"Endpoint {candidate.base_url}: sent the API key in $OPENAI_API_KEY" in err
+        sent = "the API key in $RIVAL_KEY" if expected else "no API key (none named"
         assert f"Endpoint {rival.base_url}: sent {sent}" in err
         assert_nowhere(ours, err, tmp_path)
 

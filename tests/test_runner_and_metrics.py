@@ -204,3 +204,19 @@ def test_progress_line_counts_games_errors_and_eta() -> None:
     assert line.endswith("| 0.25 games/s | ETA 20s"), line  # 5 left (one failed) / 0.25
     bar.update(final=True)
     assert stream.getvalue().count("\n") == 4  # not a terminal: one line per update
+
+
+def test_progress_never_passes_the_total_when_workers_share_a_run() -> None:
+    """Another worker stores games after this one counted its resumed ones: 100% at most."""
+    import io
+
+    from strategic_arena.arena.runner import Progress
+
+    now = [0.0]
+    bar = Progress(80, 40, stream=io.StringIO(), interval_s=0.0, clock=lambda: now[0])
+    for step in range(41):  # one game more than this worker's share
+        now[0] = float(step)
+        bar.update()
+    line = bar.line()
+    assert "80/80 games" in line and "100%" in line and "101%" not in line
+    assert "ETA 0s" in line and "-0s" not in line

@@ -221,7 +221,9 @@ def evaluate(
         settings: dict[str, Any] = {
             # Every model of the run is evaluated: opponents behind endpoints too.
             "candidates": list(dict.fromkeys([candidate.name, *opponent_models])),
-            "model": dict(candidate.params),
+            # The embedded suite's port is this process's own pick, different in each worker:
+            # not part of what the run is (None, as in its default name).
+            "model": {**candidate.params, **({"base_url": None} if model.base_url is None else {})},
             "opponents": per_env,
             "num_games": num_games,
             "protocol": protocol,

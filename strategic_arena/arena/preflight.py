@@ -82,8 +82,9 @@ def key_source(api_key_env: str | None) -> str:
     """Which key a request carries, by the variable's name: what messages say about it."""
     if not api_key_env:
         return "no API key (none named for it)"
-    state = "set" if os.environ.get(api_key_env) else "not set: no key is sent"
-    return f"the API key in ${api_key_env} ({state})"
+    if not os.environ.get(api_key_env):
+        return f"no API key (${api_key_env} is not set)"
+    return f"the API key in ${api_key_env}"
 
 
 def _auth(base_url: str, status: int, api_key_env: str | None) -> PreflightError:

@@ -480,13 +480,15 @@ class Progress:
     def line(self) -> str:
         """The current status line."""
         rate = self.rate()
-        left = self.total - self.resumed - self.done - self.failed - self.incomplete
+        # Workers sharing a run: games another worker stored after this one counted its resumed
+        # games can make the sum pass the total; the line never says more than all of them.
+        left = max(self.total - self.resumed - self.done - self.failed - self.incomplete, 0)
         speed = (
             " | rate pending"
             if rate is None
             else f" | {rate:.3g} {self.unit}/s | ETA {left / rate:.0f}s"
         )
-        finished = self.resumed + self.done
+        finished = min(self.resumed + self.done, self.total)
         share = finished / self.total if self.total else 1.0
         filled = round(20 * share)
         parts = [

@@ -251,3 +251,20 @@ def test_a_benchmark_row_or_stored_value_nested_past_the_stack_is_one_line(
         raw.execute("UPDATE runs SET settings = ?", ("[" * 100_000 + "]" * 100_000,))
     assert main(["runs", "--db", str(db)]) == 2
     assert "nested deeper" in one_line_error(capsys.readouterr().err)
+
+
+def test_a_real_server_refusing_such_passwords_never_hears_them_misparsed(
+    pg_server: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against a real PostgreSQL server: the password reaches it whole (refused as wrong), and
+    neither it nor a part of it is printed; the right password with an ``@`` in the URL works."""
+    from tests.pg import Server
+
+    assert isinstance(pg_server, Server)
+    database = pg_server.create_database()
+    for password in ("pa@ss@SECRET2-at", "SECRET3 x"):
+        url = pg_server.tcp_url(database, password=password)
+        assert main(["runs", "--db", url]) == 2
+        err = capsys.readouterr().err
+        assert "authentication failed" in one_line_error(err)
+        assert "SECRET" not in err and "ss@" not in err

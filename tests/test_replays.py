@@ -236,6 +236,32 @@ def test_publish_can_leave_the_replays_out(store_path: Path, tmp_path: Path) -> 
     assert '<script type="application/json"' not in page and 'href="#replays-' not in page
 
 
+def test_publish_command_takes_the_number_of_replays(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["publish", "--db", str(store_path), "--out", str(tmp_path), "--passes", "1"]
+    assert main([*argv, "--replays", "1"]) == 0
+    replays = load_replays(tmp_path)
+    assert replays["games_per_pair"] == 1 and len(replays["games"]) == 6
+    assert "Up to 1 game of each pair of players" in (tmp_path / "index.html").read_text()
+    assert main([*argv, "--replays", "-1"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--replays must be at least 0, not -1")
+
+
+def test_a_long_view_keeps_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A free-text game's view ends with its latest moves: a view past the limit keeps them."""
+    from strategic_arena.leaderboard import replays
+
+    env = make(KUHN)
+    env.reset(seed=1)
+    full = replays.board(env, ["a", "b"])["views"]
+    monkeypatch.setattr(replays, "VIEW_LIMIT", 40)
+    cut = replays.board(env, ["a", "b"])["views"]
+    for whole, part in zip(full, cut, strict=True):
+        assert part["label"] == whole["label"] and len(part["text"]) == 40
+        assert part["text"] == "…" + whole["text"][-39:]
+
+
 # ------------------------------------------------------------------------------------------
 # in a browser
 

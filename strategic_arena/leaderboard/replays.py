@@ -49,7 +49,8 @@ GAMES_PER_PAIR = 2
 #: Characters kept of a move's answer and of its reasoning (the full length is recorded).
 TEXT_LIMIT = 1000
 
-#: Characters kept of one seat's view of a board (a free-text game's view quotes its moves).
+#: Characters kept of one seat's view of a board, from its end (a free-text game's view quotes
+#: its moves, the latest last).
 VIEW_LIMIT = 4000
 
 #: OpenSpiel games whose state string is a grid of cells (``.``, ``x``, ``o``), drawn as one.
@@ -139,6 +140,15 @@ def _move(move: StoredMove, grade: MoveGrade | None, limit: int) -> dict[str, An
     }
 
 
+def _tail(view: str) -> str:
+    """A seat's view, printable, its last :data:`VIEW_LIMIT` characters when longer.
+
+    The end, not the start: a free-text game's view ends with the latest moves.
+    """
+    shown = printable(view, keep_newlines=True)
+    return "…" + shown[-(VIEW_LIMIT - 1) :] if len(shown) > VIEW_LIMIT else shown
+
+
 def board(env: TextGameEnv, players: Sequence[str]) -> dict[str, Any]:
     """The board of ``env``'s current state as the page draws it (see the module).
 
@@ -147,15 +157,12 @@ def board(env: TextGameEnv, players: Sequence[str]) -> dict[str, Any]:
     spec, state = env.spec, env.spiel_state
     if spec.openspiel_name in GRID_GAMES:
         return {"grid": str(state).splitlines()}
-    views = [
-        printable(spec.observation_text(state, seat), keep_newlines=True, limit=VIEW_LIMIT)
-        for seat in range(len(players))
-    ]
-    if len(set(views)) == 1:
-        return {"views": [{"label": "what every seat sees", "text": views[0]}]}
+    views = [spec.observation_text(state, seat) for seat in range(len(players))]
+    if len(set(views)) == 1:  # compared whole: views that differ only in a cut part differ
+        return {"views": [{"label": "what every seat sees", "text": _tail(views[0])}]}
     return {
         "views": [
-            {"label": f"seat {seat} ({printable_line(name)}) sees", "text": view}
+            {"label": f"seat {seat} ({printable_line(name)}) sees", "text": _tail(view)}
             for seat, (name, view) in enumerate(zip(players, views, strict=True))
         ]
     }

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from strategic_arena.door.printable import printable
 from strategic_arena.leaderboard import FILES, publish, reproduce, schema
 from strategic_arena.serve import PlayerServer
 from strategic_arena.turn import Decision, GameState, Player
+from tests.browser import headless_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboards"
@@ -238,7 +238,11 @@ def test_published_pages_show_control_characters_as_escapes(published: Path) -> 
 
 def test_html_escapes_user_strings(published: Path) -> None:
     page = (published / "index.html").read_text()
-    assert page.count("<script") == 1  # the page's own script, nothing else
+    # The page's own script and the replays' data block (never run), nothing else.
+    assert re.findall(r"<script[^>]*>", page) == [
+        '<script type="application/json" id="replay-data">',
+        "<script>",
+    ]
     assert (
         "<img" not in page
         and "<b>" not in page
@@ -430,24 +434,8 @@ def test_the_committed_baseline_ladder_is_valid_and_ordered() -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    if chromium is None or driver_path is None:
-        pytest.skip(
-            "headless Chromium is not installed (Debian: apt-get install chromium "
-            "chromium-driver); CI installs it"
-        )
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(driver_path))
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
@@ -463,6 +451,7 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
         "Mini Hanabi",
         "Grades",
         "Players",
+        "Replays",
         "About",
     ]
 
@@ -520,7 +509,9 @@ def test_page_in_headless_chromium(browser: Any, published: Path) -> None:
     assert EVIL_NAME in text and parameters in text  # controls shown as escapes
     assert "<script>window.__xss = 1; alert(2)</script>" in text
     assert browser.execute_script("return window.__xss === undefined") is True
-    assert len(browser.find_elements(By.TAG_NAME, "script")) == 1
+    # The page's own script, and the replays' frames as a data block (never run).
+    assert len(browser.find_elements(By.CSS_SELECTOR, "script:not([type])")) == 1
+    assert len(browser.find_elements(By.CSS_SELECTOR, 'script[type="application/json"]')) == 1
     assert not browser.find_elements(By.TAG_NAME, "img")
     with pytest.raises(NoAlertPresentException):
         browser.switch_to.alert.text  # noqa: B018

@@ -118,7 +118,7 @@ def test_wheel_ships_templates_and_py_typed(tmp_path: Path) -> None:
     )
     assert shipped == prompt_files(ROOT / "prompts")  # every prompt file, and only those
     assert not any(name.startswith("prompts/") for name in names)  # no top-level folder
-    for data in ("schema.json", "page.css", "page.js"):  # the leaderboard page and its schema
+    for data in ("schema.json", "page.css", "page.js", "replay.js"):  # the page and its schema
         assert f"strategic_arena/leaderboard/{data}" in names, data
 
     installed = tmp_path / "site"

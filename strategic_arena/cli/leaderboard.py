@@ -24,6 +24,7 @@ from strategic_arena.games import get_spec
 from strategic_arena.leaderboard import PublishError, ladder, publish
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT
 from strategic_arena.leaderboard.ladder import BASELINE, NUM_GAMES
+from strategic_arena.leaderboard.replays import GAMES_PER_PAIR, TEXT_LIMIT
 from strategic_arena.ratings import TrueSkillSettings
 
 
@@ -57,6 +58,15 @@ def _add_page_options(command: argparse.ArgumentParser) -> None:
         default=None,
         metavar="TEXT",
         help="a paragraph shown under the title (plain text), e.g. what was evaluated and how",
+    )
+    command.add_argument(
+        "--replays",
+        type=int,
+        default=GAMES_PER_PAIR,
+        metavar="N",
+        help="games the page's Replays tab steps through, per pair of players in each game "
+        f"(the first by run and game key, alternating seats; answers cut at {TEXT_LIMIT} "
+        f"characters; default {GAMES_PER_PAIR}; 0: no Replays tab)",
     )
 
 
@@ -136,6 +146,8 @@ def _publish(
         return fail("--passes must be at least 1")
     if not 0.0 <= args.max_left_out <= 1.0:
         return fail(f"--max-left-out must be between 0 and 1, not {args.max_left_out:g}")
+    if args.replays < 0:
+        return fail(f"--replays must be at least 0, not {args.replays}")
     settings = TrueSkillSettings(passes=args.passes, seed=args.rating_seed)
     try:
         paths = publish(
@@ -146,6 +158,7 @@ def _publish(
             max_left_out=args.max_left_out,
             title=args.title,
             description=args.description,
+            replays_per_pair=args.replays,
         )
     except PublishError as error:
         return fail(error.strerror)

@@ -118,6 +118,22 @@ def is_top_move(grade: MoveGrade) -> bool:
     return grade.category == "graded" and grade.after == grade.before
 
 
+def is_blunder(grade: MoveGrade) -> bool:
+    """Whether a graded move is a *blunder*: it lowers the mover's outcome class.
+
+    Win > draw > loss, by the sign of the exact values: a move from a won position to a drawn
+    or lost one, or from a drawn position to a lost one. A slower win or a faster loss (Connect
+    Four's scores) keeps the class and is no blunder.
+    """
+    if grade.category != "graded" or grade.before is None or grade.after is None:
+        return False
+    return _sign(grade.after) < _sign(grade.before)
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
 def instant_grades(
     store: ResultsStore, games: Sequence[StoredGame], values: PositionValues | None = None
 ) -> list[MoveGrade]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from strategic_arena.arena.metrics import mean_ci
 from strategic_arena.door.printable import printable_line
-from strategic_arena.grading.moves import is_top_move
+from strategic_arena.grading.moves import is_blunder, is_top_move
 from strategic_arena.grading.tables import MoveGrade
 
 ALL = "all"
@@ -35,10 +35,6 @@ def wilson(successes: int, total: int) -> tuple[float | None, float | None, floa
     half = z * math.sqrt(share * (1 - share) / total + z * z / (4 * total * total))
     half /= 1 + z * z / total
     return share, max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _sign(value: int) -> int:
-    return (value > 0) - (value < 0)
 
 
 def _mean_ci(values: Sequence[float]) -> tuple[float | None, float | None]:
@@ -57,7 +53,7 @@ def _figures(grades: Sequence[MoveGrade]) -> dict[str, Any]:
     for grade in graded:
         assert grade.before is not None and grade.after is not None
         best = is_top_move(grade)
-        blunder = _sign(grade.after) < _sign(grade.before)
+        blunder = is_blunder(grade)
         optimal += best
         blunders += blunder
         missed += blunder and grade.before > 0

@@ -6,9 +6,10 @@
   ``leaderboard.schema.json`` (JSON Schema 2020-12), written beside it;
 * ``LEADERBOARD.md`` -- tables per game and overall (:mod:`.markdown`);
 * ``index.html`` -- one offline page with a tab per game, sortable tables and SVG charts
-  (:mod:`.html`).
+  (:mod:`.html`), and a Replays tab that steps through a sample of the games move by move;
+* ``replays.json`` -- that sample, board by board (:mod:`.replays`), also embedded in the page.
 
-The three files render the same data, and the data depend only on the games stored (ratings
+The pages render the same data, and the data depend only on the games stored (ratings
 are order-independent, floats rounded, no timestamps), so publishing the same store twice
 writes identical files. :mod:`.ladder` plays the baseline ladder that ships in
 ``leaderboards/``; the ``publish`` and ``ladder`` commands are in :mod:`.cli`.
@@ -29,20 +30,32 @@ from strategic_arena.grading.export import export_runs
 from strategic_arena.leaderboard import html, markdown
 from strategic_arena.leaderboard.atomic import write_all
 from strategic_arena.leaderboard.data import MAX_LEFT_OUT, SCHEMA_VERSION, build, schema
+from strategic_arena.leaderboard.replays import GAMES_PER_PAIR, build_replays, no_replays
 from strategic_arena.ratings import TrueSkillSettings
 
 __all__ = ["FILES", "SCHEMA_VERSION", "PublishError", "build", "publish", "schema", "write"]
 
 #: The files :func:`publish` writes.
-FILES = ("LEADERBOARD.md", "leaderboard.json", "leaderboard.schema.json", "index.html")
+FILES = (
+    "LEADERBOARD.md",
+    "leaderboard.json",
+    "leaderboard.schema.json",
+    "replays.json",
+    "index.html",
+)
 
 
 class PublishError(OSError):
     """The files could not be written (a full disk, no permission); the old ones are intact."""
 
 
-def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
+def write(
+    data: dict[str, Any], out: str | Path, replays: dict[str, Any] | None = None
+) -> dict[str, Path]:
     """Write the published files of ``data`` (from :func:`build`) into folder ``out``.
+
+    ``replays`` (from :func:`~.replays.build_replays`; none when ``None``) go into
+    ``replays.json`` and the page's Replays tab.
 
     All at once (:mod:`.atomic`): a reader, or a crash at any moment, sees every new file or
     every old one, never a mix or a file cut short. Other files in ``out`` are kept.
@@ -54,11 +67,14 @@ def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
         PublishError: nothing was replaced (its message names the folder and the cause).
     """
     folder = Path(out)
+    replays = replays or no_replays()
     contents = {
         "LEADERBOARD.md": markdown.render(data),
         "leaderboard.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
         "leaderboard.schema.json": json.dumps(schema(), indent=2) + "\n",
-        "index.html": html.render(data),
+        # Compact: the boards of every step add up; one game per line keeps diffs readable.
+        "replays.json": _replays_json(replays),
+        "index.html": html.render(data, replays),
     }
     try:
         write_all(folder, {name: text.encode("utf-8") for name, text in contents.items()})
@@ -71,6 +87,16 @@ def write(data: dict[str, Any], out: str | Path) -> dict[str, Path]:
     return {name: folder / name for name in contents}
 
 
+def _replays_json(replays: dict[str, Any]) -> str:
+    """``replays.json``: compact, one replayed game per line."""
+    games = [
+        json.dumps(game, ensure_ascii=False, separators=(",", ":")) for game in replays["games"]
+    ]
+    head = json.dumps({k: v for k, v in replays.items() if k != "games"}, ensure_ascii=False)
+    body = ",\n".join(games)
+    return head[:-1] + ', "games": [\n' + body + ("\n" if games else "") + "]}\n"
+
+
 def publish(
     db: str | Path | Sequence[str | Path],
     out: str | Path,
@@ -80,6 +106,7 @@ def publish(
     max_left_out: float = MAX_LEFT_OUT,
     title: str | None = None,
     description: str | None = None,
+    replays_per_pair: int = GAMES_PER_PAIR,
 ) -> dict[str, Path]:
     """Build the leaderboard of the results database ``db`` and write it into ``out``.
 
@@ -95,6 +122,8 @@ def publish(
             unscored for it to be ranked (see :func:`build`).
         title: the pages' title (default "Leaderboards").
         description: a paragraph under the title (plain text, shown as written).
+        replays_per_pair: games replayed in the page per pair of players in each game
+            (:func:`~.replays.sample`; 0: no Replays tab).
 
     Raises:
         FileNotFoundError: ``db`` does not exist (publishing never creates a database).
@@ -121,4 +150,5 @@ def publish(
                 title=title,
                 description=description,
             )
-    return write(data, out)
+            replays = build_replays(store, run_names, per_pair=replays_per_pair)
+    return write(data, out, replays)

@@ -159,7 +159,8 @@ STRATEGY_FIELDS = (
 )
 
 
-def _env_order(env_id: str) -> tuple[int, str]:
+def env_order(env_id: str) -> tuple[int, str]:
+    """The pages' order of games: the curated games first, in their listing order, then by id."""
     return (list(CURATED).index(env_id) if env_id in CURATED else len(CURATED), env_id)
 
 
@@ -491,7 +492,7 @@ def _samples(
                     "truncated": len(response) > RESPONSE_LIMIT,
                 }
             )
-    samples.sort(key=lambda s: (_env_order(s["env_id"]), s["player"], s["run"], s["game_key"]))
+    samples.sort(key=lambda s: (env_order(s["env_id"]), s["player"], s["run"], s["game_key"]))
     return samples
 
 
@@ -572,7 +573,7 @@ def build(
         if summary.seat is None:
             rows[summary.env_id][summary.player][summary.opponent] = summary
     envs = []
-    for env_id in sorted(rows, key=_env_order):
+    for env_id in sorted(rows, key=env_order):
         unranked = coverage.unranked(env_id, rows[env_id])
         if get_spec(env_id).cooperative:
             env = _cooperative(env_id, summaries, rows[env_id], kinds, baselines, unranked)

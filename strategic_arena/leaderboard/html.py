@@ -38,12 +38,19 @@ from strategic_arena.leaderboard._cells import (
 from strategic_arena.leaderboard._charts import Bar, bar_chart, grid_chart, rating_chart
 from strategic_arena.leaderboard._coverage_html import env_coverage, overall_coverage
 from strategic_arena.leaderboard._grades_html import grades_panel
+from strategic_arena.leaderboard._replays_html import data_block, link_cell, links, replays_panel
 from strategic_arena.leaderboard._transfer import transfer_panel
 
 #: Headers that must not break inside (headers wrap between words to keep columns narrow).
 CONSERVATIVE = "μ&nbsp;−&nbsp;3σ"
 MU_SIGMA = "TrueSkill μ&nbsp;±&nbsp;σ"
 INVALID = "invalid&nbsp;%"
+
+#: (env id, player) -> (the id of the player's list of replays in that game, how many).
+Links = Mapping[tuple[str, str], tuple[str, int]]
+
+#: The last column of a game's tables when some of its games are replayed.
+REPLAYS_COLUMN = Column("replays", descending=True, title="this player's games in the Replays tab")
 
 
 def _asset(name: str) -> str:
@@ -124,7 +131,17 @@ def _rated_cells(row: Mapping[str, Any], normalized: float | None) -> list[Cell]
     ]
 
 
-def _competitive(env: Mapping[str, Any]) -> str:
+def _replay_columns(env: Mapping[str, Any], found: Links) -> list[Column]:
+    """The replays column when some of the env's games are replayed, else none."""
+    return [REPLAYS_COLUMN] if any(env_id == env["env_id"] for env_id, _ in found) else []
+
+
+def _replay_cells(env: Mapping[str, Any], found: Links, row: Mapping[str, Any]) -> list[Cell]:
+    """The cells of :func:`_replay_columns`: a link to the row's player's replays there."""
+    return [link_cell(found, env["env_id"], row["player"]) for _ in _replay_columns(env, found)]
+
+
+def _competitive(env: Mapping[str, Any], found: Links) -> str:
     norm = env["normalization"]
     opponents = env["reference_opponents"]
     # Key columns first (rank, player, the ranking score, normalized, invalid %): they stay in
@@ -137,6 +154,7 @@ def _competitive(env: Mapping[str, Any]) -> str:
             )
             for name in opponents
         ),
+        *_replay_columns(env, found),
     ]
 
     def cells(row: Mapping[str, Any]) -> list[Cell]:
@@ -152,6 +170,7 @@ def _competitive(env: Mapping[str, Any]) -> str:
                 else number_cell(None, fmt.MISSING)
                 for name in opponents
             ),
+            *_replay_cells(env, found, row),
         ]
 
     title = escape(env["title"])
@@ -191,7 +210,7 @@ def _competitive(env: Mapping[str, Any]) -> str:
     )
 
 
-def _cooperative(env: Mapping[str, Any]) -> str:
+def _cooperative(env: Mapping[str, Any], found: Links) -> str:
     norm = env["normalization"]
     bots = ", ".join(escape(name) for name in env["partner_bots"]) or "none"
     columns = [
@@ -203,6 +222,7 @@ def _cooperative(env: Mapping[str, Any]) -> str:
         Column("normalized (self-play)", descending=True),
         Column("normalized (with bot)", descending=True),
         Column(INVALID, descending=True),
+        *_replay_columns(env, found),
     ]
 
     def cells(row: Mapping[str, Any]) -> list[Cell]:
@@ -220,6 +240,7 @@ def _cooperative(env: Mapping[str, Any]) -> str:
             number_cell(own["normalized"] if own else None, fmt.score(own and own["normalized"])),
             number_cell(bot["normalized"] if bot else None, fmt.score(bot and bot["normalized"])),
             number_cell(row["invalid_rate"], fmt.percent(row["invalid_rate"])),
+            *_replay_cells(env, found, row),
         ]
 
     bars: list[tuple[str, Sequence[Bar]]] = []
@@ -471,16 +492,14 @@ def _teams(teams: Sequence[Mapping[str, Any]]) -> str:
     return note + table(columns, rows, "team games: each line-up against the other teams")
 
 
-def render(data: Mapping[str, Any]) -> str:
-    """``index.html`` for :func:`strategic_arena.leaderboard.build` output."""
-    script, style = _asset("page.js"), _asset("page.css")
-    csp = (
-        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
-    )
+def _panels(
+    data: Mapping[str, Any], replays: Mapping[str, Any] | None
+) -> list[tuple[str, str, str]]:
+    """Each tab's key, title and panel body, in tab order."""
+    found = links(replays)
     panels: list[tuple[str, str, str]] = [("overall", "Overall", _overall(data))]
     for index, env in enumerate(data["envs"], start=1):
-        body = _cooperative(env) if env["cooperative"] else _competitive(env)
+        body = _cooperative(env, found) if env["cooperative"] else _competitive(env, found)
         panels.append((f"game-{index}", env["title"], body))
     if data.get("teams"):
         panels.append(("teams", "Teams", _teams(data["teams"])))
@@ -489,8 +508,29 @@ def render(data: Mapping[str, Any]) -> str:
     panels += [
         ("grades", "Grades", grades_panel(data)),
         ("players", "Players", _players(data)),
-        ("about", "About", _about(data)),
     ]
+    if replays and replays["games"]:
+        panels.append(("replays", "Replays", replays_panel(replays)))
+    panels.append(("about", "About", _about(data)))
+    return panels
+
+
+def render(data: Mapping[str, Any], replays: Mapping[str, Any] | None = None) -> str:
+    """``index.html`` for :func:`strategic_arena.leaderboard.build` output.
+
+    With ``replays`` (:func:`strategic_arena.leaderboard.replays.build_replays`) that hold
+    games, the page gets a Replays tab, its game tables a column linking each row to its
+    player's replays, and the replays' frames as an inert JSON block.
+    """
+    # One script: the tabs and tables (page.js), then the replay viewer (replay.js).
+    script = _asset("page.js") + "\n" + _asset("replay.js")
+    style = _asset("page.css")
+    csp = (
+        f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    panels = _panels(data, replays)
+    frames = data_block(replays) + "\n" if replays and replays["games"] else ""
     tabs = "".join(
         f'<button type="button" role="tab" id="tab-{key}" aria-controls="panel-{key}" '
         f'aria-selected="{str(i == 0).lower()}">{escape(title)}</button>'
@@ -526,5 +566,5 @@ def render(data: Mapping[str, Any]) -> str:
         f"{warnings}</header>\n"
         f'<nav role="tablist" aria-label="Leaderboards">{tabs}</nav>\n'
         f"<main>\n{sections}\n</main>\n"
-        f"<script>{script}</script>\n</body>\n</html>\n"
+        f"{frames}<script>{script}</script>\n</body>\n</html>\n"
     )

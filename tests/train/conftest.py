@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +39,36 @@ def tiny_overrides(tmp_path: Path) -> Callable[..., list[str]]:
         return [*TINY, f"run.output_dir={tmp_path / 'run'}", *overrides]
 
     return make
+
+
+def learner_for(cfg: Any, model: Any, **kwargs: Any) -> Any:
+    """A learner of the run ``cfg`` (its sections) for ``model``: what the trainer builds."""
+    from strategic_arena.train.policy.learner import Learner
+
+    return Learner.for_run(
+        cfg.ppo,
+        cfg.correction,
+        model,
+        sampling=cfg.sampling,
+        steps=cfg.run.steps,
+        compute=cfg.precision.compute_dtype,
+        **kwargs,
+    )
+
+
+def workload(cfg: Any) -> Any:
+    """The sections of ``cfg`` the placement check reads."""
+    from strategic_arena.train.engines.placement import Workload
+
+    return Workload(cfg.model, cfg.precision, cfg.rollout, cfg.vllm, cfg.placement, cfg.ppo)
+
+
+def settings_sections(cfg: Any) -> dict[str, Any]:
+    """The sections ``write_eval_settings`` reads, by its parameter names."""
+    return {
+        "run": cfg.run,
+        "model": cfg.model,
+        "answer": cfg.answer,
+        "sampling": cfg.sampling,
+        "evaluation": cfg.eval,
+    }

@@ -89,7 +89,7 @@ def test_each_games_requests_carry_its_sampling(tmp_path: Path) -> None:
             "model.tiny_vocab=prompts",
         ],
     )
-    tokenizer = load_tokenizer(cfg)
+    tokenizer = load_tokenizer(cfg.model, cfg.games, cfg.answer)
     server = RecordingVllm(int(tokenizer.eos_token_id))
     engine = VLLMServerEngine([server.url], "policy", [tokenizer.eos_token_id])
     try:

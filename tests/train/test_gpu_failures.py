@@ -30,6 +30,7 @@ from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerE
 from strategic_arena.train.engines.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
 from strategic_arena.train.policy.importance import correct  # noqa: E402
+from tests.train.conftest import learner_for  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
 
@@ -283,7 +284,6 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
     one, whose temporaries are as large as the weights each rank steps."""
     from strategic_arena.train.dist import DistInfo, shard
     from strategic_arena.train.memory import ModelShape
-    from strategic_arena.train.policy.learner import Learner
     from strategic_arena.train.policy.shaped_model import build_shaped_model
 
     shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
@@ -300,7 +300,7 @@ def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
         )
         results = []
         for model in (plain, sharded):
-            learner = Learner.from_config(cfg, model, pad_id=0)
+            learner = learner_for(cfg, model, pad_id=0)
             assert learner.optimizer.defaults["fused"] is True
             learner.update(turns, np.random.default_rng(0))
             results.append(
@@ -374,7 +374,7 @@ def test_the_disk_sync_folder_is_sized_for_bf16_pushes(tmp_path: Path) -> None:
 
     cfg = load_config(None, ["rollout.engine=vllm", f"vllm.weight_sync_dir={tmp_path / 'sync'}"])
     huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)
-    (problem,) = sync_dir_problems(cfg, huge, gpu=True)
+    (problem,) = sync_dir_problems(cfg.rollout, cfg.vllm, cfg.precision, huge, gpu=True)
     assert f"{huge.parameters:,} parameters x 2 bytes" in problem
     recipe = Path(__file__).resolve().parents[2] / "configs" / "gpu1_qwen3_4b_colocated.yaml"
     assert "/dev/shm needs 8 GB free (bf16 weights)" in recipe.read_text(encoding="utf-8")

@@ -24,6 +24,7 @@ from strategic_arena.train.engines.serving import (
     write_eval_settings,
 )
 from tests.servers import FaultServer
+from tests.train.conftest import settings_sections
 
 
 def _venv(root: Path, *, cpu: bool) -> str:
@@ -101,7 +102,7 @@ def test_the_evaluation_settings_keep_the_answer_token_and_every_sampling_field(
         None,
         ["answer.style=boxed", "answer.strict=false", "eval.temperature=0.5", "sampling.top_k=20"],
     )
-    asking, sampling = eval_settings(cfg)
+    asking, sampling = eval_settings(cfg.answer, cfg.sampling, cfg.eval)
     assert asking == Asking(
         style="boxed", strict=False, extra_body={"include_stop_str_in_output": True}
     )
@@ -144,7 +145,9 @@ def test_the_eval_of_a_checkpoint_carries_each_games_own_sampling(tmp_path: Path
     checkpoint = tmp_path / "step-000003"
     (checkpoint / "policy").mkdir(parents=True)
     (checkpoint / "policy" / "config.json").write_text("{}")
-    write_eval_settings(cfg, checkpoint, 3, dtype="float32", max_model_len=2048)
+    write_eval_settings(
+        checkpoint, 3, dtype="float32", max_model_len=2048, **settings_sections(cfg)
+    )
     recipe = serve_recipe(checkpoint, served="run-step-3", python=_venv(tmp_path / "v", cpu=True))
     command = eval_command(recipe, settings_file(checkpoint))
     given = 'kuhn_poker-v0:temperature=0.7,top_p=0.8,top_k=30,min_p=0.05,stop=["a,b"]'

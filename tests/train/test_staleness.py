@@ -9,7 +9,7 @@ import pytest
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.algo.staleness import filter_stale, game_lag
-from strategic_arena.train.loop.async_rollouts import RolloutWorker
+from strategic_arena.train.loop.async_rollouts import PlayedRound, RolloutWorker
 from strategic_arena.train.loop.rollout import GamePlan
 
 
@@ -67,11 +67,11 @@ def _plan(index: int) -> GamePlan:
 
 
 def test_worker_hands_rounds_over_in_order_and_raises_their_errors() -> None:
-    async def play(plans: Sequence[GamePlan], round_: int) -> list[Episode]:
+    async def play(plans: Sequence[GamePlan], round_: int) -> PlayedRound:
         await asyncio.sleep(0)
         if round_ == 6:
             raise RuntimeError("server died")
-        return [_game(100 * round_ + plan.index, [round_]) for plan in plans]
+        return PlayedRound([_game(100 * round_ + plan.index, [round_]) for plan in plans], 1)
 
     worker = RolloutWorker(play, first_round=4)
     with pytest.raises(ValueError, match="round 5 submitted, round 4 expected"):
@@ -80,10 +80,10 @@ def test_worker_hands_rounds_over_in_order_and_raises_their_errors() -> None:
     worker.submit(5, [_plan(0)])
     worker.submit(6, [_plan(0)])
     assert worker.submitted == 7
-    episodes, waited = worker.take(4)
-    assert [e.seed for e in episodes] == [400, 401]
+    played, waited = worker.take(4)
+    assert [e.seed for e in played.episodes] == [400, 401] and played.dropped == 1
     assert waited >= 0.0
-    assert [e.seed for e in worker.take(5)[0]] == [500]
+    assert [e.seed for e in worker.take(5)[0].episodes] == [500]
     with pytest.raises(RuntimeError, match="server died"):
         worker.take(6)
     with pytest.raises(ValueError, match="never submitted"):

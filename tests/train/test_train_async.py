@@ -32,7 +32,7 @@ def test_async_run_trains_only_games_within_the_bound(tiny_overrides: Overrides)
     )
     versions: dict[int, set[int | None]] = {}
     with Trainer(cfg) as trainer:
-        assert not trainer.engine_shares_weights  # rollouts sample from their own copy
+        assert not trainer.engine.shares_weights  # rollouts sample from their own copy
 
         def record(step: int, metrics: dict[str, float]) -> None:
             versions[step] = {t.weight_version for e in trainer.last_episodes for t in e.turns}
@@ -98,7 +98,7 @@ def test_async_is_the_synchronous_loop_trained_on_one_step_old_games(
     )
     synchronous = Trainer(load_config(None, base))
     try:
-        assert delayed.engine_shares_weights and not asynchronous.engine_shares_weights
+        assert delayed.engine.shares_weights and not asynchronous.engine.shares_weights
         curves = [
             [t.train_step()["train/invalid_rate"] for _ in range(4)]
             for t in (asynchronous, delayed, synchronous)

@@ -21,6 +21,7 @@ from strategic_arena.serve import PlayerServer
 from strategic_arena.train.config import load_config
 from strategic_arena.train.loop.metrics import read_metrics
 from strategic_arena.train.loop.trainer import Trainer
+from tests.train.conftest import settings_sections
 
 Overrides = Callable[..., list[str]]
 
@@ -166,7 +167,7 @@ def test_the_printed_eval_command_carries_the_runs_reasoning_rule(tmp_path: Path
         checkpoint = tmp_path / f"rule-{rule}" / "step-000003"
         (checkpoint / "policy").mkdir(parents=True)
         (checkpoint / "policy" / "config.json").write_text("{}")
-        write_eval_settings(cfg, checkpoint, 3, "float32", 512)
+        write_eval_settings(checkpoint, 3, "float32", 512, **settings_sections(cfg))
         text = run_summary(cfg, 3, checkpoint)
         # the command asks as the run did: its settings file, the reasoning rule included
         assert f"--settings {checkpoint / SETTINGS_FILE}" in text

@@ -24,8 +24,9 @@ from strategic_arena.train.engines.engine import (  # noqa: E402
     filter_logits,
 )
 from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder, learner_turns  # noqa: E402
-from strategic_arena.train.policy.learner import Learner, collate, sequence_logprobs  # noqa: E402
+from strategic_arena.train.policy.learner import collate, sequence_logprobs  # noqa: E402
 from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
+from tests.train.conftest import learner_for  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -72,7 +73,7 @@ def test_first_ppo_ratio_is_one(tiny: tuple[Any, Any]) -> None:
 
     model, tokenizer = tiny
     cfg = load_config(None, ["ppo.lr=1e-9", "ppo.micro_batch_size=2", "sampling.temperature=0.8"])
-    learner = Learner.from_config(cfg, model, pad_id=tokenizer.pad_token_id)
+    learner = learner_for(cfg, model, pad_id=tokenizer.pad_token_id)
     engine = TransformersEngine(model, tokenizer)
     prompts = _prompts(tokenizer)
     generations = engine.generate(

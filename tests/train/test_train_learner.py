@@ -27,6 +27,7 @@ from strategic_arena.train.policy.learner import (  # noqa: E402
     token_weights,
 )
 from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
+from tests.train.conftest import learner_for  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -145,7 +146,7 @@ def test_gradient_accumulation_matches_one_big_batch(
                 "ppo.grad_clip=0",
             ],
         )
-        learner = Learner.from_config(cfg, copy_, pad_id=tokenizer.pad_token_id)
+        learner = learner_for(cfg, copy_, pad_id=tokenizer.pad_token_id)
         metrics = learner.update(turns, np.random.default_rng(0))
         results.append(
             (metrics["train/grad_norm"], [p.detach().clone() for p in copy_.parameters()])
@@ -163,7 +164,7 @@ def test_kl_to_the_reference_starts_at_zero_and_grows(tiny: tuple[Any, Any]) -> 
     cfg = load_config(
         None, ["ppo.lr=5e-2", "ppo.kl_coef=0.5", "ppo.epochs=3", "ppo.micro_batch_size=4"]
     )
-    learner = Learner.from_config(cfg, policy, pad_id=tokenizer.pad_token_id, reference=reference)
+    learner = learner_for(cfg, policy, pad_id=tokenizer.pad_token_id, reference=reference)
     turns = _rollout(model, tokenizer, 8, seed=2)
     first = learner.update(turns, np.random.default_rng(0))
     second = learner.update(turns, np.random.default_rng(1))
@@ -176,7 +177,7 @@ def test_policy_gradient_raises_a_rewarded_tokens_probability(tiny: tuple[Any, A
     model, tokenizer = tiny
     model = copy.deepcopy(model)
     cfg = load_config(None, ["ppo.lr=1e-2", "ppo.micro_batch_size=32", "sampling.max_tokens=1"])
-    learner = Learner.from_config(cfg, model, pad_id=tokenizer.pad_token_id)
+    learner = learner_for(cfg, model, pad_id=tokenizer.pad_token_id)
     engine = TransformersEngine(model, tokenizer)
     target = tokenizer.convert_tokens_to_ids("\\boxed{bet}")
     prompt = tokenizer("check bet", add_special_tokens=False)["input_ids"]
@@ -225,7 +226,7 @@ def test_entropy_bonus_raises_the_entropy_and_matches_its_definition(
     entropies = {}
     for coef in (0.0, 1.0):
         cfg = load_config(None, ["ppo.lr=5e-2", f"ppo.entropy_coef={coef}", "ppo.epochs=3"])
-        learner = Learner.from_config(cfg, copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
+        learner = learner_for(cfg, copy.deepcopy(model), pad_id=tokenizer.pad_token_id)
         first = learner.update(turns, np.random.default_rng(0))["train/entropy"]
         entropies[coef] = (first, learner.update(turns, np.random.default_rng(1))["train/entropy"])
     assert entropies[0.0][0] == pytest.approx(entropies[0.0][1], rel=1e-5)  # nothing to learn
@@ -239,7 +240,7 @@ def _moved_fraction(tiny: tuple[Any, Any], dtype: Any, compute: Any) -> tuple[fl
     model, tokenizer = tiny
     policy = copy.deepcopy(model).to(dtype)
     cfg = load_config(None, ["ppo.lr=1e-6", "ppo.lr_schedule=constant", "ppo.grad_clip=0"])
-    learner = Learner.from_config(cfg, policy, pad_id=tokenizer.pad_token_id, compute_dtype=compute)
+    learner = learner_for(cfg, policy, pad_id=tokenizer.pad_token_id, compute_dtype=compute)
     layer = {n: p for n, p in policy.named_parameters() if ".layers." in n and p.dim() == 2}
     before = {name: p.detach().clone() for name, p in layer.items()}
     learner.update(_rollout(model, tokenizer, 8, seed=4), np.random.default_rng(0))
@@ -258,10 +259,10 @@ def test_bfloat16_compute_over_float32_masters_learns_at_lr_1e_6(tiny: tuple[Any
     state = next(iter(learner.optimizer.state.values()))
     assert learner.master_dtype == torch.float32 and state["exp_avg"].dtype == torch.float32
     turns = _rollout(tiny[0], tiny[1], 4, seed=5)
-    reference = Learner.from_config(
+    reference = learner_for(
         load_config(None, []), copy.deepcopy(tiny[0]), pad_id=tiny[1].pad_token_id
     ).recompute_logprobs(turns)
-    bf16 = Learner.from_config(
+    bf16 = learner_for(
         load_config(None, ["precision.compute_dtype=bfloat16"]),
         copy.deepcopy(tiny[0]),
         pad_id=tiny[1].pad_token_id,
@@ -281,19 +282,26 @@ def test_precision_defaults() -> None:
 
     cfg = load_config(None, [])
     cpu, cuda = torch.device("cpu"), torch.device("cuda", 0)
-    assert resolve_dtype(cfg) == torch.float32  # masters: float32 on every device
+    # masters: float32 on every device
+    assert resolve_dtype(cfg.precision, cfg.ppo.lr) == torch.float32
     assert resolve_compute_dtype(cfg.precision.compute_dtype, cpu) == torch.float32
     assert resolve_compute_dtype(cfg.precision.compute_dtype, cuda) == torch.bfloat16
-    assert resolve_server_dtype(cfg, torch.bfloat16) == torch.bfloat16
+    assert resolve_server_dtype(cfg.precision, torch.bfloat16) == torch.bfloat16
     pinned = load_config(
         None, ["precision.server_dtype=float16", "precision.compute_dtype=bfloat16"]
     )
-    assert resolve_server_dtype(pinned, torch.float32) == torch.float16
+    assert resolve_server_dtype(pinned.precision, torch.float32) == torch.float16
     assert resolve_compute_dtype(pinned.precision.compute_dtype, cpu) == torch.bfloat16
     # a LoRA model's frozen base only computes; its float32 adapters are peft's
     lora = load_config(None, ["lora.rank=4"])
-    assert resolve_policy_dtype(lora, torch.float32, torch.bfloat16) == torch.bfloat16
-    assert resolve_policy_dtype(cfg, torch.float32, torch.bfloat16) == torch.float32
+    assert (
+        resolve_policy_dtype(lora.precision, lora.lora, torch.float32, torch.bfloat16)
+        == torch.bfloat16
+    )
+    assert (
+        resolve_policy_dtype(cfg.precision, cfg.lora, torch.float32, torch.bfloat16)
+        == torch.float32
+    )
     # autocast only lowers precision; float32 "compute" over bfloat16 weights is no autocast
     with compute_context(cpu, torch.bfloat16, torch.float32):
         assert torch.is_autocast_enabled("cpu")
@@ -306,7 +314,8 @@ def test_a_16_bit_master_dtype_warns(caplog: pytest.LogCaptureFixture) -> None:
 
     with caplog.at_level("WARNING", logger="strategic_arena.train"):
         assert (
-            resolve_dtype(load_config(None, ["precision.master_dtype=bfloat16"])) == torch.bfloat16
+            resolve_dtype(load_config(None, ["precision.master_dtype=bfloat16"]).precision, 1e-6)
+            == torch.bfloat16
         )
     assert "round away" in caplog.text
 
@@ -316,7 +325,7 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     model, tokenizer = tiny
     turns = _rollout(model, tokenizer, 6, seed=6)
     base = ["ppo.lr=1e-2", "ppo.grad_clip=0", "ppo.micro_batch_size=2"]
-    learner = Learner.from_config(
+    learner = learner_for(
         load_config(None, base), copy.deepcopy(model), pad_id=tokenizer.pad_token_id
     )
     old = learner.recompute_logprobs(turns)
@@ -327,7 +336,7 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     plain = learner.update(turns, np.random.default_rng(0), old_logprobs=old)
     norms = {}
     for cap in ("null", "0.25"):
-        learner = Learner.from_config(
+        learner = learner_for(
             load_config(None, [*base, f"correction.tis_cap={cap}"]),
             copy.deepcopy(model),
             pad_id=tokenizer.pad_token_id,
@@ -341,7 +350,7 @@ def test_importance_correction_scales_the_policy_gradient(tiny: tuple[Any, Any])
     assert metrics["train/is_truncated_frac"] == 1.0  # 0.5 > cap 0.25
     assert norms["null"] == pytest.approx(plain["train/grad_norm"] / 2, rel=1e-4)
     assert norms["0.25"] == pytest.approx(plain["train/grad_norm"] / 4, rel=1e-4)
-    masked = Learner.from_config(
+    masked = learner_for(
         load_config(None, [*base, "correction.is_mask_low=0.6"]),
         copy.deepcopy(model),
         pad_id=tokenizer.pad_token_id,

@@ -26,6 +26,7 @@ from strategic_arena.train.engines.placement import (
     visible_devices,
 )
 from strategic_arena.train.memory import GIB, KNOWN_SHAPES, Layout, ModelShape, estimate
+from tests.train.conftest import workload
 from tests.train.stub_http import StubServer
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -118,7 +119,7 @@ def test_each_term_of_the_estimate_counts_what_it_says() -> None:
     assert eager.server["CUDA graphs"] == 0
     assert estimate(QWEN3_4B, base).phases["rollout"] - eager.phases["rollout"] == GIB
     cfg = load_config(None, ["rollout.engine=vllm", "vllm.server_args=[--max-num-seqs, 64]"])
-    assert layout(cfg, World(1, 1), 80 * GIB).server_sequences == 64
+    assert layout(workload(cfg), World(1, 1), 80 * GIB).server_sequences == 64
 
 
 def test_the_trainer_refuses_before_loading_anything(
@@ -154,8 +155,11 @@ def test_the_trainer_refuses_before_loading_anything(
 def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None:
     two_nodes = World(size=16, local_size=8)
     started = load_config(None, ["rollout.engine=vllm"])
-    assert any("127.0.0.1 of rank 0's node" in p for p in node_problems(started, two_nodes))
-    assert any("/dev/shm" in p for p in node_problems(started, two_nodes))
+    assert any(
+        "127.0.0.1 of rank 0's node" in p
+        for p in node_problems(started.rollout, started.vllm, two_nodes)
+    )
+    assert any("/dev/shm" in p for p in node_problems(started.rollout, started.vllm, two_nodes))
     loopback = load_config(
         None,
         [
@@ -163,10 +167,12 @@ def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None
             "vllm.base_urls=[http://127.0.0.1:8000/v1, http://localhost:8001/v1]",
         ],
     )
-    (problem,) = [p for p in node_problems(loopback, two_nodes) if "loopback" in p]
+    (problem,) = [
+        p for p in node_problems(loopback.rollout, loopback.vllm, two_nodes) if "loopback" in p
+    ]
     assert "http://127.0.0.1:8000/v1" in problem and "http://localhost:8001/v1" in problem
     # the same URLs on one node, and host names across nodes, are fine
-    assert node_problems(loopback, World(size=8, local_size=8)) == []
+    assert node_problems(loopback.rollout, loopback.vllm, World(size=8, local_size=8)) == []
     shared = load_config(
         None,
         [
@@ -175,16 +181,21 @@ def test_multi_node_refuses_loopback_servers_and_a_node_local_sync_dir() -> None
             "vllm.weight_sync_dir=/shared/weights",
         ],
     )
-    assert node_problems(shared, two_nodes) == []
+    assert node_problems(shared.rollout, shared.vllm, two_nodes) == []
 
 
 def test_a_weight_sync_dir_smaller_than_the_weights_is_refused(tmp_path: Path) -> None:
     cfg = load_config(None, ["rollout.engine=vllm", f"vllm.weight_sync_dir={tmp_path / 'sync'}"])
     huge = ModelShape(65536, 1, 1, 1, 1, 1, 10**9, True)  # 65.5e12 parameters: 262 TB
-    (problem,) = sync_dir_problems(cfg, huge)
+    (problem,) = sync_dir_problems(cfg.rollout, cfg.vllm, cfg.precision, huge)
     assert f"weight_sync_dir {tmp_path / 'sync'} has" in problem
     assert f"{huge.parameters:,} parameters x 4 bytes" in problem
-    assert sync_dir_problems(cfg, ModelShape(8, 8, 1, 1, 1, 8, 8, True)) == []
+    assert (
+        sync_dir_problems(
+            cfg.rollout, cfg.vllm, cfg.precision, ModelShape(8, 8, 1, 1, 1, 8, 8, True)
+        )
+        == []
+    )
 
 
 def test_one_node_split_places_servers_by_tensor_parallel_groups(
@@ -204,7 +215,7 @@ def test_one_node_split_places_servers_by_tensor_parallel_groups(
     assert visible_devices([6, 7]) == "6,7"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2,4,6,8,10,12,14")  # the trainer's view
     assert visible_devices([6, 7]) == "12,14"
-    placed = layout(cfg, World(4, 4), 80 * GIB)
+    placed = layout(workload(cfg), World(4, 4), 80 * GIB)
     assert (placed.server_gpus, placed.colocated, placed.learners) == (4, False, 4)
     with pytest.raises(ValueError, match="must split into servers"):
         load_config(
@@ -236,9 +247,9 @@ def test_each_gpu_recipe_fits_its_stated_hardware(name: str) -> None:
     cfg = load_config(CONFIGS / name)
     world, memory = RECIPES[name]
     assert cfg.placement.gpu_memory_gib == memory
-    result = estimate(KNOWN_SHAPES[cfg.model.name], layout(cfg, world, int(memory * GIB)))
+    result = estimate(KNOWN_SHAPES[cfg.model.name], layout(workload(cfg), world, int(memory * GIB)))
     assert result.fits, result.problems
-    assert node_problems(cfg, world) == []
+    assert node_problems(cfg.rollout, cfg.vllm, world) == []
 
 
 class _Recorder(BaseHTTPRequestHandler):

@@ -20,8 +20,8 @@ pytest.importorskip("transformers")
 from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.policy.batching import plan_micro_batches  # noqa: E402
-from strategic_arena.train.policy.learner import Learner  # noqa: E402
 from strategic_arena.train.policy.tiny import build_tiny  # noqa: E402
+from tests.train.conftest import learner_for  # noqa: E402
 from tests.train.launch import torchrun  # noqa: E402
 
 #: (prompt, response) lengths: one turn as long as the six others together.
@@ -45,9 +45,10 @@ model.register_forward_pre_hook(
     with_kwargs=True,
 )
 model = shard(model, info)
-learner = Learner.from_config(
-    load_config(None, ["ppo.micro_batch_size=2"]), model, pad_id=pad_id,
-    rank=info.rank, world_size=info.world_size,
+cfg = load_config(None, ["ppo.micro_batch_size=2"])
+learner = Learner.for_run(
+    cfg.ppo, cfg.correction, model, sampling=cfg.sampling, steps=cfg.run.steps,
+    pad_id=pad_id, rank=info.rank, world_size=info.world_size,
 )
 old = learner.recompute_logprobs(turns)
 with open({out!r} + f"/rank{{info.rank}}.json", "w") as f:
@@ -90,9 +91,7 @@ def test_two_ranks_recompute_each_turn_once_with_equal_tokens(tmp_path: Path) ->
     assert ranks[1]["tokens"] == [16, 16, 16]
 
     model, pad_id, turns = model_and_turns()
-    single = Learner.from_config(
-        load_config(None, ["ppo.micro_batch_size=2"]), model, pad_id=pad_id
-    )
+    single = learner_for(load_config(None, ["ppo.micro_batch_size=2"]), model, pad_id=pad_id)
     expected = single.recompute_logprobs(turns)
     for rank in ranks:
         assert len(rank["old"]) == len(turns)

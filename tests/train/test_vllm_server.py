@@ -43,6 +43,7 @@ from strategic_arena.train.engines.vllm_server import (
 from strategic_arena.train.policy.learner import collate, sequence_logprobs
 from strategic_arena.train.policy.models import save_full_model
 from strategic_arena.train.policy.tiny import build_tiny
+from tests.train.conftest import learner_for
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -260,7 +261,6 @@ def test_importance_correction_against_top_k_sampling(
     sampled from, so pi_old / pi_vllm is the kept mass (< 1); the learner weighs, truncates and
     reports it exactly as computed here by hand."""
     from strategic_arena.train.config import load_config
-    from strategic_arena.train.policy.learner import Learner
 
     model, tokenizer, _ = tiny
     engine = _engine(server, tokenizer, model)
@@ -282,14 +282,14 @@ def test_importance_correction_against_top_k_sampling(
         )
         for r, g in zip(requests, generations, strict=True)
     ]
-    first = Learner.from_config(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
+    first = learner_for(load_config(None, []), model, pad_id=tokenizer.pad_token_id)
     old = first.recompute_logprobs(turns)
     ratios = np.exp(
         np.concatenate([np.subtract(o, t.logprobs) for o, t in zip(old, turns, strict=True)])
     )
     assert ratios.max() <= 1 + 1e-3 and ratios.mean() < 0.9  # the correction has work to do
     cap = float(np.median(ratios))
-    learner = Learner.from_config(
+    learner = learner_for(
         load_config(
             None, ["ppo.lr=1e-3", f"correction.tis_cap={cap}", "correction.is_mask_low=0.01"]
         ),

@@ -33,10 +33,10 @@ cut at a share's boundary) still count for the advantages -- the estimator sees 
 trajectory -- and are then marked ineligible (:meth:`Batch.drop_unselected`), so the update
 skips them. Undrawn episodes stay for later draws (``undrawn: keep``) or are discarded
 (``undrawn: drop``: over-collect, subsample, start afresh). ``capacity`` bounds the bank in
-episodes; adding beyond it evicts the oldest first. Over-collection (``over_collection``) is the
-caller's loop: it adds games until :meth:`EpisodeBank.ready`, i.e. until the bank holds
-``over_collection * batch_size`` units (under ``interleave``, every game its equal part of
-them), then draws.
+episodes; adding beyond it evicts the oldest first. Over-collection (``over_collection``) is
+:func:`fill_and_draw`'s loop, with the caller's round player: it adds games until
+:meth:`EpisodeBank.ready`, i.e. until the bank holds ``over_collection * batch_size`` units
+(under ``interleave``, every game its equal part of them), then draws.
 
 Randomness: draw ``d`` (counted from 0 over the run) uses a generator seeded by
 ``derive_seed(seed, "bank", d)``; the bank's whole state -- its episodes, their ages, the
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,12 @@ import numpy as np
 
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
+
+log = logging.getLogger("strategic_arena.train")
+
+#: Plays and scores a further round of the step's games (round 1, 2, ...): its episodes and how
+#: many of its games were dropped.
+PlayRound: TypeAlias = Callable[[int], tuple[list[Episode], int]]
 
 BatchUnit: TypeAlias = Literal["turns", "episodes"]
 Undrawn: TypeAlias = Literal["keep", "drop"]
@@ -402,3 +409,54 @@ def episode_from_dict(data: Mapping[str, Any]) -> Episode:
             values[name] = tuple(values[name])
     values["moves"] = tuple((int(seat), str(text)) for seat, text in values.get("moves", ()))
     return Episode(**values)
+
+
+def fill_and_draw(
+    bank: EpisodeBank,
+    section: BankConfig,
+    episodes: list[Episode],
+    step: int,
+    play: PlayRound,
+    *,
+    dropped: int,
+    warn: bool = True,
+) -> tuple[list[Episode], Batch]:
+    """Bank step ``step``'s scored games, play more rounds until the bank is ready, draw.
+
+    At most ``section.max_rounds`` rounds in all (the step's own is the first); a bank still
+    short then draws from what it holds, with a warning (``warn``: this process logs).
+
+    Args:
+        bank: the episode bank.
+        section: its section (``bank``).
+        episodes: the step's scored games.
+        step: the step (the version of everything it plays).
+        play: plays and scores a further round.
+        dropped: the games the step's first round dropped.
+        warn: log the warning of a short bank.
+
+    Returns:
+        Every game played this step, and the batch drawn (``bank/rounds`` and
+        ``train/dropped_games`` among its metrics).
+    """
+    bank.add(episodes, version=step)
+    rounds = 1
+    while not bank.ready(step) and rounds < section.max_rounds:
+        more, lost = play(rounds)
+        dropped += lost
+        bank.add(more, version=step)
+        episodes, rounds = [*episodes, *more], rounds + 1
+    if not bank.ready(step) and warn:
+        log.warning(
+            "step %d: the episode bank holds %d of the %d %s wanted after %d rounds of "
+            "games; drawing from what there is",
+            step,
+            bank.size(),
+            section.needed,
+            section.batch_unit,
+            rounds,
+        )
+    batch = bank.draw(step)
+    batch.metrics["bank/rounds"] = float(rounds)
+    batch.metrics["train/dropped_games"] = float(dropped)
+    return episodes, batch

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from strategic_arena.rl.episode import Turn
+from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 
 
@@ -31,3 +31,17 @@ def subsample_turns(turns: Sequence[Turn], limit: int | None, seed: int, step: i
     rng = np.random.default_rng(derive_seed(seed, step, "subsample"))
     kept = np.sort(rng.choice(len(turns), size=limit, replace=False))
     return [turns[int(i)] for i in kept]
+
+
+def trainable_turns(
+    episodes: Sequence[Episode], limit: int | None, seed: int, step: int, *, drop_zero: bool
+) -> list[Turn]:
+    """The turns an update trains on: eligible, with a response, at most ``limit`` of them.
+
+    ``drop_zero`` (``ppo.drop_zero_advantage``): turns whose advantage is 0 go first (they
+    carry no gradient); the draw of :func:`subsample_turns` is step ``step``'s.
+    """
+    turns = [t for e in episodes for t in e.turns if t.eligible and t.response_ids]
+    if drop_zero:
+        turns = [t for t in turns if t.advantage != 0.0]
+    return subsample_turns(turns, limit, seed, step)

@@ -64,6 +64,11 @@ class OpponentConfig:
     """The entry's label in episodes and metrics (default: the spec, and the endpoint's URL);
     name each persona of one model apart."""
 
+    @classmethod
+    def of(cls, entry: str | OpponentConfig) -> OpponentConfig:
+        """An ``eval.opponents`` entry as a config: a bare spec is ``OpponentConfig(spec)``."""
+        return entry if isinstance(entry, OpponentConfig) else cls(spec=entry)
+
 
 def _before(func: Any) -> Any:
     """Pydantic's ``BeforeValidator(func)``; without pydantic, inert metadata.

@@ -14,6 +14,11 @@ things around a wake:
    fragmentation (a clear error, not an out-of-memory error from inside the server);
 3. :meth:`~ColocatedMemory.restore` before the next update: the optimizer state back on the GPU.
 
+:func:`learner_turn` is the one hand-off around an update: the engine sleeps (every rank waits
+until no server is awake), the optimizer state comes back, the update runs, and what it left is
+released for the wake that the weight sync ends with. :func:`colocated_memory` builds the
+learner's side from the ``placement`` section and the memory estimate.
+
 The CUDA calls go through a small :class:`CudaMemory` object, so the order of the calls can be
 checked without a GPU.
 """
@@ -22,12 +27,18 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from strategic_arena._extras import require
-from strategic_arena.train.memory import GIB, gib
+from strategic_arena.train.config.sections import PlacementConfig
+from strategic_arena.train.dist import DistInfo, barrier
+from strategic_arena.train.memory import GIB, MemoryEstimate, gib
+
+if TYPE_CHECKING:
+    from strategic_arena.train.engines.engine import Engine
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -131,3 +142,49 @@ def move_optimizer_state(optimizer: Any, device: Any) -> None:
         for key, value in state.items():
             if hasattr(value, "to") and hasattr(value, "device"):
                 state[key] = value.to(device)  # no copy when it is there already
+
+
+def colocated_memory(
+    placement: PlacementConfig, device: Any, estimate: MemoryEstimate | None
+) -> ColocatedMemory | None:
+    """The learner's side of a GPU shared with a sleeping server (``None``: no sleep mode).
+
+    A wake's need is the estimate's server weights and KV cache (0 when the model's shape is
+    unknown: the cache is still emptied and the margin still checked).
+    """
+    if not placement.vllm_sleep_level or device.type != "cuda":
+        return None
+    server = estimate.server if estimate is not None else {}
+    return ColocatedMemory(
+        TorchCuda(device),
+        weights_bytes=server.get("weights", 0),
+        kv_bytes=server.get("KV cache", 0),
+        margin_bytes=int(placement.colocated_wake_margin_gib * GIB),
+        offload_optimizer=placement.colocated_offload_optimizer,
+    )
+
+
+@contextmanager
+def learner_turn(
+    engine: Engine,
+    colocated: ColocatedMemory | None,
+    optimizers: Sequence[Any],
+    device: Any,
+    world: DistInfo,
+    *,
+    sleep_level: int,
+) -> Iterator[None]:
+    """The GPU handed from the engine to the learner for one update, and made ready to go back.
+
+    The engine sleeps (with sleep mode, every rank waits at a barrier: no rank's update may start
+    beside a server still awake); a colocated learner's optimizer state comes back from host
+    memory; after the update its leftovers are released so that the engine can wake.
+    """
+    engine.sleep()
+    if sleep_level:
+        barrier(world)
+    if colocated is not None:  # the optimizer's state back from host memory
+        colocated.restore(optimizers, device)
+    yield
+    if colocated is not None:  # the update's cache back to the driver for the wake
+        colocated.release(optimizers)

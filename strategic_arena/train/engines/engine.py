@@ -77,6 +77,19 @@ class Generation:
     weight_version: int | None = None
 
 
+class WeightSource(Protocol):
+    """The learner's side of a weight sync, as an engine sees it (never the policy's class)."""
+
+    @property
+    def model(self) -> Any:
+        """The trainable module (a peft model under LoRA)."""
+        ...
+
+    def full_weights(self) -> Iterable[tuple[str, torch.Tensor]]:
+        """Every weight of the full model, ``(name, tensor)`` with Hugging Face names."""
+        ...
+
+
 class Engine(Protocol):
     """What the trainer needs from a generation engine.
 
@@ -96,6 +109,14 @@ class Engine(Protocol):
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Replace the policy's weights by ``(name, tensor)`` pairs (Hugging Face names)."""
+        ...
+
+    def receive(self, source: WeightSource, version: int) -> None:
+        """Take the learner's current weights as ``version``, as this engine takes them.
+
+        Full weights pushed or copied (:meth:`load_weights`), a LoRA adapter loaded, or only the
+        version recorded by an engine that shares the learner's module.
+        """
         ...
 
     def close(self) -> None:
@@ -161,16 +182,20 @@ class TransformersEngine:
     """Batched sampling with a transformers causal LM and its KV cache (CPU or GPU).
 
     Args:
-        model: the policy (``PreTrainedModel``). Passing the learner's own module shares its
-            weights, so :meth:`load_weights` has nothing to do (single process, no LoRA merge).
+        model: the policy (``PreTrainedModel``).
         tokenizer: its tokenizer (stop and pad ids).
         max_batch_size: most sequences decoded together (longer lists are split, shortest
             prompts first to limit padding).
+        shares_weights: ``model`` is the learner's own module (single process, no LoRA
+            merge): :meth:`receive` then has nothing to copy, only the version to record.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, shares_weights: bool = False
+    ) -> None:
         self.torch = require("torch", "the transformers engine")
         self.model = model
+        self.shares_weights = shares_weights
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
         self.stop_ids = stop_token_ids(tokenizer, model)
@@ -207,6 +232,13 @@ class TransformersEngine:
         tail = self.tokenizer.decode(tokens[-16:], skip_special_tokens=True)
         before = self.tokenizer.decode(tokens[-16:-1], skip_special_tokens=True)
         return any(s in tail and s not in before for s in stop)
+
+    def receive(self, source: WeightSource, version: int) -> None:
+        """Copy the learner's weights in, or only record ``version`` when they are shared."""
+        if self.shares_weights:
+            self.weight_version = version
+        else:
+            self.load_weights(source.full_weights(), version)
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Copy ``(name, tensor)`` pairs into the model's parameters and buffers.

@@ -29,7 +29,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from strategic_arena.door import read_json
-from strategic_arena.train.config import PlacementConfig, TrainConfig
+from strategic_arena.train.config.sections import (
+    ModelConfig,
+    PlacementConfig,
+    PPOConfig,
+    PrecisionConfig,
+    RolloutConfig,
+    VllmConfig,
+)
+from strategic_arena.train.dist import (
+    DistInfo,
+    collective_timeout_s,
+    init_distributed,
+    shutdown,
+)
 from strategic_arena.train.memory import (
     DEFAULT_SERVER_SEQUENCES,
     GIB,
@@ -94,30 +107,42 @@ def visible_devices(gpus: list[int]) -> str:
     return ",".join(names[i] if names and i < len(names) else str(i) for i in gpus)
 
 
-def model_shape(cfg: TrainConfig) -> ModelShape | None:
+@dataclass(frozen=True)
+class Workload:
+    """What a run asks of its GPUs: the config sections the placement check reads."""
+
+    model: ModelConfig
+    precision: PrecisionConfig
+    rollout: RolloutConfig
+    vllm: VllmConfig
+    placement: PlacementConfig
+    ppo: PPOConfig
+
+
+def model_shape(model: ModelConfig) -> ModelShape | None:
     """The policy's shape, read without loading or downloading the model.
 
     From its ``config.json`` (a directory, or the hub cache), else the table of known hub
     models; ``None`` when neither has it (``model: tiny`` included).
     """
-    if cfg.model.name == "tiny":
+    if model.name == "tiny":
         return None
-    path = Path(cfg.model.name).expanduser() / "config.json"
+    path = Path(model.name).expanduser() / "config.json"
     if path.is_file():
         return ModelShape.from_hf_config(read_json(path, "checkpoint"))
     try:  # a hub id already downloaded; never a download just for the estimate
         from huggingface_hub import try_to_load_from_cache
 
-        cached = try_to_load_from_cache(cfg.model.name, "config.json")
+        cached = try_to_load_from_cache(model.name, "config.json")
     except (ImportError, ValueError):
         cached = None
     if isinstance(cached, str):
         # The hub cache's snapshot files are links into its blobs: read the blob itself.
         return ModelShape.from_hf_config(read_json(Path(cached).resolve(), "checkpoint"))
-    return KNOWN_SHAPES.get(cfg.model.name)
+    return KNOWN_SHAPES.get(model.name)
 
 
-def layout(cfg: TrainConfig, world: World, gpu_bytes: int) -> Layout:
+def layout(cfg: Workload, world: World, gpu_bytes: int) -> Layout:
     """The memory layout of ``cfg`` on GPUs of ``gpu_bytes`` (see :mod:`.memory`)."""
     server_gpus = 0
     colocated = False
@@ -181,31 +206,34 @@ def _loopback(url: str) -> bool:
 
 
 def placement_problems(
-    cfg: TrainConfig, world: World, shape: ModelShape | None, gpu: bool = False
+    cfg: Workload, world: World, shape: ModelShape | None, gpu: bool = False
 ) -> list[str]:
     """What cannot work across nodes and in the weight-sync folder (empty: nothing)."""
-    return [*node_problems(cfg, world), *sync_dir_problems(cfg, shape, gpu)]
+    return [
+        *node_problems(cfg.rollout, cfg.vllm, world),
+        *sync_dir_problems(cfg.rollout, cfg.vllm, cfg.precision, shape, gpu),
+    ]
 
 
-def node_problems(cfg: TrainConfig, world: World) -> list[str]:
+def node_problems(rollout: RolloutConfig, vllm: VllmConfig, world: World) -> list[str]:
     """What cannot work when torchrun spans several nodes (empty: nothing)."""
     problems = []
-    if world.multi_node and cfg.rollout.engine == "vllm":
-        if not cfg.vllm.base_urls:
+    if world.multi_node and rollout.engine == "vllm":
+        if not vllm.base_urls:
             problems.append(
                 f"torchrun spans {world.size // max(world.local_size, 1)} nodes but the "
                 "trainer would start its vLLM server on 127.0.0.1 of rank 0's node, which the "
                 "other nodes cannot reach: run the servers yourself and list them in "
                 "vllm_base_urls by a host name every node resolves"
             )
-        loopback = [url for url in cfg.vllm.base_urls if _loopback(url)]
+        loopback = [url for url in vllm.base_urls if _loopback(url)]
         if loopback:
             problems.append(
                 f"torchrun spans several nodes but vllm_base_urls has loopback URLs "
                 f"{loopback}: each node would reach its own loopback; use a host name every "
                 "node resolves"
             )
-        if cfg.vllm.weight_sync == "disk" and cfg.vllm.weight_sync_dir is None:
+        if vllm.weight_sync == "disk" and vllm.weight_sync_dir is None:
             problems.append(
                 "torchrun spans several nodes and weight_sync is disk, but weight_sync_dir is "
                 "the node-local default (/dev/shm): set it to a folder on a shared file system"
@@ -213,22 +241,26 @@ def node_problems(cfg: TrainConfig, world: World) -> list[str]:
     return problems
 
 
-def sync_dir_problems(cfg: TrainConfig, shape: ModelShape | None, gpu: bool = False) -> list[str]:
+def sync_dir_problems(
+    rollout: RolloutConfig,
+    vllm: VllmConfig,
+    precision: PrecisionConfig,
+    shape: ModelShape | None,
+    gpu: bool = False,
+) -> list[str]:
     """A disk weight sync whose folder has less free space than one weight file.
 
     ``gpu``: the learner computes on a GPU (``compute_dtype: auto`` is then bfloat16).
     """
     problems = []
-    if cfg.rollout.engine == "vllm" and cfg.vllm.weight_sync == "disk" and shape is not None:
+    if rollout.engine == "vllm" and vllm.weight_sync == "disk" and shape is not None:
         from strategic_arena.train.engines.vllm_engine import default_sync_dir
 
-        folder = Path(cfg.vllm.weight_sync_dir) if cfg.vllm.weight_sync_dir else default_sync_dir()
+        folder = Path(vllm.weight_sync_dir) if vllm.weight_sync_dir else default_sync_dir()
         existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
         free = shutil.disk_usage(existing).free
         # weights travel in the server's dtype (auto: the compute dtype, bf16 on a GPU)
-        size = _bytes(
-            cfg.precision.server_dtype, _bytes(cfg.precision.compute_dtype, 2 if gpu else 4)
-        )
+        size = _bytes(precision.server_dtype, _bytes(precision.compute_dtype, 2 if gpu else 4))
         needed = size * shape.parameters
         if free < needed:
             problems.append(
@@ -250,13 +282,13 @@ def gpu_bytes(placement: PlacementConfig, use_cuda: bool) -> int | None:
     return int(torch.cuda.get_device_properties(0).total_memory)
 
 
-def check_placement(cfg: TrainConfig, world: World, use_cuda: bool) -> MemoryEstimate | None:
+def check_placement(cfg: Workload, world: World, use_cuda: bool) -> MemoryEstimate | None:
     """Refuse what cannot work (see the module docstring); the estimate when one was made.
 
     Raises:
         PlacementError: every problem found, with the estimate's table when memory is short.
     """
-    shape = model_shape(cfg)
+    shape = model_shape(cfg.model)
     problems = placement_problems(cfg, world, shape, use_cuda)
     result = None
     memory = gpu_bytes(cfg.placement, use_cuda)
@@ -270,6 +302,51 @@ def check_placement(cfg: TrainConfig, world: World, use_cuda: bool) -> MemoryEst
     if problems:
         raise PlacementError("this layout cannot work: " + "; ".join(problems))
     return result
+
+
+def check_machine(cfg: Workload, world: World) -> tuple[bool, MemoryEstimate | None]:
+    """Whether the learner computes on CUDA, and the memory estimate; before anything loads.
+
+    ``model.device: cuda`` on a machine whose GPUs torch cannot use is refused; ``auto`` falls
+    back to the CPU, loudly. Then :func:`check_placement` refuses a layout that cannot fit or
+    cannot connect; rank 0 logs the estimate.
+
+    Raises:
+        PlacementError: the GPUs are unusable though asked for, or the layout cannot work.
+    """
+    import torch
+
+    asked = cfg.model.device in ("cuda", "auto")
+    use_cuda = asked and torch.cuda.is_available()
+    unusable = cuda_unusable_reason() if asked else None
+    if unusable is not None and cfg.model.device == "cuda":
+        raise PlacementError(unusable)
+    if unusable is not None:
+        log.warning("!!! %s; training on the CPU !!!", unusable)
+    result = check_placement(cfg, world, use_cuda)
+    if result is not None and int(os.environ.get("RANK", "0")) == 0:
+        log.info("memory estimate:\n%s", result.table())
+    return use_cuda, result
+
+
+def join_ranks(
+    placement: PlacementConfig, rollout: RolloutConfig, use_cuda: bool
+) -> tuple[int, DistInfo]:
+    """This rank's GPU, and its place in the process group (joined under ``torchrun``).
+
+    Raises:
+        ValueError: asynchronous rollouts (``rollout.max_staleness`` >= 1) under ``torchrun``:
+            they run in one process.
+    """
+    gpu = learner_gpu(placement, int(os.environ.get("LOCAL_RANK", "0")))
+    info = init_distributed(use_cuda, placement.dist_timeout_s, gpu)
+    if info.distributed and rollout.max_staleness > 0:
+        shutdown(info, wait=False)
+        raise ValueError("max_staleness >= 1 runs in one process: not under torchrun")
+    if info.distributed and info.main:
+        timeout = collective_timeout_s(info)
+        log.info("process group: %d ranks, collective timeout %.0f s", info.world_size, timeout)
+    return gpu, info
 
 
 def cuda_unusable_reason() -> str | None:

@@ -63,7 +63,7 @@ from strategic_arena.door import printable_line
 from strategic_arena.train.engines.vllm_server import default_vllm_python
 
 if TYPE_CHECKING:  # the config's schema needs pydantic: serve-model runs without it
-    from strategic_arena.train.config import TrainConfig
+    from strategic_arena.train.config.sections import EvalConfig, ModelConfig, RunConfig
 
 #: The request field that keeps the token that ended an answer in its text (see 1. above).
 KEEP_STOP_TOKEN = {"include_stop_str_in_output": True}
@@ -75,10 +75,16 @@ TOKENIZER_DIR = "tokenizer"
 DEFAULT_PORT = 8000
 
 
-def eval_settings(cfg: TrainConfig) -> tuple[Asking, Sampling]:
-    """How an OpenAI-compatible vLLM server must be asked to answer as the evaluation's policy."""
-    asking = replace(cfg.answer, extra_body={**cfg.answer.extra_body, **KEEP_STOP_TOKEN})
-    return asking, cfg.eval.sampling(cfg.sampling)
+def eval_settings(
+    answer: Asking, sampling: Sampling, evaluation: EvalConfig
+) -> tuple[Asking, Sampling]:
+    """How an OpenAI-compatible vLLM server must be asked to answer as the evaluation's policy.
+
+    ``answer`` and ``sampling`` are the run's (training's); ``evaluation`` (``eval``) may
+    sample otherwise.
+    """
+    asking = replace(answer, extra_body={**answer.extra_body, **KEEP_STOP_TOKEN})
+    return asking, evaluation.sampling(sampling)
 
 
 def served_name(run_name: str, step: int) -> str:
@@ -96,39 +102,48 @@ def eval_name(run_name: str, step: int) -> str:
 
 
 def write_eval_settings(
-    cfg: TrainConfig,
     checkpoint: Path,
     step: int,
     dtype: str,
     max_model_len: int,
     tokenizer: Any = None,
+    *,
+    run: RunConfig,
+    model: ModelConfig,
+    answer: Asking,
+    sampling: Sampling,
+    evaluation: EvalConfig,
 ) -> Path:
     """Write the evaluation's settings and serving facts into ``checkpoint`` (see above).
 
     Args:
-        cfg: the run's config.
         checkpoint: the checkpoint folder (its ``policy/`` is the model).
         step: its step.
         dtype: the dtype the trainer's engine computed in (``float32``, ``bfloat16``).
         max_model_len: the context length the trainer's server had.
         tokenizer: the policy's tokenizer; a tiny model's is saved alone in ``tokenizer/``
             (see 4. above).
+        run: the run's section (its name and seed).
+        model: the policy's section (tiny or not, remote code).
+        answer: how the policy is asked.
+        sampling: how it samples in training.
+        evaluation: the ``eval`` section (games, opponents, its sampling).
     """
-    asking, sampling = eval_settings(cfg)
+    asking, evaluated = eval_settings(answer, sampling, evaluation)
     serving: dict[str, Any] = {}
-    if cfg.model.name == "tiny" and tokenizer is not None:
+    if model.name == "tiny" and tokenizer is not None:
         tokenizer.save_pretrained(str(checkpoint / TOKENIZER_DIR))
         serving["tokenizer"] = TOKENIZER_DIR
     serving |= {
-        "served_model_name": served_name(cfg.run.name, step),
-        "name": eval_name(cfg.run.name, step),
+        "served_model_name": served_name(run.name, step),
+        "name": eval_name(run.name, step),
         "dtype": dtype,
         "max_model_len": max_model_len,
         "generation_config": "vllm",
-        "trust_remote_code": cfg.model.trust_remote_code,
+        "trust_remote_code": model.trust_remote_code,
         "evaluation": {
-            "seed": cfg.run.seed,
-            "num_games": cfg.eval.games,
+            "seed": run.seed,
+            "num_games": evaluation.games,
             # Solvers and bots: the opponents eval can name (a model behind an endpoint or a
             # frozen checkpoint it cannot).
             "opponents": {
@@ -137,16 +152,16 @@ def write_eval_settings(
                     for entry in entries
                     if isinstance(entry, str) or entry.base_url is None
                 ]
-                for env_id, entries in cfg.eval.opponents.items()
+                for env_id, entries in evaluation.opponents.items()
             },
         },
     }
     # A game's own sampling (eval.game_sampling) of the games eval plays; written only when
     # set, so other checkpoints' files stay as they were.
-    games = {e: s for e, s in cfg.eval.game_sampling.items() if e in cfg.eval.opponents}
+    games = {e: s for e, s in evaluation.game_sampling.items() if e in evaluation.opponents}
     if games:
         serving["evaluation"]["game_sampling"] = game_sampling_params(games)
-    return write_settings(checkpoint, asking, sampling, serving)
+    return write_settings(checkpoint, asking, evaluated, serving)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from strategic_arena.train.engines.engine import (
     Generation,
     GenerationRequest,
     Sampling,
+    WeightSource,
 )
 from strategic_arena.train.engines.vllm_server import (
     TESTED_VERSIONS,
@@ -316,6 +317,10 @@ class VLLMServerEngine:
         finally:
             self._in_flight[index] -= 1
         return self._generation(payload, index, version)
+
+    def receive(self, source: WeightSource, version: int) -> None:
+        """Push the learner's full weights (:meth:`load_weights`) as ``version``."""
+        self.load_weights(source.full_weights(), version)
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Push ``weights`` into every server and tag them ``version`` (pause ... resume)."""

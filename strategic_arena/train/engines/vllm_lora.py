@@ -21,7 +21,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strategic_arena.train.engines.engine import Generation, GenerationRequest, Sampling
+from strategic_arena.train.engines.engine import (
+    Generation,
+    GenerationRequest,
+    Sampling,
+    WeightSource,
+)
 from strategic_arena.train.engines.vllm_engine import (
     VLLMServerEngine,
     complete_all,
@@ -102,6 +107,10 @@ class AdapterEngine:
             shutil.rmtree(self._loaded, ignore_errors=True)
         self._loaded = path
         self.weight_version = version
+
+    def receive(self, source: WeightSource, version: int) -> None:
+        """Load the learner's adapter (:meth:`load_adapter` of its model) as ``version``."""
+        self.load_adapter(source.model, version)
 
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Full weights cannot go into an adapter: the trainer syncs by :meth:`load_adapter`."""

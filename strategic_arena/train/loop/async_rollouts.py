@@ -19,6 +19,8 @@ round ``s + 1`` is played while step ``s`` trains.
 (the rollouts waiting for new weights); :meth:`RolloutWorker.take` returns how long the learner
 waited for its games.
 
+:class:`AsyncRounds` is the trainer's side: the worker, the pacing and the staleness filter.
+
 **Failures.** An exception of a round (a dead server) is raised again by :meth:`take` of that
 round, in the main thread; :meth:`close` stops the worker after its current round (a daemon
 thread: a process that exits does not wait for it).
@@ -32,13 +34,24 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from strategic_arena.rl.episode import Episode
-from strategic_arena.train.loop.rollout import GamePlan
+from strategic_arena.train.algo.staleness import filter_stale
+from strategic_arena.train.loop.rollout import GamePlan, RolloutRunner
 
-#: Plays one round's plans (``plans, round``) and returns its episodes.
-PlayRound = Callable[[Sequence[GamePlan], int], Coroutine[Any, Any, list[Episode]]]
+
+@dataclass(frozen=True)
+class PlayedRound:
+    """One round's finished games, and how many of its games were dropped (failed)."""
+
+    episodes: list[Episode]
+    dropped: int = 0
+
+
+#: Plays one round's plans (``plans, round``) and returns what it played.
+PlayRound = Callable[[Sequence[GamePlan], int], Coroutine[Any, Any, PlayedRound]]
 
 
 class RolloutWorker:
@@ -62,7 +75,7 @@ class RolloutWorker:
         self._context = context
         self._submitted: queue.Queue[tuple[int, Sequence[GamePlan]] | None] = queue.Queue()
         self._done = threading.Condition()
-        self._results: dict[int, list[Episode] | BaseException] = {}
+        self._results: dict[int, PlayedRound | BaseException] = {}
         self._next_round = first_round
         self._waiting_since: float | None = None
         self.idle_s = 0.0
@@ -83,8 +96,8 @@ class RolloutWorker:
         self._next_round += 1
         self._submitted.put((round_, plans))
 
-    def take(self, round_: int) -> tuple[list[Episode], float]:
-        """Wait for round ``round_``'s episodes; returns them and the seconds waited.
+    def take(self, round_: int) -> tuple[PlayedRound, float]:
+        """Wait for round ``round_``; returns what it played and the seconds waited.
 
         Raises what the round raised (in the worker's thread).
         """
@@ -128,14 +141,14 @@ class RolloutWorker:
                 return
             played = True
             round_, plans = item
-            result: list[Episode] | BaseException
+            result: PlayedRound | BaseException
             try:
                 if self._context is None:
                     result = asyncio.run(self._play(plans, round_))
                 else:
                     with self._context():
                         result = asyncio.run(self._play(plans, round_))
-                self.episodes += len(result)
+                self.episodes += len(result.episodes)
             except BaseException as error:  # handed to the main thread by take()
                 result = error
             self.busy_s += time.perf_counter() - began
@@ -144,3 +157,66 @@ class RolloutWorker:
                 self._done.notify_all()
             if isinstance(result, BaseException):
                 return
+
+
+class AsyncRounds:
+    """The asynchronous loop's batch source: paced rounds from a worker, filtered for staleness.
+
+    Args:
+        rollouts: the runner that plays a round's plans.
+        plan: the plans of round ``r`` (the synchronous step ``r``'s games).
+        max_staleness: ``rollout.max_staleness`` (``k`` >= 1).
+        last_round: the run's last round (``run.steps - 1``).
+        context: a context entered around each round in the worker's thread.
+        first_round: the first round (a resumed run's step).
+    """
+
+    def __init__(
+        self,
+        rollouts: RolloutRunner,
+        plan: Callable[[int], Sequence[GamePlan]],
+        *,
+        max_staleness: int,
+        last_round: int,
+        context: Callable[[], AbstractContextManager[Any]] | None = None,
+        first_round: int = 0,
+    ) -> None:
+        async def play(plans: Sequence[GamePlan], round_: int) -> PlayedRound:
+            played = await rollouts.play_indexed(plans, round_)
+            return PlayedRound([episode for _, episode in played], rollouts.dropped)
+
+        self.plan = plan
+        self.max_staleness = max_staleness
+        self.last_round = last_round
+        self.worker = RolloutWorker(play, context=context, first_round=first_round)
+        self._idle_s = 0.0
+
+    def submit(self, version: int) -> None:
+        """Hand the worker every round the weights of ``version`` (now in the engine) may play.
+
+        Rounds up to ``version + max_staleness`` (and not past the last) may start, so no
+        round's oldest turn is more than ``max_staleness`` versions behind the step that
+        trains it.
+        """
+        last = min(version + self.max_staleness, self.last_round)
+        while self.worker.submitted <= last:
+            round_ = self.worker.submitted
+            self.worker.submit(round_, self.plan(round_))
+
+    def take(self, step: int) -> tuple[list[Episode], dict[str, float]]:
+        """Round ``step``'s games less the stale ones, and the metrics of getting them."""
+        played, _ = self.worker.take(step)
+        report = filter_stale(played.episodes, step, self.max_staleness)
+        metrics = report.metrics()
+        metrics["train/dropped_games"] = float(played.dropped)
+        return report.kept, metrics
+
+    def idle_since_last(self) -> float:
+        """Seconds the worker waited for new weights since the previous call."""
+        total = self.worker.idle_time()
+        idle, self._idle_s = total - self._idle_s, total
+        return idle
+
+    def close(self) -> None:
+        """Stop the worker after its current round."""
+        self.worker.close()

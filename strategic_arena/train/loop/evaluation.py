@@ -66,7 +66,7 @@ def eval_db(cfg: TrainConfig) -> Path:
 
 def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) -> runner.Entrant:
     """The arena entrant of one ``eval.opponents`` entry (see the module docstring)."""
-    config = entry if isinstance(entry, OpponentConfig) else OpponentConfig(spec=entry)
+    config = OpponentConfig.of(entry)
     if config.base_url is not None:
         return runner.Entrant.llm(opponents.endpoint_backend(config), name=config.spec)
     if config.spec.startswith("checkpoint:"):

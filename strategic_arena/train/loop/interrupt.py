@@ -25,10 +25,20 @@ class StopRequest:
 
     Attributes:
         requested: Ctrl-C was pressed (the loop stops after the step under way).
+        stage: the stage the loop is in (:meth:`during`; ``idle`` between stages): what the
+            first Ctrl-C does depends on it, and the loop names it when it stops.
     """
 
     def __init__(self) -> None:
         self.requested = False
+        self.stage = "idle"
+
+    @contextmanager
+    def during(self, stage: str) -> Iterator[None]:
+        """Mark the block as the loop's ``stage`` (left as it is when the block raises)."""
+        self.stage = stage
+        yield
+        self.stage = "idle"
 
     @contextmanager
     def handling_ctrl_c(self, droppable: Callable[[], bool]) -> Iterator[None]:

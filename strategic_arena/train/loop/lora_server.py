@@ -45,18 +45,18 @@ def adapter_engines(
         resolve_server_dtype,
     )
 
-    tokenizer = load_tokenizer(cfg)
+    tokenizer = load_tokenizer(cfg.model, cfg.games, cfg.answer)
     path = cfg.model.name
     if cfg.model.name == "tiny":  # the server loads from disk: write the tiny base once
-        base: Any = load_base_model(cfg, tokenizer, "cpu", _float32())
+        base: Any = load_base_model(cfg.model, cfg.run.seed, tokenizer, "cpu", _float32())
         path = str(output_dir / "engine-init")
         base.save_pretrained(path)
         tokenizer.save_pretrained(path)
     else:  # only its generation config (its EOS ids), not the weights
         transformers = require("transformers", "training")
         base = SimpleNamespace(generation_config=_generation_config(transformers, path))
-    compute = resolve_compute_dtype(cfg.precision.compute_dtype, resolve_device(cfg))
-    dtype = str(resolve_server_dtype(cfg, compute)).removeprefix("torch.")
+    compute = resolve_compute_dtype(cfg.precision.compute_dtype, resolve_device(cfg.model))
+    dtype = str(resolve_server_dtype(cfg.precision, compute)).removeprefix("torch.")
     ranks = [cfg.lora.rank if p.lora_rank is None else p.lora_rank for p in cfg.policies]
     server = VLLMServer(
         path,

@@ -27,7 +27,7 @@ import numpy as np
 from strategic_arena.arena.teams import player_result, seat_teams
 from strategic_arena.door import decode, read_json_lines, read_text
 from strategic_arena.games import get_spec
-from strategic_arena.rl.episode import Episode
+from strategic_arena.rl.episode import Episode, Turn
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -42,11 +42,28 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     """``train/...`` scalars of a step's scored episodes (see the module docstring)."""
     metrics: dict[str, float] = {}
     turns = [turn for episode in episodes for turn in episode.turns]
-    eligible = [turn for turn in turns if turn.eligible]
     metrics["train/episodes"] = float(len(episodes))
     metrics["train/turns"] = float(len(turns))
     if not turns:
         return metrics
+    metrics.update(_turn_metrics(episodes, turns))
+    lengths_known = [e.num_moves for e in episodes if e.num_moves is not None]
+    if lengths_known:
+        metrics["train/game_length"] = float(np.mean(lengths_known))
+    by_env: dict[str, list[Episode]] = defaultdict(list)
+    for episode in episodes:
+        by_env[episode.env_id].append(episode)
+    for env_id, group in sorted(by_env.items()):
+        metrics.update(_game_metrics(f"train/{env_id}", group))
+        if not get_spec(env_id).cooperative:
+            metrics.update(_outcome_rates(f"train/{env_id}", group))
+    return metrics
+
+
+def _turn_metrics(episodes: Sequence[Episode], turns: Sequence[Turn]) -> dict[str, float]:
+    """Rewards, returns, gating, invalid answers, lengths, weight versions and advantages."""
+    metrics: dict[str, float] = {}
+    eligible = [turn for turn in turns if turn.eligible]
     metrics["train/reward"] = float(np.mean([t.reward for t in eligible])) if eligible else 0.0
     returns = [
         sum(t.reward for t in episode.trajectory(seat) if t.eligible)
@@ -69,38 +86,37 @@ def rollout_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     metrics["train/advantage_abs"] = (
         float(np.mean([abs(t.advantage) for t in eligible])) if eligible else 0.0
     )
-    lengths_known = [e.num_moves for e in episodes if e.num_moves is not None]
-    if lengths_known:
-        metrics["train/game_length"] = float(np.mean(lengths_known))
-    by_env: dict[str, list[Episode]] = defaultdict(list)
-    for episode in episodes:
-        by_env[episode.env_id].append(episode)
-    for env_id, group in sorted(by_env.items()):
-        cooperative = get_spec(env_id).cooperative
-        prefix = f"train/{env_id}"
-        metrics[f"{prefix}/game_return"] = float(
-            np.mean([np.mean([e.returns[s] for s in e.learner_seats]) for e in group])
-        )
-        env_lengths = [e.num_moves for e in group if e.num_moves is not None]
-        if env_lengths:  # SPIRAL's game length: decisions per game, every seat's
-            metrics[f"{prefix}/game_length"] = float(np.mean(env_lengths))
-        metrics[f"{prefix}/forfeit_rate"] = float(
-            np.mean([e.forfeited_by is not None for e in group])
-        )
-        if cooperative:
-            continue
-        seats: dict[int, list[str]] = defaultdict(list)
-        versus: dict[str, list[str]] = defaultdict(list)
-        for episode in group:
-            for seat in episode.learner_seats:
-                outcome = seat_outcome(episode, seat)
-                seats[seat].append(outcome)
-                versus[episode.opponent].append(outcome)
-        for seat, outcomes in sorted(seats.items()):
-            metrics[f"{prefix}/win_rate/seat{seat}"] = outcomes.count("win") / len(outcomes)
-            metrics[f"{prefix}/draw_rate/seat{seat}"] = outcomes.count("draw") / len(outcomes)
-        for opponent, outcomes in sorted(versus.items()):
-            metrics[f"{prefix}/win_rate/vs/{opponent}"] = outcomes.count("win") / len(outcomes)
+    return metrics
+
+
+def _game_metrics(prefix: str, group: Sequence[Episode]) -> dict[str, float]:
+    """One game's mean return over learner seats, game length and forfeit rate."""
+    metrics: dict[str, float] = {}
+    metrics[f"{prefix}/game_return"] = float(
+        np.mean([np.mean([e.returns[s] for s in e.learner_seats]) for e in group])
+    )
+    env_lengths = [e.num_moves for e in group if e.num_moves is not None]
+    if env_lengths:  # SPIRAL's game length: decisions per game, every seat's
+        metrics[f"{prefix}/game_length"] = float(np.mean(env_lengths))
+    metrics[f"{prefix}/forfeit_rate"] = float(np.mean([e.forfeited_by is not None for e in group]))
+    return metrics
+
+
+def _outcome_rates(prefix: str, group: Sequence[Episode]) -> dict[str, float]:
+    """A competitive game's win and draw rates per learner seat, and win rates per opponent."""
+    metrics: dict[str, float] = {}
+    seats: dict[int, list[str]] = defaultdict(list)
+    versus: dict[str, list[str]] = defaultdict(list)
+    for episode in group:
+        for seat in episode.learner_seats:
+            outcome = seat_outcome(episode, seat)
+            seats[seat].append(outcome)
+            versus[episode.opponent].append(outcome)
+    for seat, outcomes in sorted(seats.items()):
+        metrics[f"{prefix}/win_rate/seat{seat}"] = outcomes.count("win") / len(outcomes)
+        metrics[f"{prefix}/draw_rate/seat{seat}"] = outcomes.count("draw") / len(outcomes)
+    for opponent, outcomes in sorted(versus.items()):
+        metrics[f"{prefix}/win_rate/vs/{opponent}"] = outcomes.count("win") / len(outcomes)
     return metrics
 
 

@@ -22,9 +22,16 @@ from strategic_arena.asking import Sampling as SamplingSettings
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.players import LLMPlayer
 from strategic_arena.seeding import derive_seed
-from strategic_arena.train.config import OpponentConfig, TrainConfig
+from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
+from strategic_arena.train.dist import DistInfo, barrier
 from strategic_arena.train.engines.engine import EngineClient, Sampling, TransformersEngine
-from strategic_arena.train.loop.rollout import PoolEntry, PromptEncoder, configured_player
+from strategic_arena.train.loop.rollout import (
+    OpponentPool,
+    PoolEntry,
+    PromptEncoder,
+    configured_player,
+)
+from strategic_arena.train.policy.build import Policy
 from strategic_arena.train.policy.models import load_saved_tokenizer
 from strategic_arena.turn import Player
 
@@ -139,3 +146,26 @@ class OpponentPlayers:
         keep = set(kept)
         for stale in [path for path in self._frozen if path not in keep and "snapshots" in path]:
             del self._frozen[stale]
+
+
+def add_snapshot(
+    policy: Policy,
+    pool: OpponentPool,
+    players: OpponentPlayers,
+    games: GamesConfig,
+    step: int,
+    output_dir: Path,
+    world: DistInfo,
+) -> None:
+    """Add a frozen copy of the policy after ``step`` to the opponent pool (self-play snapshots).
+
+    Rank 0 writes it under ``output_dir/snapshots``; the pool keeps ``games.max_snapshots`` at
+    weight ``games.snapshot_weight``, and ``players`` forget the models of those it dropped.
+    """
+    path = output_dir / "snapshots" / f"step-{step:06d}"
+    weights = dict(policy.full_weights())  # a collective under FSDP: every rank
+    if world.main:
+        policy.save_full(weights, path)
+    barrier(world)
+    pool.add_snapshot(str(path), step, games.snapshot_weight, games.max_snapshots)
+    players.drop_snapshots(entry.snapshot for entry in pool.snapshots)

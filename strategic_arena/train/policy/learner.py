@@ -64,7 +64,8 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-    from strategic_arena.train.config import TrainConfig
+    from strategic_arena.asking import Sampling as SamplingSettings
+    from strategic_arena.train.config.sections import DType
 
 
 @dataclass
@@ -403,7 +404,7 @@ class Learner:
         response_tokens: the response budget (the norm of ``seq-mean-token-sum-norm`` when
             ``ppo.loss_norm_tokens`` is unset).
 
-    :meth:`from_config` takes these from a whole :class:`TrainConfig`.
+    :meth:`for_run` takes these from the run's sections.
     """
 
     def __init__(
@@ -492,19 +493,35 @@ class Learner:
         return [result[index] for index in range(len(turns))]
 
     @classmethod
-    def from_config(cls, cfg: TrainConfig, model: Any, **kwargs: Any) -> Learner:
-        """A learner for the run ``cfg`` (its ppo, correction, sampling and precision)."""
-        sampling = Sampling.of(cfg.sampling)
+    def for_run(
+        cls,
+        ppo: PPOConfig,
+        correction: CorrectionConfig,
+        model: Any,
+        *,
+        sampling: SamplingSettings,
+        steps: int,
+        compute: DType = "auto",
+        **kwargs: Any,
+    ) -> Learner:
+        """A learner of a run, from the sections it reads.
+
+        ``ppo`` and ``correction`` as they are; the training ``sampling`` gives the log-probs'
+        temperature and the response budget, ``steps`` the schedule's length, and ``compute``
+        (``precision.compute_dtype``) the arithmetic's dtype unless ``kwargs`` name a
+        ``compute_dtype``.
+        """
+        engine_sampling = Sampling.of(sampling)
         if kwargs.get("compute_dtype") is None:
             device = next(model.parameters()).device
-            kwargs["compute_dtype"] = resolve_compute_dtype(cfg.precision.compute_dtype, device)
+            kwargs["compute_dtype"] = resolve_compute_dtype(compute, device)
         return cls(
-            cfg.ppo,
-            cfg.correction,
+            ppo,
+            correction,
             model,
-            temperature=sampling.temperature,
-            steps=cfg.run.steps,
-            response_tokens=sampling.max_new_tokens,
+            temperature=engine_sampling.temperature,
+            steps=steps,
+            response_tokens=engine_sampling.max_new_tokens,
             **kwargs,
         )
 

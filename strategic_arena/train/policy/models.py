@@ -30,15 +30,21 @@ from strategic_arena._extras import require
 from strategic_arena.train.config.sections import DType
 
 if TYPE_CHECKING:
-    from strategic_arena.train.config import TrainConfig
+    from strategic_arena.asking import Asking
+    from strategic_arena.train.config.sections import (
+        GamesConfig,
+        LoraConfig,
+        ModelConfig,
+        PrecisionConfig,
+    )
 
 log = logging.getLogger("strategic_arena.train")
 
 
-def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
-    """The ``torch.device`` of the learner and the engine."""
+def resolve_device(model: ModelConfig, local_rank: int = 0) -> Any:
+    """The ``torch.device`` of the learner and the engine (``model.device``)."""
     torch = require("torch", "training")
-    name = cfg.model.device
+    name = model.device
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda":
@@ -48,23 +54,23 @@ def resolve_device(cfg: TrainConfig, local_rank: int = 0) -> Any:
     return torch.device(name)
 
 
-def resolve_dtype(cfg: TrainConfig) -> Any:
+def resolve_dtype(precision: PrecisionConfig, lr: float) -> Any:
     """The master dtype of weights and optimizer state (see the module docstring).
 
     ``auto`` is float32; a 16-bit master dtype is honoured with a warning, since updates of
-    the size of a small learning rate round away in it.
+    the size of a small learning rate (``lr``, named in the warning) round away in it.
     """
     torch = require("torch", "training")
-    if cfg.precision.master_dtype == "auto":
+    if precision.master_dtype == "auto":
         return torch.float32
-    dtype = getattr(torch, cfg.precision.master_dtype)
+    dtype = getattr(torch, precision.master_dtype)
     if dtype != torch.float32:
         log.warning(
             "dtype: %s keeps the master weights and AdamW state in %s: updates of lr %g mostly "
             "round away (use dtype: auto, float32 masters, and compute_dtype for speed)",
-            cfg.precision.master_dtype,
-            cfg.precision.master_dtype,
-            cfg.ppo.lr,
+            precision.master_dtype,
+            precision.master_dtype,
+            lr,
         )
     return dtype
 
@@ -80,25 +86,27 @@ def resolve_compute_dtype(compute_dtype: DType, device: Any) -> Any:
     return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
-def resolve_policy_dtype(cfg: TrainConfig, master_dtype: Any, compute_dtype: Any) -> Any:
+def resolve_policy_dtype(
+    precision: PrecisionConfig, lora: LoraConfig, master_dtype: Any, compute_dtype: Any
+) -> Any:
     """The dtype the policy is loaded in: the master dtype, except a LoRA model's frozen base.
 
     Under LoRA with ``dtype: auto`` the base weights never change, so they are held in the
     compute dtype (half the memory on a GPU); peft keeps the adapters, the only trained
     weights, in float32 (its ``autocast_adapter_dtype``).
     """
-    if cfg.lora.rank > 0 and cfg.precision.master_dtype == "auto":
+    if lora.rank > 0 and precision.master_dtype == "auto":
         return compute_dtype
     return master_dtype
 
 
-def resolve_server_dtype(cfg: TrainConfig, compute_dtype: Any) -> Any:
+def resolve_server_dtype(precision: PrecisionConfig, compute_dtype: Any) -> Any:
     """The rollout server's dtype (``precision.server_dtype``; ``auto``: the compute dtype)."""
     torch = require("torch", "training")
     return (
         compute_dtype
-        if cfg.precision.server_dtype == "auto"
-        else getattr(torch, cfg.precision.server_dtype)
+        if precision.server_dtype == "auto"
+        else getattr(torch, precision.server_dtype)
     )
 
 
@@ -117,29 +125,35 @@ def compute_context(device: Any, compute_dtype: Any, master_dtype: Any) -> Any:
     return torch.autocast(device_type=device.type, dtype=compute_dtype, cache_enabled=False)
 
 
-def load_tokenizer(cfg: TrainConfig, weights_dir: str | Path | None = None) -> Any:
+def load_tokenizer(
+    model: ModelConfig,
+    games: GamesConfig,
+    answer: Asking,
+    weights_dir: str | Path | None = None,
+) -> Any:
     """The policy's tokenizer (from a checkpoint, the tiny builder, or the hub / a directory).
 
-    The padding side is set to left (prompts are left-padded for batched generation) and a
-    missing pad token becomes the EOS token.
+    A tiny model's word-level vocabulary is built from the prompts of ``games`` asked as
+    ``answer`` asks. The padding side is set to left (prompts are left-padded for batched
+    generation) and a missing pad token becomes the EOS token.
     """
     transformers = require("transformers", "training")
     if weights_dir is not None:
-        tokenizer = load_saved_tokenizer(weights_dir, tiny=cfg.model.name == "tiny")
-    elif cfg.model.name == "tiny":
+        tokenizer = load_saved_tokenizer(weights_dir, tiny=model.name == "tiny")
+    elif model.name == "tiny":
         from strategic_arena.train.policy.tiny import build_tokenizer
 
-        tokenizer = build_tokenizer(cfg.games.ids, cfg.model.tiny_vocab, style=cfg.answer.style)
+        tokenizer = build_tokenizer(games.ids, model.tiny_vocab, style=answer.style)
     else:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
-            cfg.model.tokenizer or cfg.model.name, trust_remote_code=cfg.model.trust_remote_code
+            model.tokenizer or model.name, trust_remote_code=model.trust_remote_code
         )
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if getattr(tokenizer, "chat_template", None) is None:
         raise ValueError(
-            f"the tokenizer of {cfg.model.name!r} has no chat template; prompts need one "
+            f"the tokenizer of {model.name!r} has no chat template; prompts need one "
             "(use an instruct model or set tokenizer to one with a template)"
         )
     return tokenizer
@@ -158,60 +172,71 @@ def load_saved_tokenizer(path: str | Path, *, tiny: bool = False) -> Any:
     return transformers.AutoTokenizer.from_pretrained(str(path))
 
 
-def _from_pretrained(cfg: TrainConfig, path: str, dtype: Any) -> Any:
+def _from_pretrained(model: ModelConfig, path: str, dtype: Any) -> Any:
     transformers = require("transformers", "training")
-    kwargs: dict[str, Any] = {"trust_remote_code": cfg.model.trust_remote_code}
-    if cfg.model.attn_implementation is not None:
-        kwargs["attn_implementation"] = cfg.model.attn_implementation
+    kwargs: dict[str, Any] = {"trust_remote_code": model.trust_remote_code}
+    if model.attn_implementation is not None:
+        kwargs["attn_implementation"] = model.attn_implementation
     try:
         return transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **kwargs)
     except TypeError:  # transformers before 4.56 calls it torch_dtype
         return transformers.AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype, **kwargs)
 
 
-def load_base_model(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
-    """The configured initial policy, without adapters (also the KL reference)."""
-    if cfg.model.name == "tiny":
+def load_base_model(
+    section: ModelConfig, seed: int, tokenizer: Any, device: Any, dtype: Any
+) -> Any:
+    """The configured initial policy, without adapters (also the KL reference).
+
+    A tiny model's weights are drawn from ``seed`` (the run's): every build is the same model.
+    """
+    if section.name == "tiny":
         from strategic_arena.train.policy.tiny import build_model
 
         model: Any = build_model(
             tokenizer,
-            hidden_size=cfg.model.tiny_hidden_size,
-            layers=cfg.model.tiny_layers,
-            heads=cfg.model.tiny_heads,
-            seed=cfg.run.seed,
-            stop_at_answers=cfg.model.tiny_vocab == "answers",
+            hidden_size=section.tiny_hidden_size,
+            layers=section.tiny_layers,
+            heads=section.tiny_heads,
+            seed=seed,
+            stop_at_answers=section.tiny_vocab == "answers",
         )
         model = model.to(dtype=dtype)
     else:
-        model = _from_pretrained(cfg, cfg.model.name, dtype)
+        model = _from_pretrained(section, section.name, dtype)
     return model.to(device)
 
 
 def load_policy(
-    cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any, weights_dir: str | Path | None
+    section: ModelConfig,
+    lora: LoraConfig,
+    seed: int,
+    tokenizer: Any,
+    device: Any,
+    dtype: Any,
+    weights_dir: str | Path | None,
 ) -> Any:
     """The trainable policy: the initial model or a checkpoint's, with LoRA adapters if asked."""
-    if cfg.lora.rank > 0:
+    if lora.rank > 0:
         peft = require("peft", "LoRA (pip install peft)")
-        base = load_base_model(cfg, tokenizer, device, dtype)
+        base = load_base_model(section, seed, tokenizer, device, dtype)
         if weights_dir is not None:
             model = peft.PeftModel.from_pretrained(base, str(weights_dir), is_trainable=True)
         else:
-            lora = peft.LoraConfig(
-                r=cfg.lora.rank,
-                lora_alpha=cfg.lora.alpha,
-                lora_dropout=cfg.lora.dropout,
-                target_modules=cfg.lora.target_modules,
+            adapters = peft.LoraConfig(
+                r=lora.rank,
+                lora_alpha=lora.alpha,
+                lora_dropout=lora.dropout,
+                target_modules=lora.target_modules,
                 task_type="CAUSAL_LM",
             )
-            model = peft.get_peft_model(base, lora)
+            model = peft.get_peft_model(base, adapters)
     elif weights_dir is not None:
-        model = _from_pretrained(cfg, str(weights_dir), dtype).to(device)
+        model = _from_pretrained(section, str(weights_dir), dtype).to(device)
         _own_storage(model)
     else:
-        model = load_base_model(cfg, tokenizer, device, dtype)
-    if cfg.model.gradient_checkpointing:
+        model = load_base_model(section, seed, tokenizer, device, dtype)
+    if section.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if hasattr(model, "enable_input_require_grads"):
             model.enable_input_require_grads()
@@ -232,11 +257,23 @@ def _own_storage(model: Any) -> None:
         parameter.data = parameter.data.clone()
 
 
-def load_reference(cfg: TrainConfig, tokenizer: Any, device: Any, dtype: Any) -> Any:
-    """A frozen copy of the initial policy for the KL term (``None`` when not needed)."""
-    if cfg.ppo.kl_coef <= 0 or cfg.lora.rank > 0:
+def load_reference(
+    section: ModelConfig,
+    lora: LoraConfig,
+    kl_coef: float,
+    seed: int,
+    tokenizer: Any,
+    device: Any,
+    dtype: Any,
+) -> Any:
+    """A frozen copy of the initial policy for the KL term (``None`` when not needed).
+
+    Needed when the KL term is on (``kl_coef`` > 0) and the policy has no LoRA adapters (a
+    LoRA model's reference is itself with its adapters disabled).
+    """
+    if kl_coef <= 0 or lora.rank > 0:
         return None
-    model = load_base_model(cfg, tokenizer, device, dtype)
+    model = load_base_model(section, seed, tokenizer, device, dtype)
     model.eval()
     model.requires_grad_(False)
     return model

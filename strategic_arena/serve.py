@@ -324,7 +324,8 @@ class PlayerService:
     ) -> None:
         self.model = model
         self._factory = factory
-        # A request's seed builds a player of that seed (no factory for seeds: the plain one).
+        # A request's seed builds a player of that seed; a service given no seeded factory (a
+        # player built by the caller's own factory) answers every request with its one player.
         self._seeded = seeded
         self._games: dict[str, _GamePlayer] = {}
         self._lock = threading.Lock()  # guards the dict only, never held while a player works
@@ -374,7 +375,7 @@ class PlayerService:
         env_id = request.information.env_id
         game = self._game(env_id)
         with game.lock:  # this game's player: one decision at a time
-            if chat.seed is None:
+            if chat.seed is None or self._seeded is None:
                 player = self._player(game, env_id)
             else:  # a player of its own, from the request's seed: the same seed, the same move
                 player = self._seeded_player(env_id, chat.seed)
@@ -382,10 +383,9 @@ class PlayerService:
         return [(f"{player.name} plays {move} from this position.", move) for move in moves]
 
     def _seeded_player(self, env_id: str, seed: int) -> Player:
+        assert self._seeded is not None
         try:
-            if self._seeded is not None:
-                return self._seeded(env_id, seed)
-            return self._factory(env_id)
+            return self._seeded(env_id, seed)
         except ValueError as error:
             raise RequestError(str(error)) from None
 

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 from strategic_arena.players import GAME_HEADER
 from strategic_arena.serve import PlayerService
-from tests.servers import LoopbackServer
+from tests.servers import LoopbackServer, any_model
 
 
 @dataclass
@@ -97,7 +97,7 @@ class HostileServer(LoopbackServer):
                     body,
                     json.loads(header),
                     self.headers.get("Authorization", ""),
-                    service.complete(body, header),
+                    service.complete(any_model(body), header),
                 )
                 with outer.lock:
                     outer.requests.append(request)

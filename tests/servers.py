@@ -67,6 +67,12 @@ def wait_for_hangup(connection: socket.socket, cap_s: float) -> None:
             return
 
 
+def any_model(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` without its model name: a test server stands in for whatever model is asked
+    (``serve`` itself answers an unknown name with vLLM's 404)."""
+    return {key: value for key, value in body.items() if key != "model"}
+
+
 class FaultServer(LoopbackServer):
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
@@ -134,7 +140,7 @@ class FaultServer(LoopbackServer):
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
                 else:
-                    answer = model.complete(body, self.headers.get(GAME_HEADER))
+                    answer = model.complete(any_model(body), self.headers.get(GAME_HEADER))
                     if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
                         answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
                     if fault == "wrong_tool":
@@ -239,7 +245,7 @@ class HeaderLimitServer(LoopbackServer):
                 if longest > limit:
                     self.reply(431, {"error": {"message": "Request Header Fields Too Large"}})
                 else:
-                    self.reply(200, service.complete(json.loads(raw), header))
+                    self.reply(200, service.complete(any_model(json.loads(raw)), header))
 
             def reply(self, status: int, payload: Any) -> None:
                 data = json.dumps(payload).encode()

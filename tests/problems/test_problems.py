@@ -235,7 +235,7 @@ def test_tinygsm_without_answers_is_refused_clearly(tmp_path: Path) -> None:
         (
             '{"question": "q", "answer": "#### 1"}\n{bad\n',
             "gsm8k",
-            r"x\.jsonl: line 2: not valid JSON",
+            r"x\.jsonl: line 2: not JSON",
         ),
         ('{"question": "q", "answer": "no marker"}\n', "gsm8k", r":1: field 'answer' has no '####"),
         ('{"answer": "#### 1"}\n', "gsm8k", r":1: missing field 'question'"),

@@ -37,6 +37,7 @@ pytest.importorskip("openai", reason="the [arena] extra (openai) is not installe
 from strategic_arena.arena.runner import Entrant
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.cli import main
+from tests.servers import any_model
 
 GAMES = (
     "tic_tac_toe-v0",
@@ -99,7 +100,8 @@ class RecordingEndpoint:
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 headers = sorted((key.lower(), value) for key, value in self.headers.items())
                 outer.requests.append(Request(raw, tuple(headers)))
-                self._reply(outer.service.complete(json.loads(raw), self.headers.get(GAME_HEADER)))
+                body = any_model(json.loads(raw))  # it stands in for whatever model is asked
+                self._reply(outer.service.complete(body, self.headers.get(GAME_HEADER)))
 
             def _reply(self, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

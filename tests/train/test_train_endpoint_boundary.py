@@ -46,6 +46,9 @@ def trainer(recorder: RecordingEndpoint, tmp_path_factory: pytest.TempPathFactor
         "games.episodes_per_game=2",
         "games.self_play_weight=0",
         f"games.opponents=[{{spec: recorder, base_url: '{recorder.base_url}'}}]",
+        # The endpoint honours max_tokens as vLLM does: room for its whole answer (about 10
+        # words), so its moves stay legal and the games run long enough to compare.
+        "sampling.max_tokens=32",
     ]
     return Trainer(load_config(None, overrides))
 

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.store import ResultsStore
@@ -70,7 +71,7 @@ def _add_page_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``publish`` and ``ladder`` on the main command's subparsers."""
     publish = sub.add_parser(
         "publish",

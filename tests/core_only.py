@@ -1,25 +1,26 @@
-"""Run the CLI as on a core install: every module only an extra brings cannot be imported.
+"""A virtualenv holding only the core install: ``pip install strategic-arena``, no extras.
 
-``python tests/core_only.py ARGS...`` runs ``strategic-arena ARGS`` with an import hook that
-refuses each top-level module whose distributions are all outside the core's dependency
-closure (``open_spiel``, ``pettingzoo``, ``gymnasium``, ``numpy`` and what they require,
-markers evaluated, extras not followed). The closure is computed from the installed metadata,
-so it follows the real dependency tree instead of a hand-kept list: what a fresh
-``pip install strategic-arena`` has is what the CLI may import.
+:func:`core_venv` makes a real venv (``python -m venv --without-pip``) whose site-packages
+holds exactly the core's dependency closure -- ``open_spiel``, ``pettingzoo``, ``gymnasium``,
+``numpy`` and what they require, markers evaluated, extras not followed -- linked from this
+interpreter's installed files (no network, no download), plus the checkout on its path. The
+closure is computed from the installed metadata, so it follows the real dependency tree: what a
+fresh core install has is exactly what the venv can import, and ``import torch`` or ``import
+pydantic`` fails there as it would on a user's machine.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import importlib.metadata
 import re
+import subprocess
 import sys
-from collections.abc import Iterable, Sequence
-from types import ModuleType
+from collections.abc import Iterable
+from pathlib import Path
 
 from packaging.requirements import Requirement
 
+ROOT = Path(__file__).resolve().parent.parent
 CORE = ("open_spiel", "pettingzoo", "gymnasium", "numpy")
 
 
@@ -47,35 +48,25 @@ def closure(roots: Iterable[str]) -> set[str]:
     return seen
 
 
-def blocked_modules() -> set[str]:
-    """Top-level modules that no distribution of the core's closure provides."""
-    core = closure(CORE) | {"strategic-arena", "pip", "setuptools", "packaging"}
-    modules = importlib.metadata.packages_distributions()
-    stdlib = sys.stdlib_module_names
-    return {
-        module
-        for module, dists in modules.items()
-        if not any(_normal(dist) in core for dist in dists) and module not in stdlib
-    }
+def _top_entries(dist: importlib.metadata.Distribution) -> set[str]:
+    """The site-packages entries a distribution installed (packages, modules, its metadata)."""
+    entries = {Path(str(item)).parts[0] for item in dist.files or []}
+    return {entry for entry in entries if entry not in ("..", "__pycache__")}
 
 
-class _Refuse(importlib.abc.MetaPathFinder):
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-
-    def find_spec(
-        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if name.split(".", 1)[0] in self.names:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
-if __name__ == "__main__":
-    # The repository root, not tests/, first on the path (tests/opponents/ is a test folder).
-    sys.path[0] = str(__import__("pathlib").Path(__file__).resolve().parent.parent)
-    refused = blocked_modules() - {"strategic_arena", "opponents", "tests"}
-    sys.meta_path.insert(0, _Refuse(refused))
-    from strategic_arena.cli import main
-
-    raise SystemExit(main(sys.argv[1:]))
+def core_venv(where: Path) -> Path:
+    """A venv at ``where`` with only the core closure and the checkout; its ``python``."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site = where / "lib" / version / "site-packages"
+    for name in sorted(closure(CORE)):
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for entry in _top_entries(dist):
+            source = Path(str(dist.locate_file(entry)))
+            if source.exists() and not (site / entry).exists():
+                (site / entry).symlink_to(source)
+    (site / "strategic_arena_checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
+    return where / "bin" / "python"

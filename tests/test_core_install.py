@@ -1,28 +1,32 @@
 """The core install (``pip install strategic-arena``, no extras): the CLI starts, and each
 command that needs an extra names it in one line.
 
-Each command runs in a subprocess through ``tests/core_only.py``, which refuses every module
-outside the core's dependency closure, computed from the installed metadata (so the check
-follows the real dependency tree). Before, ``strategic-arena --help`` was a traceback
-(``No module named 'pydantic'``: the CLI imported the trainer's serving module at start).
+Each command runs in a real virtualenv that holds only the core's dependency closure
+(``tests/core_only.py``: built from this interpreter's installed files, no network). Before,
+``strategic-arena --help`` was a traceback there (``No module named 'pydantic'``: the CLI
+imported the trainer's serving module at start).
 """
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("packaging")
 
+from tests.core_only import core_venv
 
-def core_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    script = ROOT / "tests" / "core_only.py"
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return core_venv(tmp_path_factory.mktemp("core") / "venv")
+
+
+def core_cli(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(script), *args],
+        [str(python), "-m", "strategic_arena.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -31,31 +35,27 @@ def core_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_core_closure_leaves_out_every_extra() -> None:
-    """What the hook refuses: the extras' modules, never the core's (nor OpenSpiel's YAML)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    try:
-        from core_only import blocked_modules
-    finally:
-        sys.path.remove(str(ROOT / "tests"))
-    blocked = blocked_modules()
-    installed = {m for m in ("openai", "httpx", "pydantic", "numba", "torch") if _installed(m)}
-    assert installed <= blocked
-    assert not {"numpy", "pyspiel", "gymnasium", "pettingzoo", "yaml"} & blocked
-
-
-def _installed(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
+def test_the_venv_holds_the_core_and_nothing_else(python: Path, tmp_path: Path) -> None:
+    probe = "import importlib.util as u; print(*(u.find_spec(m) is not None for m in {}))"
+    core = ["numpy", "pyspiel", "gymnasium", "pettingzoo", "strategic_arena", "opponents"]
+    extras = ["torch", "pydantic", "openai", "httpx", "numba", "trueskill", "textarena"]
+    for modules, expected in ((core, "True"), (extras, "False")):
+        done = subprocess.run(
+            [str(python), "-c", probe.format(modules)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=True,
+        )
+        assert done.stdout.split() == [expected] * len(modules), (modules, done.stdout)
 
 
 @pytest.mark.parametrize(
     "args",
     [["--help"], ["eval", "--help"], ["train", "--help"], ["serve-model", "--help"], ["envs"]],
 )
-def test_the_cli_starts_with_the_core_alone(args: list[str], tmp_path: Path) -> None:
-    done = core_cli(*args, cwd=tmp_path)
+def test_the_cli_starts_with_the_core_alone(python: Path, args: list[str], tmp_path: Path) -> None:
+    done = core_cli(python, *args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -68,10 +68,10 @@ def test_the_cli_starts_with_the_core_alone(args: list[str], tmp_path: Path) -> 
     ],
 )
 def test_a_command_that_needs_an_extra_names_it_in_one_line(
-    args: list[str], extra: str, tmp_path: Path
+    python: Path, args: list[str], extra: str, tmp_path: Path
 ) -> None:
-    done = core_cli(*args, cwd=tmp_path)
+    done = core_cli(python, *args, cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"pip install 'strategic-arena[{extra}]'" in errors[0]
+    assert f"pip install 'strategic-arena[{extra}]'" in errors[0], errors[0]

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena import sequential
 from strategic_arena.arena.debate_report import DebateAccuracy, debate_accuracy, render_debates
 from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
@@ -495,6 +496,8 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
         "debates": [
             asdict(row) for row in debate_accuracy(store, _run_ids(store, run_names), mean_ci)
         ],
+        # eval --until decided: each matchup's sequential test, from the stored games.
+        "sequential": sequential.report_rows(store, run_names),
     }
 
 
@@ -622,6 +625,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 f"  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
             )
     lines += render_debates([DebateAccuracy(**row) for row in data.get("debates", [])])
+    lines += sequential.render(data.get("sequential", []))
     team_rows = data.get("teams", [])
     if team_rows:
         lines += ["", "== Teams (team games: each line-up against the other teams)"]

@@ -31,6 +31,8 @@ from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
+from strategic_arena.arena.sequential import DEFAULT_CAP, describe
+from strategic_arena.arena.sprt import ELO_MODELS, Sprt
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
 from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
 from strategic_arena.cli.common import (
@@ -213,7 +215,8 @@ def add_parsers(sub: Any) -> None:
         default=None,
         metavar="N",
         help=f"games per model/opponent/game, split over both seats (default {DEFAULT_NUM_GAMES}; "
-        "a protocol sets its own)",
+        "a protocol sets its own); with --until decided, the most games each matchup's test may "
+        f"take (default {DEFAULT_CAP})",
     )
     games.add_argument(
         "--seed",
@@ -223,6 +226,7 @@ def add_parsers(sub: Any) -> None:
         "secret seed drawn from the OS, stored with the run and shown after it, so the endpoint "
         "cannot predict the deals (a rerun of the same command resumes with the stored one)",
     )
+    add_sequential_options(ev)
     run = ev.add_argument_group("run and store")
     run.add_argument("--concurrency", type=int, default=8, help="games in flight at once")
     run.add_argument(
@@ -305,6 +309,72 @@ def add_parsers(sub: Any) -> None:
     rp.set_defaults(handler=replay_main)
 
 
+def add_sequential_options(command: argparse.ArgumentParser) -> None:
+    """``--until`` and the sequential test's hypotheses and error rates (docs/arena.md)."""
+    test = command.add_argument_group(
+        "sequential test (--until decided; docs/arena.md, 'Evaluations that stop when the "
+        "answer is known')"
+    )
+    test.add_argument(
+        "--until",
+        choices=("all", "decided"),
+        default="all",
+        help="all: play --num-games games per matchup; decided: play each matchup (the model "
+        "against one opponent at one game) in pairs of games on the same deal, seats swapped, "
+        "and stop it as soon as an SPRT decides between H0 (the model is --elo0 Elo stronger) "
+        "and H1 (--elo1 stronger), at most --num-games games; two-sided games only",
+    )
+    defaults = Sprt()
+    test.add_argument(
+        "--elo0",
+        type=float,
+        default=None,
+        metavar="ELO",
+        help=f"H0's Elo difference of the model over the opponent (default {defaults.elo0:g})",
+    )
+    test.add_argument(
+        "--elo1",
+        type=float,
+        default=None,
+        metavar="ELO",
+        help=f"H1's Elo difference, above --elo0 (default {defaults.elo1:g})",
+    )
+    test.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help=f"the largest chance of accepting H1 when H0 holds (default {defaults.alpha:g})",
+    )
+    test.add_argument(
+        "--beta",
+        type=float,
+        default=None,
+        help=f"the largest chance of accepting H0 when H1 holds (default {defaults.beta:g})",
+    )
+    test.add_argument(
+        "--elo-model",
+        choices=ELO_MODELS,
+        default=None,
+        help="the units of --elo0 and --elo1: logistic Elo (expected score "
+        "1/(1+10^(-elo/400))) or normalized Elo (the score's distance from 1/2 in standard "
+        f"deviations of one game, times 800/ln 10) (default {defaults.elo_model})",
+    )
+
+
+def sequential_options(args: argparse.Namespace) -> Sprt | None:
+    """The :class:`Sprt` of the test options given (``None``: none given, the defaults apply).
+
+    Raises:
+        ValueError: a bad value (the test's own one-line message).
+    """
+    given = {
+        name: getattr(args, name)
+        for name in ("elo0", "elo1", "alpha", "beta", "elo_model")
+        if getattr(args, name) is not None
+    }
+    return Sprt(**given) if given else None
+
+
 def model_options(args: argparse.Namespace) -> ModelOptions:
     """The :class:`ModelOptions` of :func:`add_model_options`' parsed arguments.
 
@@ -379,6 +449,8 @@ def eval_main(args: argparse.Namespace) -> int:
             announce=_announce,
             max_response_chars=args.max_response_chars,
             opponent_api_key_env=args.opponent_api_key_env,
+            until=args.until,
+            sprt=sequential_options(args),
         )
     except EvalInterrupted as stop:
         print(
@@ -405,6 +477,8 @@ def _print_summary(result: EvalResult) -> None:
     )
     for key, error in summary.failed[:10]:
         print(f"  raised: {printable_line(key)}: {printable_line(error)}", file=sys.stderr)
+    for test in result.tests:
+        print(f"  {describe(test.as_dict())}", file=sys.stderr)
 
 
 def _eval_status(result: EvalResult) -> int:

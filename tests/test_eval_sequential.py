@@ -111,6 +111,18 @@ def test_minimax_against_random_is_decided_long_before_the_cap(
             stored = len(store.games())
         # Batches of 4 games: at most one batch beyond the decision.
         assert row["games"] <= stored <= row["games"] + 4
+        # What the decision cost: the model's tokens over the matchup's stored games.
+        con = sqlite3.connect(db)
+        try:
+            moves = con.execute(
+                "SELECT g.players, m.seat, m.prompt_tokens, m.completion_tokens "
+                "FROM moves m JOIN games g ON g.id = m.game_id"
+            ).fetchall()
+        finally:
+            con.close()
+        mine = [(p, c) for players, seat, p, c in moves if json.loads(players)[seat] != "random"]
+        assert row["cost"]["prompt_tokens"] == sum(p for p, _ in mine) > 0
+        assert row["cost"]["completion_tokens"] == sum(c for _, c in mine) > 0
         # The same command again plays nothing and says the same.
         assert main(args) == 0
         _, again = capsys.readouterr()
@@ -264,7 +276,7 @@ def test_server_failures_make_the_test_wait_for_their_replay(
                 break
     finally:
         server.close()
-    assert statuses[0] == 1 and 1 < len(statuses), statuses  # stopped by a failure, then on
+    assert statuses[0] == 1 and len(statuses) > 1, statuses  # stopped by a failure, then on
     assert statuses[-1] == 0
     assert row["status"] in ("H0", "H1", "cap")
 

@@ -341,6 +341,22 @@ def report_rows(store: ResultsStore, run_names: Sequence[str] | None) -> list[di
     return rows
 
 
+def with_costs(
+    rows: Sequence[dict[str, Any]], matchups: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``rows`` with the model's ``cost`` in each test's matchup: its tokens and money.
+
+    Over every stored game of the matchup: those beyond the test and incomplete ones included.
+    """
+    spent = {(c["run"], c["player"], c["env_id"], c["opponent"]): c for c in matchups}
+    fields = ("prompt_tokens", "completion_tokens", "money")
+    joined = []
+    for row in rows:
+        cost = spent.get((row["run"], row["candidate"], row["env_id"], row["opponent"]))
+        joined.append({**row, "cost": None if cost is None else {k: cost[k] for k in fields}})
+    return joined
+
+
 def describe(row: Mapping[str, Any]) -> str:
     """One line of a test's state, from :meth:`MatchupTest.as_dict` (eval's summary, report)."""
     test = row["test"]
@@ -371,8 +387,18 @@ def describe(row: Mapping[str, Any]) -> str:
         if row["skipped_pairs"]
         else "",
         f"; {extra} stored games beyond the test" if extra > 0 else "",
+        _cost_text(row.get("cost")),
     ]
     return "".join(parts)
+
+
+def _cost_text(cost: Mapping[str, Any] | None) -> str:
+    """``; cost P + C tokens (money M)`` of a test's matchup, empty when it cost no token."""
+    if not cost:
+        return ""
+    money = "" if cost["money"] is None else f", money {cost['money']:.4f}"
+    tokens = f"{cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens"
+    return f"; cost {tokens}{money}"
 
 
 def render(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -12,12 +12,13 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
 from strategic_arena.arena import metrics
+from strategic_arena.arena.costs import Price, parse_price, read_prices
 from strategic_arena.arena.defaults import (
     DEFAULT_DB,
     DEFAULT_MAX_TOKENS,
@@ -262,6 +263,7 @@ def add_parsers(sub: Any) -> None:
         help="the run's name (default: derived from the settings, so the same command resumes)",
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_price_options(run)
     run.add_argument("--no-report", action="store_true", help="do not print the report")
     run.add_argument("--quiet", action="store_true", help="no progress line")
     ev.set_defaults(handler=eval_main)
@@ -281,6 +283,7 @@ def add_parsers(sub: Any) -> None:
         "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
     )
     rep.add_argument("--json", action="store_true", help="JSON with every per-seat summary")
+    add_price_options(rep)
     rep.add_argument(
         "--all-players",
         action="store_true",
@@ -361,6 +364,36 @@ def add_sequential_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_price_options(group: Any) -> None:
+    """``--prices`` and ``--price``: money per million tokens, for the report's costs."""
+    group.add_argument(
+        "--prices",
+        default=None,
+        metavar="FILE",
+        help='a price table for the report\'s costs: JSON {"PLAYER": {"prompt": P, '
+        '"completion": C}, ...}, money per million prompt and completion tokens',
+    )
+    group.add_argument(
+        "--price",
+        action="append",
+        default=None,
+        metavar="NAME=PROMPT,COMPLETION",
+        help="one player's price per million prompt and completion tokens (repeatable; over "
+        "--prices), e.g. gpt-4o-mini=0.15,0.6",
+    )
+
+
+def prices_of(args: argparse.Namespace) -> dict[str, Price]:
+    """The price table of ``--prices`` with each ``--price`` over it.
+
+    Raises:
+        ValueError: a file that is not a price table, or a malformed ``--price``.
+    """
+    prices = read_prices(args.prices) if args.prices else {}
+    prices.update(parse_price(text) for text in args.price or [])
+    return prices
+
+
 def sequential_options(args: argparse.Namespace) -> Sprt | None:
     """The :class:`Sprt` of the test options given (``None``: none given, the defaults apply).
 
@@ -431,6 +464,7 @@ def _announce(message: str) -> None:
 def eval_main(args: argparse.Namespace) -> int:
     """``eval``: evaluate, print the run's summary and report; 1 when games are left unscored."""
     model = replace(model_options(args), game_sampling=game_sampling(args.game_sampling or []))
+    prices = prices_of(args)  # a bad table fails before any game
     try:
         result = evaluate(
             args.db,
@@ -462,7 +496,9 @@ def eval_main(args: argparse.Namespace) -> int:
         return 130
     _print_summary(result)
     if not args.no_report:
-        _print_report([result.run_name], args.db, as_json=args.json, all_players=False)
+        _print_report(
+            [result.run_name], args.db, as_json=args.json, all_players=False, prices=prices
+        )
     return _eval_status(result)
 
 
@@ -520,8 +556,9 @@ def _print_report(
     as_json: bool,
     all_players: bool,
     ratings: bool = False,
+    prices: Mapping[str, Price] | None = None,
 ) -> None:
-    data = report(db, run_names, ratings=ratings)
+    data = report(db, run_names, ratings=ratings, prices=prices)
     grades = data["grades"]
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -534,7 +571,12 @@ def _print_report(
 def report_main(args: argparse.Namespace) -> int:
     """``report``: the metrics (and grades) of a results store."""
     _print_report(
-        args.run, args.db, as_json=args.json, all_players=args.all_players, ratings=args.ratings
+        args.run,
+        args.db,
+        as_json=args.json,
+        all_players=args.all_players,
+        ratings=args.ratings,
+        prices=prices_of(args),
     )
     return 0
 

@@ -32,7 +32,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.cli import main
 from strategic_arena.grading.report import report
 from strategic_arena.serve import PlayerServer
-from tests.servers import FaultServer
+from tests.servers import FaultServer, PositionSeededMinimax
 
 ENV = "tic_tac_toe-v0"
 
@@ -334,3 +334,41 @@ def test_batches_wait_for_a_game_tried_in_this_call() -> None:
         {failed: 4},
     )
     assert {t.index for t in next_batch(given_up, groups, tried, 3, concurrency=4)} == {2, 3}
+
+
+@pytest.mark.slow
+def test_workers_sharing_a_sequential_run_reach_the_single_process_decision(
+    tmp_path: Path, pg_server: Any, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two ``eval --until decided`` processes on one PostgreSQL run: every game once, and the
+    decision of the same command run alone into SQLite.
+
+    The served minimax breaks ties by position (the same answer whoever asks), and H0 +300
+    against H1 +500 sits around its true strength against ``random``, so the test is long
+    enough for both workers to play many batches.
+    """
+    extra = ["--elo0", "300", "--elo1", "500", "--num-games", "160", "--concurrency", "2"]
+    with PlayerServer(lambda env_id: PositionSeededMinimax(), model="minimax") as server:
+        alone = tmp_path / "alone.sqlite"
+        assert main([*sequential_args(alone, server.base_url, "--no-report"), *extra]) == 0
+        capsys.readouterr()
+        command = [sys.executable, "-m", "strategic_arena.cli"]
+        command += [*sequential_args(Path("DB"), server.base_url, "--no-report"), *extra]
+        command[command.index("DB")] = pg_url
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        workers = [
+            subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)
+        ]
+        for process in workers:
+            _, err = process.communicate(timeout=600)
+            assert process.returncode == 0, err
+    with ResultsStore.for_reading(pg_url) as store:
+        keys = [game.game_key for game in store.games(include_incomplete=True)]
+    assert len(keys) == len(set(keys))  # every game stored once
+    fields = ("env_id", "status", "llr", "pairs", "pentanomial")
+    shared = report(pg_url)["sequential"]
+    expected = stored_tests(alone)
+    assert [{k: r[k] for k in fields} for r in shared] == [
+        {k: r[k] for k in fields} for r in expected
+    ]
+    assert expected[0]["pairs"] > 8  # long enough to take several batches

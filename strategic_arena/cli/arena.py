@@ -50,6 +50,7 @@ from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
+from strategic_arena.ranking import render as render_ranking
 from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,
@@ -564,6 +565,8 @@ def _print_report(
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(metrics.render_text(data, all_players=all_players))
+        if data["ranking"]:
+            print("\n".join(render_ranking(data["ranking"])).lstrip("\n"))
         if grades["moves"] or grades["strategies"]:
             print("\n" + render_text(grades["moves"], grades["strategies"]))
 

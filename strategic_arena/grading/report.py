@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena import ranking
 from strategic_arena.arena import metrics
 from strategic_arena.arena.costs import Price
 from strategic_arena.arena.store import ResultsStore
@@ -69,4 +70,6 @@ def report(
         data = metrics.report(store, run_names, prices)
         if ratings:
             data["ratings"] = ratings_report(store, run_names)
+        # strategic-arena rank: each ranking run's state (its neighbours' order probabilities).
+        data["ranking"] = ranking.report_rows(store, run_names)
         return {**data, "grades": stored_grades(store, run_names)}

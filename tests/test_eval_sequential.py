@@ -24,8 +24,15 @@ import pytest
 
 pytest.importorskip("openai", reason="the [arena] extra (openai) is not installed")
 
+from strategic_arena.arena.records import StoredGame
 from strategic_arena.arena.runner import Entrant, versus
-from strategic_arena.arena.sequential import SKIPPED, Matchup, check_testable, decide
+from strategic_arena.arena.sequential import (
+    SKIPPED,
+    Matchup,
+    check_testable,
+    decide,
+    pair_outcomes,
+)
 from strategic_arena.arena.sequential_run import _State, matchups, next_batch
 from strategic_arena.arena.sprt import Sprt, llr
 from strategic_arena.arena.store import ResultsStore
@@ -372,3 +379,33 @@ def test_workers_sharing_a_sequential_run_reach_the_single_process_decision(
         {k: r[k] for k in fields} for r in expected
     ]
     assert expected[0]["pairs"] > 8  # long enough to take several batches
+
+
+def test_pair_outcomes_from_stored_games() -> None:
+    def game(key: str, players: tuple[str, str], returns: tuple[float, float], status: str):  # type: ignore[no-untyped-def]
+        return StoredGame(0, 1, key, ENV, 0, players, returns, status, None, (), 0.0, 0.0)
+
+    games = [
+        # Pair 0: a win as first player, a draw as second: WD (category 3).
+        game(f"{ENV}/m/o/0", ("m", "o"), (1.0, -1.0), "complete"),
+        game(f"{ENV}/o/m/0", ("o", "m"), (0.0, 0.0), "complete"),
+        # Pair 1: one game given up for good (its tries used): left out.
+        game(f"{ENV}/m/o/1", ("m", "o"), (-1.0, 1.0), "complete"),
+        game(f"{ENV}/o/m/1", ("o", "m"), (0.0, 0.0), "incomplete"),
+        # Pair 2: given up once, scored since (a larger --max-replays): it counts, LL.
+        game(f"{ENV}/m/o/2", ("m", "o"), (0.0, 0.0), "incomplete"),
+        game(f"{ENV}/m/o/2", ("m", "o"), (-1.0, 1.0), "complete"),
+        game(f"{ENV}/o/m/2", ("o", "m"), (1.0, -1.0), "complete"),
+        # Pair 3: one game only, the other not stored yet: no outcome.
+        game(f"{ENV}/m/o/3", ("m", "o"), (1.0, -1.0), "complete"),
+        # Another player's game: not this model's test.
+        game(f"{ENV}/x/o/0", ("x", "o"), (1.0, -1.0), "complete"),
+    ]
+    given_up = [f"{ENV}/o/m/1", f"{ENV}/m/o/2"]
+    outcomes, stored = pair_outcomes(games, "m", given_up)
+    matchup = Matchup(ENV, "m", "o")
+    assert outcomes == {matchup: {0: 3, 1: SKIPPED, 2: 0}}
+    assert stored == {matchup: 6}
+    test = decide(matchup, outcomes[matchup], Sprt(), cap_pairs=10, stored_games=6)
+    assert (test.status, test.pairs, test.skipped, test.next_pair) == ("open", 2, 1, 3)
+    assert test.counts == (1, 0, 0, 1, 0) and test.score == pytest.approx(0.375)

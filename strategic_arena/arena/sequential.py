@@ -209,7 +209,9 @@ def pair_outcomes(
         The outcome of every complete or skipped pair per matchup, and each matchup's count of
         scored games.
     """
-    lost = set(given_up)
+    games = list(games)
+    # A key given up and scored since (a later call with a larger --max-replays) counts.
+    lost = set(given_up) - {game.game_key for game in games if game.scored}
     scores: dict[Matchup, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     skipped: dict[Matchup, set[int]] = defaultdict(set)
     stored: dict[Matchup, int] = defaultdict(int)

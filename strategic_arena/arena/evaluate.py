@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from strategic_arena.arena import runner
+from strategic_arena.arena import runner, sequential_run
 from strategic_arena.arena.defaults import (
     DEFAULT_NUM_GAMES,
     DEFAULT_OPPONENTS,
@@ -28,6 +28,8 @@ from strategic_arena.arena.model_opponents import ModelOpponent
 from strategic_arena.arena.pools import WeightedPool
 from strategic_arena.arena.preflight import key_source
 from strategic_arena.arena.runner import Entrant, GameTask, RunSummary, versus
+from strategic_arena.arena.sequential import DEFAULT_CAP, SETTING, MatchupTest, check_testable
+from strategic_arena.arena.sprt import Sprt
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS, ResultsStore
 from strategic_arena.door import shown
 from strategic_arena.games import CURATED, get_spec
@@ -43,6 +45,7 @@ class EvalResult:
         summary: the runner's account of this call.
         max_replays: the replay limit the run used (the report cites it).
         seed: the run's root seed (secret until the run is over; shown after it).
+        tests: with ``until="decided"``, each matchup's sequential test after this call.
     """
 
     run_name: str
@@ -50,6 +53,7 @@ class EvalResult:
     summary: RunSummary
     max_replays: int
     seed: int = 0
+    tests: tuple[MatchupTest, ...] = ()
 
     @property
     def unscored(self) -> int:
@@ -124,6 +128,8 @@ def evaluate(
     announce: Callable[[str], None] | None = None,
     max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS,
     opponent_api_key_env: str | None = None,
+    until: str = "all",
+    sprt: Sprt | None = None,
 ) -> EvalResult:
     """Play ``model`` against solvers on each game, both seats, and store every game and move.
 
@@ -142,7 +148,9 @@ def evaluate(
             ``model`` (:mod:`~strategic_arena.arena.model_opponents`), and a
             ``pool:W*SPEC|W*SPEC`` spec a weighted pool of opponents, one drawn per game
             (:mod:`~strategic_arena.arena.pools`).
-        num_games: games per model/opponent/game (default: the protocol's, else 20).
+        num_games: games per model/opponent/game (default: the protocol's, else 20); with
+            ``until="decided"``, the most games each matchup's test may take (default
+            :data:`~strategic_arena.arena.sequential.DEFAULT_CAP`).
         seed: the run's root seed (deals, player seeds, the order games start in); ``None``: a
             secret seed drawn from the OS for a new run (the endpoint cannot predict the
             deals), the stored one for a run that resumes.
@@ -159,6 +167,11 @@ def evaluate(
         opponent_api_key_env: environment variable holding the model opponents' API key
             (default ``None``: no key is sent to them; the evaluated model's key goes to its
             own endpoint only); never stored.
+        until: ``all`` plays every game; ``decided`` plays each matchup pair by pair until a
+            sequential test decides whether the model is stronger than the opponent
+            (:mod:`~strategic_arena.arena.sequential_run`), at most ``num_games`` games.
+        sprt: the test of ``until="decided"`` (default :class:`Sprt`'s: logistic Elo 0
+            against 100, alpha and beta 0.05); stored with the run and part of its name.
 
     Raises:
         ValueError: bad settings (unknown game, protocol, opponent; counts below 1; sampling
@@ -176,14 +189,10 @@ def evaluate(
     check_game_sampling(model.game_sampling, env_ids)
     if model.base_url is None:
         check_suite_covers(env_ids)
-    if num_games is None:
-        num_games = chosen.num_games if chosen else DEFAULT_NUM_GAMES
-    if num_games < 1:  # 0 is an error, not "the default"
-        raise ValueError("--num-games must be at least 1")
-    if concurrency < 1:
-        raise ValueError("--concurrency must be at least 1")
-    if max_replays < 0:
-        raise ValueError("--max-replays must be at least 0")
+    test = sequential_test(until, sprt, env_ids)
+    if num_games is None:  # a sequential test's cap, the protocol's count, or the default
+        num_games = DEFAULT_CAP if test else chosen.num_games if chosen else DEFAULT_NUM_GAMES
+    check_counts(num_games, concurrency, max_replays)
     per_env = opponents_per_env(env_ids, opponents, protocol)
     # Parsed and built before any endpoint is asked anything: a bad spec fails first.
     specs = list(dict.fromkeys(spec for specs in per_env.values() for spec in specs))
@@ -227,28 +236,79 @@ def evaluate(
             "opponents": per_env,
             "num_games": num_games,
             "protocol": protocol,
+            # A sequential run's test is part of what it is (and of its name); a run of fixed
+            # size has no such key, so its name is what it always was.
+            **({SETTING: test.as_dict()} if test else {}),
         }
         name = run_name or default_run_name(candidate, settings, model.base_url, seed)
         # Stored, not part of the name: the report says which games eval will still replay.
         settings["max_replays"] = max_replays
         with ResultsStore(db, max_response_chars=max_response_chars) as store:
             root_seed, tasks = runner.prepare(store, name, seed, settings, make_tasks)
-            try:
-                summary = runner.run(
-                    store,
-                    name,
-                    tasks,
-                    seed=root_seed,
-                    concurrency=concurrency,
-                    settings=settings,
-                    progress=progress,
-                    max_replays=max_replays,
-                    lease_s=lease_s,
-                )
-            except KeyboardInterrupt:
-                stored = len(store.completed_keys(store.run_id(name)))
-                raise EvalInterrupted(name, stored, len(tasks)) from None
-    return EvalResult(name, shown(db), summary, max_replays, root_seed)
+            options: dict[str, Any] = {
+                "seed": root_seed,
+                "concurrency": concurrency,
+                "settings": settings,
+                "progress": progress,
+                "max_replays": max_replays,
+                "lease_s": lease_s,
+            }
+            summary, tests = _play(store, name, tasks, test, candidate.name, options)
+    return EvalResult(name, shown(db), summary, max_replays, root_seed, tests)
+
+
+def _play(
+    store: ResultsStore,
+    name: str,
+    tasks: Sequence[GameTask],
+    test: Sprt | None,
+    candidate: str,
+    options: Mapping[str, Any],
+) -> tuple[RunSummary, tuple[MatchupTest, ...]]:
+    """Play the run: every game, or each matchup until its sequential ``test`` decides.
+
+    Raises:
+        EvalInterrupted: Ctrl-C; the games stored so far stay.
+    """
+    try:
+        if test is None:
+            return runner.run(store, name, tasks, **options), ()
+        played = sequential_run.run(store, name, tasks, test, candidate, **options)
+        return played.summary, played.tests
+    except KeyboardInterrupt:
+        stored = len(store.completed_keys(store.run_id(name)))
+        raise EvalInterrupted(name, stored, len(tasks)) from None
+
+
+def check_counts(num_games: int, concurrency: int, max_replays: int) -> None:
+    """Refuse counts out of range (0 games is an error, not "the default").
+
+    Raises:
+        ValueError: one line naming the option.
+    """
+    if num_games < 1:
+        raise ValueError("--num-games must be at least 1")
+    if concurrency < 1:
+        raise ValueError("--concurrency must be at least 1")
+    if max_replays < 0:
+        raise ValueError("--max-replays must be at least 0")
+
+
+def sequential_test(until: str, sprt: Sprt | None, env_ids: Sequence[str]) -> Sprt | None:
+    """The sequential test of ``until="decided"`` (``None`` for a run of fixed size).
+
+    Raises:
+        ValueError: an unknown ``until``, a test given without ``until="decided"``, or a game
+            the test cannot compare two players on (:func:`~.sequential.check_testable`).
+    """
+    if until not in ("all", "decided"):
+        raise ValueError(f"--until must be 'all' or 'decided', not {until!r}")
+    if until == "all":
+        if sprt is not None:
+            raise ValueError("the sequential test's settings apply with --until decided only")
+        return None
+    check_testable(env_ids)
+    return sprt or Sprt()
 
 
 def _announce_key(

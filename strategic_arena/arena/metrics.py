@@ -61,6 +61,9 @@ from typing import Any
 import numpy as np
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS
+from strategic_arena.arena import sequential
+from strategic_arena.arena.costs import Price, costs
+from strategic_arena.arena.costs import render as render_costs
 from strategic_arena.arena.debate_report import DebateAccuracy, debate_accuracy, render_debates
 from strategic_arena.arena.prompt_versions import PromptMix, prompt_mixes
 from strategic_arena.arena.records import MoveStats, StoredGame
@@ -472,9 +475,18 @@ def candidates(store: ResultsStore, run_names: Sequence[str] | None = None) -> l
     return list(dict.fromkeys(names)) or None
 
 
-def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[str, Any]:
-    """The whole report as JSON-ready data (what ``strategic-arena report --json`` prints)."""
+def report(
+    store: ResultsStore,
+    run_names: Sequence[str] | None = None,
+    prices: Mapping[str, Price] | None = None,
+) -> dict[str, Any]:
+    """The whole report as JSON-ready data (what ``strategic-arena report --json`` prints).
+
+    ``prices`` (money per million tokens by player) price the ``costs`` entry
+    (:mod:`strategic_arena.arena.costs`) and each sequential test's ``cost``.
+    """
     summaries = summarize(store, run_names)
+    spent = costs(store, run_names, prices)
     runs = [run for run in store.runs() if run_names is None or run.name in run_names]
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
@@ -495,6 +507,12 @@ def report(store: ResultsStore, run_names: Sequence[str] | None = None) -> dict[
         "debates": [
             asdict(row) for row in debate_accuracy(store, _run_ids(store, run_names), mean_ci)
         ],
+        # eval --until decided: each matchup's sequential test, from the stored games, with
+        # what the model spent on its games.
+        "sequential": sequential.with_costs(
+            sequential.report_rows(store, run_names), spent["matchups"]
+        ),
+        "costs": spent,
     }
 
 
@@ -622,6 +640,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 f"  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
             )
     lines += render_debates([DebateAccuracy(**row) for row in data.get("debates", [])])
+    lines += sequential.render(data.get("sequential", []))
+    lines += render_costs(data.get("costs", {}))
     team_rows = data.get("teams", [])
     if team_rows:
         lines += ["", "== Teams (team games: each line-up against the other teams)"]

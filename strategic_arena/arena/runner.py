@@ -56,7 +56,7 @@ import dataclasses
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -548,6 +548,7 @@ async def run_async(
     progress: Progress | bool = True,
     max_replays: int = 3,
     lease_s: float = DEFAULT_LEASE_S,
+    only: Collection[str] | None = None,
 ) -> RunSummary:
     """Play the tasks of run ``run_name`` that are not stored yet; see the module docstring.
 
@@ -567,6 +568,10 @@ async def run_async(
             again by later calls before it is given up.
         lease_s: in a shared store, how long a worker's lease on a game lasts unrenewed
             (a dead worker's games wait this long before another worker takes them).
+        only: the keys this call may play (``None``: every task); the summary counts those
+            only. ``eval --until decided`` plays a run batch by batch with it
+            (:mod:`strategic_arena.arena.sequential_run`); in a shared store any game of the
+            run another worker offered may still be leased to this one.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -581,12 +586,13 @@ async def run_async(
         register(store, {entrant.name: entrant for t in tasks for entrant in t.seats}.values())
     stored = await asyncio.to_thread(store.completed_keys, run_id)
     tries = await asyncio.to_thread(store.incomplete_counts, run_id)
-    unscored = [task for task in tasks if task.key not in stored]
+    wanted = tasks if only is None else [task for task in tasks if task.key in only]
+    unscored = [task for task in wanted if task.key not in stored]
     pending = deque(schedule([task for task in unscored if tries[task.key] <= max_replays], seed))
     summary = RunSummary(
         run_id,
-        total=len(tasks),
-        resumed=len(tasks) - len(unscored),
+        total=len(wanted),
+        resumed=len(wanted) - len(unscored),
         given_up=len(unscored) - len(pending),
     )
     bar = progress if isinstance(progress, Progress) else None

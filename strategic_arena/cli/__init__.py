@@ -11,6 +11,7 @@ terminal unescaped, whoever prints it.
 * ``opponents``, ``serve``, ``solve`` -- :mod:`.opponents`;
 * ``eval``, ``report``, ``replay`` -- :mod:`.arena`;
 * ``runs`` -- :mod:`.runs`;
+* ``rank`` -- :mod:`.rank`;
 * ``grade`` -- :mod:`.grade`;
 * ``publish``, ``ladder`` -- :mod:`.leaderboard`;
 * ``train`` -- :mod:`.train`;
@@ -31,6 +32,7 @@ from strategic_arena.cli import (
     leaderboard,
     opponents,
     play,
+    rank,
     runs,
     serve_model,
     train,
@@ -54,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     opponents.add_parsers(sub)
     arena.add_parsers(sub)
     runs.add_parser(sub)
+    rank.add_parser(sub)
     grade.add_parser(sub)
     leaderboard.add_parsers(sub)
     train.add_parsers(sub)

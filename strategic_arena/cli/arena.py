@@ -12,12 +12,13 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from strategic_arena.actions import INFRASTRUCTURE_ERROR_KINDS, Attempt
 from strategic_arena.arena import metrics
+from strategic_arena.arena.costs import Price, parse_price, read_prices
 from strategic_arena.arena.defaults import (
     DEFAULT_DB,
     DEFAULT_MAX_TOKENS,
@@ -31,6 +32,8 @@ from strategic_arena.arena.evaluate import EvalInterrupted, EvalResult, evaluate
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.records import StoredGame, StoredMove
 from strategic_arena.arena.replay import final_state_text, replay
+from strategic_arena.arena.sequential import DEFAULT_CAP, describe
+from strategic_arena.arena.sprt import ELO_MODELS, Sprt
 from strategic_arena.arena.store import DEFAULT_MAX_RESPONSE_CHARS
 from strategic_arena.asking import SETTINGS_FILE, Asking, Sampling, read_settings
 from strategic_arena.cli.common import (
@@ -47,6 +50,7 @@ from strategic_arena.games import CURATED
 from strategic_arena.grading.report import report
 from strategic_arena.grading.summary import render_text
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
+from strategic_arena.ranking import render as render_ranking
 from strategic_arena.settings_options import (
     ASKING_FLAGS,
     SAMPLING_FLAGS,
@@ -213,7 +217,8 @@ def add_parsers(sub: Any) -> None:
         default=None,
         metavar="N",
         help=f"games per model/opponent/game, split over both seats (default {DEFAULT_NUM_GAMES}; "
-        "a protocol sets its own)",
+        "a protocol sets its own); with --until decided, the most games each matchup's test may "
+        f"take (default {DEFAULT_CAP})",
     )
     games.add_argument(
         "--seed",
@@ -223,6 +228,7 @@ def add_parsers(sub: Any) -> None:
         "secret seed drawn from the OS, stored with the run and shown after it, so the endpoint "
         "cannot predict the deals (a rerun of the same command resumes with the stored one)",
     )
+    add_sequential_options(ev)
     run = ev.add_argument_group("run and store")
     run.add_argument("--concurrency", type=int, default=8, help="games in flight at once")
     run.add_argument(
@@ -258,6 +264,7 @@ def add_parsers(sub: Any) -> None:
         help="the run's name (default: derived from the settings, so the same command resumes)",
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_price_options(run)
     run.add_argument("--no-report", action="store_true", help="do not print the report")
     run.add_argument("--quiet", action="store_true", help="no progress line")
     ev.set_defaults(handler=eval_main)
@@ -277,6 +284,7 @@ def add_parsers(sub: Any) -> None:
         "--run", action="append", default=None, metavar="NAME", help="only this run (repeatable)"
     )
     rep.add_argument("--json", action="store_true", help="JSON with every per-seat summary")
+    add_price_options(rep)
     rep.add_argument(
         "--all-players",
         action="store_true",
@@ -303,6 +311,102 @@ def add_parsers(sub: Any) -> None:
     rp.add_argument("--db", default=DEFAULT_DB, metavar="PATH|URL", type=store_option, help=DB_HELP)
     rp.add_argument("--prompts", action="store_true", help="print each prompt and full response")
     rp.set_defaults(handler=replay_main)
+
+
+def add_sequential_options(command: argparse.ArgumentParser) -> None:
+    """``--until`` and the sequential test's hypotheses and error rates (docs/arena.md)."""
+    test = command.add_argument_group(
+        "sequential test (--until decided; docs/arena.md, 'Evaluations that stop when the "
+        "answer is known')"
+    )
+    test.add_argument(
+        "--until",
+        choices=("all", "decided"),
+        default="all",
+        help="all: play --num-games games per matchup; decided: play each matchup (the model "
+        "against one opponent at one game) in pairs of games on the same deal, seats swapped, "
+        "and stop it as soon as an SPRT decides between H0 (the model is --elo0 Elo stronger) "
+        "and H1 (--elo1 stronger), at most --num-games games; two-sided games only",
+    )
+    defaults = Sprt()
+    test.add_argument(
+        "--elo0",
+        type=float,
+        default=None,
+        metavar="ELO",
+        help=f"H0's Elo difference of the model over the opponent (default {defaults.elo0:g})",
+    )
+    test.add_argument(
+        "--elo1",
+        type=float,
+        default=None,
+        metavar="ELO",
+        help=f"H1's Elo difference, above --elo0 (default {defaults.elo1:g})",
+    )
+    test.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help=f"the largest chance of accepting H1 when H0 holds (default {defaults.alpha:g})",
+    )
+    test.add_argument(
+        "--beta",
+        type=float,
+        default=None,
+        help=f"the largest chance of accepting H0 when H1 holds (default {defaults.beta:g})",
+    )
+    test.add_argument(
+        "--elo-model",
+        choices=ELO_MODELS,
+        default=None,
+        help="the units of --elo0 and --elo1: logistic Elo (expected score "
+        "1/(1+10^(-elo/400))) or normalized Elo (the score's distance from 1/2 in standard "
+        f"deviations of one game, times 800/ln 10) (default {defaults.elo_model})",
+    )
+
+
+def add_price_options(group: Any) -> None:
+    """``--prices`` and ``--price``: money per million tokens, for the report's costs."""
+    group.add_argument(
+        "--prices",
+        default=None,
+        metavar="FILE",
+        help='a price table for the report\'s costs: JSON {"PLAYER": {"prompt": P, '
+        '"completion": C}, ...}, money per million prompt and completion tokens',
+    )
+    group.add_argument(
+        "--price",
+        action="append",
+        default=None,
+        metavar="NAME=PROMPT,COMPLETION",
+        help="one player's price per million prompt and completion tokens (repeatable; over "
+        "--prices), e.g. gpt-4o-mini=0.15,0.6",
+    )
+
+
+def prices_of(args: argparse.Namespace) -> dict[str, Price]:
+    """The price table of ``--prices`` with each ``--price`` over it.
+
+    Raises:
+        ValueError: a file that is not a price table, or a malformed ``--price``.
+    """
+    prices = read_prices(args.prices) if args.prices else {}
+    prices.update(parse_price(text) for text in args.price or [])
+    return prices
+
+
+def sequential_options(args: argparse.Namespace) -> Sprt | None:
+    """The :class:`Sprt` of the test options given (``None``: none given, the defaults apply).
+
+    Raises:
+        ValueError: a bad value (the test's own one-line message).
+    """
+    given = {
+        name: getattr(args, name)
+        for name in ("elo0", "elo1", "alpha", "beta", "elo_model")
+        if getattr(args, name) is not None
+    }
+    return Sprt(**given) if given else None
 
 
 def model_options(args: argparse.Namespace) -> ModelOptions:
@@ -361,6 +465,7 @@ def _announce(message: str) -> None:
 def eval_main(args: argparse.Namespace) -> int:
     """``eval``: evaluate, print the run's summary and report; 1 when games are left unscored."""
     model = replace(model_options(args), game_sampling=game_sampling(args.game_sampling or []))
+    prices = prices_of(args)  # a bad table fails before any game
     try:
         result = evaluate(
             args.db,
@@ -379,6 +484,8 @@ def eval_main(args: argparse.Namespace) -> int:
             announce=_announce,
             max_response_chars=args.max_response_chars,
             opponent_api_key_env=args.opponent_api_key_env,
+            until=args.until,
+            sprt=sequential_options(args),
         )
     except EvalInterrupted as stop:
         print(
@@ -390,7 +497,9 @@ def eval_main(args: argparse.Namespace) -> int:
         return 130
     _print_summary(result)
     if not args.no_report:
-        _print_report([result.run_name], args.db, as_json=args.json, all_players=False)
+        _print_report(
+            [result.run_name], args.db, as_json=args.json, all_players=False, prices=prices
+        )
     return _eval_status(result)
 
 
@@ -405,6 +514,8 @@ def _print_summary(result: EvalResult) -> None:
     )
     for key, error in summary.failed[:10]:
         print(f"  raised: {printable_line(key)}: {printable_line(error)}", file=sys.stderr)
+    for test in result.tests:
+        print(f"  {describe(test.as_dict())}", file=sys.stderr)
 
 
 def _eval_status(result: EvalResult) -> int:
@@ -446,13 +557,16 @@ def _print_report(
     as_json: bool,
     all_players: bool,
     ratings: bool = False,
+    prices: Mapping[str, Price] | None = None,
 ) -> None:
-    data = report(db, run_names, ratings=ratings)
+    data = report(db, run_names, ratings=ratings, prices=prices)
     grades = data["grades"]
     if as_json:
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(metrics.render_text(data, all_players=all_players))
+        if data["ranking"]:
+            print("\n".join(render_ranking(data["ranking"])).lstrip("\n"))
         if grades["moves"] or grades["strategies"]:
             print("\n" + render_text(grades["moves"], grades["strategies"]))
 
@@ -460,7 +574,12 @@ def _print_report(
 def report_main(args: argparse.Namespace) -> int:
     """``report``: the metrics (and grades) of a results store."""
     _print_report(
-        args.run, args.db, as_json=args.json, all_players=args.all_players, ratings=args.ratings
+        args.run,
+        args.db,
+        as_json=args.json,
+        all_players=args.all_players,
+        ratings=args.ratings,
+        prices=prices_of(args),
     )
     return 0
 

@@ -6,11 +6,13 @@ The metrics come from :mod:`strategic_arena.arena.metrics`, the grades from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena import ranking
 from strategic_arena.arena import metrics
+from strategic_arena.arena.costs import Price
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.grading.grade import report_data
 from strategic_arena.grading.moves import instant_grades
@@ -38,7 +40,11 @@ def stored_grades(store: ResultsStore, run_names: Sequence[str] | None) -> dict[
 
 
 def report(
-    db: str | Path, run_names: Sequence[str] | None = None, *, ratings: bool = False
+    db: str | Path,
+    run_names: Sequence[str] | None = None,
+    *,
+    ratings: bool = False,
+    prices: Mapping[str, Price] | None = None,
 ) -> dict[str, Any]:
     """The metrics of the runs ``run_names`` (all when ``None``) of ``db``, with their grades.
 
@@ -48,6 +54,8 @@ def report(
         ratings: add the TrueSkill ratings per game and overall
             (:func:`strategic_arena.ratings.ratings_report`; free-for-all and team games too).
             Off by default: rating a large store takes a while.
+        prices: money per million prompt and completion tokens by player, for the costs
+            (:mod:`strategic_arena.arena.costs`).
 
     Returns:
         :func:`strategic_arena.arena.metrics.report`'s data with a ``grades`` entry
@@ -59,7 +67,9 @@ def report(
         KeyError: an unknown run name.
     """
     with ResultsStore.for_reading(db) as store:  # nothing written: archives report too
-        data = metrics.report(store, run_names)
+        data = metrics.report(store, run_names, prices)
         if ratings:
             data["ratings"] = ratings_report(store, run_names)
+        # strategic-arena rank: each ranking run's state (its neighbours' order probabilities).
+        data["ranking"] = ranking.report_rows(store, run_names)
         return {**data, "grades": stored_grades(store, run_names)}

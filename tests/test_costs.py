@@ -126,3 +126,35 @@ def test_price_tables_come_through_the_door(tmp_path: Path) -> None:
     for text in ("model", "model=1", "=1,2", "model=x,1"):
         with pytest.raises(ValueError, match="--price"):
             parse_price(text)
+
+
+def test_the_published_page_shows_each_players_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """leaderboard.json's players carry the same sums (valid against the schema), the page
+    its cost columns, and the money is the price formula's."""
+    db = tmp_path / "page.sqlite"
+    server = FaultServer()
+    try:
+        args = ["eval", "--db", str(db), "--quiet", "--base-url", server.base_url, "--name"]
+        args += ["paid", "--envs", "tic_tac_toe-v0", "--opponents", "random", "--num-games"]
+        args += ["4", "--concurrency", "1", "--seed", "5", "--no-report"]
+        assert main(args) == 0
+    finally:
+        server.close()
+    out = tmp_path / "site"
+    assert main(["publish", "--db", str(db), "--out", str(out), "--price", "paid=1,4"]) == 0
+    capsys.readouterr()
+    data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    expected = sums_from_tables(db)["paid"]
+    cost = data["players"]["paid"]["cost"]
+    for key in ("games", "decisions", "prompt_tokens", "completion_tokens"):
+        assert cost[key] == expected[key], key
+    money = (expected["prompt_tokens"] + 4 * expected["completion_tokens"]) / 1e6
+    assert cost["money"] == pytest.approx(money)
+    assert data["players"]["random"]["cost"] is None  # a bot reports no tokens
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "tokens / decision" in page and f"{int(expected['prompt_tokens']):,}" in page
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((out / "leaderboard.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, schema)

@@ -20,6 +20,7 @@ from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli.arena import add_price_options, prices_of
 from strategic_arena.cli.common import fail, store_option
 from strategic_arena.games import get_spec
 from strategic_arena.leaderboard import PublishError, ladder, publish
@@ -101,6 +102,7 @@ def add_parsers(sub: Any) -> None:
     )
     _add_rating_options(publish)
     _add_page_options(publish)
+    add_price_options(publish)
     publish.set_defaults(handler=publish_main)
 
     counts = ", ".join(f"{env} {n}" for env, n in NUM_GAMES.items())
@@ -160,6 +162,7 @@ def _publish(
             title=args.title,
             description=args.description,
             replays_per_pair=args.replays,
+            prices=prices_of(args) if hasattr(args, "price") else None,
         )
     except PublishError as error:
         return fail(error.strerror)

@@ -20,10 +20,11 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from strategic_arena.arena.costs import Price
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.door import is_postgres, shown
 from strategic_arena.grading.export import export_runs
@@ -107,6 +108,7 @@ def publish(
     title: str | None = None,
     description: str | None = None,
     replays_per_pair: int = GAMES_PER_PAIR,
+    prices: Mapping[str, Price] | None = None,
 ) -> dict[str, Path]:
     """Build the leaderboard of the results database ``db`` and write it into ``out``.
 
@@ -122,6 +124,7 @@ def publish(
             unscored for it to be ranked (see :func:`build`).
         title: the pages' title (default "Leaderboards").
         description: a paragraph under the title (plain text, shown as written).
+        prices: money per million tokens by player, for the players' cost column.
         replays_per_pair: games replayed in the page per pair of players in each game
             (:func:`~.replays.sample`; 0: no Replays tab).
 
@@ -149,6 +152,7 @@ def publish(
                 max_left_out=max_left_out,
                 title=title,
                 description=description,
+                prices=prices,
             )
             replays = build_replays(store, run_names, per_pair=replays_per_pair)
     return write(data, out, replays)

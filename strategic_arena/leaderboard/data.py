@@ -55,6 +55,7 @@ from typing import Any
 
 from opponents.registry import KINDS
 from strategic_arena import __version__
+from strategic_arena.arena.costs import Price, costs
 from strategic_arena.arena.metrics import (
     SELF,
     Summary,
@@ -524,6 +525,32 @@ def games_digest(games: Sequence[StoredGame], run_names: dict[int, str]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+def player_costs(
+    store: ResultsStore, run_names: Sequence[str], prices: Mapping[str, Price] | None
+) -> dict[str, dict[str, Any]]:
+    """What each player's answers cost over the published runs (:mod:`strategic_arena.arena.costs`).
+
+    Summed over runs: games, decisions, answers, prompt and completion tokens the endpoint
+    reported, tokens per decision, model time and money (``None`` without a price). Players
+    that report no tokens (the built-in bots) have none.
+    """
+    totals: dict[str, dict[str, Any]] = {}
+    fields = ("games", "decisions", "answers", "prompt_tokens", "completion_tokens")
+    for row in costs(store, run_names, prices)["players"]:
+        total = totals.setdefault(
+            row["player"], {**dict.fromkeys(fields, 0), "model_time_s": 0.0, "money": None}
+        )
+        for name in fields:
+            total[name] += row[name]
+        total["model_time_s"] += row["model_time_s"]
+        if row["money"] is not None:
+            total["money"] = (total["money"] or 0.0) + row["money"]
+    for total in totals.values():
+        tokens = total["prompt_tokens"] + total["completion_tokens"]
+        total["tokens_per_decision"] = tokens / total["decisions"] if total["decisions"] else 0.0
+    return totals
+
+
 def build(
     store: ResultsStore,
     run_names: Sequence[str] | None = None,
@@ -534,6 +561,7 @@ def build(
     max_left_out: float = MAX_LEFT_OUT,
     title: str | None = None,
     description: str | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard of the games of ``run_names`` (every run when ``None``).
 
@@ -547,6 +575,8 @@ def build(
             unscored for it to be ranked (0 ranks only players without such games).
         title: the pages' title (default :data:`DEFAULT_TITLE`).
         description: a paragraph under the title (plain text; none by default).
+        prices: money per million prompt and completion tokens, by player (each player's
+            ``cost.money``; none without).
 
     Returns:
         JSON-ready data that validates against :func:`schema`.
@@ -582,6 +612,7 @@ def build(
             env = _competitive(env_id, rows[env_id], table, kinds, baselines, unranked)
         envs.append({**env, "coverage": coverage.env_rows(env_id), **_seats(env_id, summaries)})
     overall_unranked = coverage.unranked(None, present)
+    spent = player_costs(store, [run.name for run in runs], prices)
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generator": {"name": "strategic-arena", "version": __version__},
@@ -620,6 +651,7 @@ def build(
                 "kind": kinds[name],
                 "baseline": name in baselines,
                 "params": dict(registered[name].params) if name in registered else {},
+                "cost": spent.get(name),
             }
             for name in sorted(present)
         },

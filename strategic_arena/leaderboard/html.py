@@ -324,12 +324,37 @@ def _overall(data: Mapping[str, Any]) -> str:
     return "\n".join(parts + ([overall_coverage(data)] if data["coverage"] else []))
 
 
+#: What a player's answers cost (its endpoint's reported tokens; money at the publisher's prices).
+COST_COLUMNS = (
+    Column("prompt tokens", descending=True, title="prompt tokens its endpoint reported"),
+    Column("completion tokens", descending=True, title="completion tokens it reported"),
+    Column("tokens / decision", descending=True),
+    Column("model time", descending=True, title="seconds spent waiting on its endpoint"),
+    Column("cost", descending=True, title="at the prices given to publish (--price)"),
+)
+
+
+def _cost_cells(cost: Mapping[str, Any] | None) -> list[Cell]:
+    """The cost columns of a player (dashes for one that reports no tokens)."""
+    if cost is None:
+        return [number_cell(None, "—") for _ in COST_COLUMNS]
+    money = cost["money"]
+    return [
+        number_cell(cost["prompt_tokens"], f"{cost['prompt_tokens']:,}"),
+        number_cell(cost["completion_tokens"], f"{cost['completion_tokens']:,}"),
+        number_cell(cost["tokens_per_decision"], f"{cost['tokens_per_decision']:.0f}"),
+        number_cell(cost["model_time_s"], f"{cost['model_time_s']:.1f} s"),
+        number_cell(money, "—" if money is None else f"{money:.4g}"),
+    ]
+
+
 def _players(data: Mapping[str, Any]) -> str:
     columns = [
         Column("player", text=True),
         Column("kind", text=True),
         Column("role", text=True),
         Column("parameters", True),
+        *COST_COLUMNS,
     ]
     rows = [
         [
@@ -343,6 +368,7 @@ def _players(data: Mapping[str, Any]) -> str:
                 text=True,
                 wrap=True,
             ),
+            *_cost_cells(player.get("cost")),
         ]
         for name, player in data["players"].items()
     ]

@@ -240,7 +240,7 @@ def _cell(result: dict[str, Any], target: str) -> tuple[str, str]:
     return str(int(reached["iterations"])), f"{reached['seconds']:.3f}"
 
 
-def table(results: dict[str, Any], targets: Sequence[float]) -> str:
+def table(results: dict[str, Any], targets: Sequence[float]) -> str:  # noqa: C901
     """The results as a markdown table and speed-up lines."""
     keys = [f"{target:g}" for target in sorted(targets, reverse=True)]
     header = "| solver | setup s | ms/iter |"

@@ -447,7 +447,7 @@ class OpenAIBackend:
             error="refused" if refused else "timeout" if timed_out else "endpoint",
         )
 
-    async def _attempt(
+    async def _attempt(  # noqa: C901
         self, messages: Messages, headers: Mapping[str, str] | None, offered: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Send one request; raise :class:`_Retry` or :class:`_Refused` when it fails.

@@ -266,7 +266,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         """PettingZoo's ``agent_iter``: ``agent_selection`` until no agent is left (a generator)."""
         return _agent_iter(self, max_iter)
 
-    def step(self, action: int | None) -> None:
+    def step(self, action: int | None) -> None:  # noqa: C901
         """Play ``action`` for ``agent_selection`` (``None`` on a dead step)."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:

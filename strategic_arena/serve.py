@@ -507,7 +507,7 @@ class _DeadlineReader(io.RawIOBase):
         return self._connection.recv_into(buffer)
 
 
-def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPRequestHandler]:
+def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPRequestHandler]:  # noqa: C901
     """A request handler class bound to ``service``."""
 
     class Handler(BaseHTTPRequestHandler):

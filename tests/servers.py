@@ -87,7 +87,7 @@ class FaultServer(LoopbackServer):
     ``seen_game_headers`` the game headers, ``seen_bodies`` the request bodies.
     """
 
-    def __init__(
+    def __init__(  # noqa: C901
         self,
         faults: list[str] | None = None,
         rate: float = 0.0,

@@ -536,7 +536,7 @@ def _score_notes(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     return [PAPER_NOTE, *([OUT_OF_RANGE_NOTE] if outside else [])]
 
 
-def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
+def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:  # noqa: C901
     """A plain-text report of :func:`report`'s data: one table per env.
 
     Rows are the run's candidates (every player with ``all_players`` or when the runs record

@@ -95,7 +95,7 @@ def _auth(base_url: str, status: int, api_key_env: str | None) -> PreflightError
     )
 
 
-def list_served_models(
+def list_served_models(  # noqa: C901
     base_url: str,
     api_key_env: str | None,
     timeout_s: float,

@@ -32,7 +32,7 @@ class CausalOutput:
     logits: Tensor
 
 
-def build_shaped_model(shape: ModelShape, *, device: Any, dtype: Any, seed: int = 0) -> Any:
+def build_shaped_model(shape: ModelShape, *, device: Any, dtype: Any, seed: int = 0) -> Any:  # noqa: C901
     """A :class:`torch.nn.Module` causal LM of ``shape`` on ``device`` in ``dtype``, seeded.
 
     Weights are drawn on ``device`` directly (normal, std 0.02; norms 1), so a 4B model is

@@ -240,6 +240,16 @@ def _cell(result: dict[str, Any], target: str) -> tuple[str, str]:
     return str(int(reached["iterations"])), f"{reached['seconds']:.3f}"
 
 
+# The solvers of the table, in order, and their row labels.
+_SOLVERS = {
+    "ours_cfr+": "ours CFR+ (numba)",
+    "ours_dcfr": "ours DCFR 1.5/0/2 (numba)",
+    "ours_pcfr+": "ours PCFR+ gamma 10 (numba)",
+    "openspiel_cpp_cfr+": "OpenSpiel C++ CFRPlusSolver",
+    "openspiel_jax_cfr+": "OpenSpiel JAX CFR+",
+}
+
+
 def table(results: dict[str, Any], targets: Sequence[float]) -> str:
     """The results as a markdown table and speed-up lines."""
     keys = [f"{target:g}" for target in sorted(targets, reverse=True)]
@@ -247,40 +257,47 @@ def table(results: dict[str, Any], targets: Sequence[float]) -> str:
     for key in keys:
         header += f" iters to {key} | s to {key} |"
     lines = [header + " final exploitability |", "|" + "---|" * (3 + 2 * len(keys) + 1)]
-    names = {
-        "ours_cfr+": "ours CFR+ (numba)",
-        "ours_dcfr": "ours DCFR 1.5/0/2 (numba)",
-        "ours_pcfr+": "ours PCFR+ gamma 10 (numba)",
-        "openspiel_cpp_cfr+": "OpenSpiel C++ CFRPlusSolver",
-        "openspiel_jax_cfr+": "OpenSpiel JAX CFR+",
-    }
-    for key, label in names.items():
-        result = results.get(key)
-        if result is None:
-            continue
-        if "skipped" in result:
-            lines.append(f"| {label} | skipped: {result['skipped']} |")
-            continue
-        row = f"| {label} | {result['setup_s']:.3f} | {result['ms_per_iteration']:.3f} |"
-        for target in keys:
-            iterations, seconds = _cell(result, target)
-            row += f" {iterations} | {seconds} |"
-        row += f" {result['exploitability']:.3g} @ {result['iterations']} |"
-        lines.append(row)
+    for key, label in _SOLVERS.items():
+        if results.get(key) is not None:
+            lines.append(_solver_row(results[key], label, keys))
     lp = results.get("openspiel_lp")
     if lp is not None:
-        if "skipped" in lp:
-            lines.append(f"| OpenSpiel sequence-form LP | skipped: {lp['skipped']} |")
-        else:
-            row = "| OpenSpiel sequence-form LP (ECOS) | - | - |"
-            row += f" - | {lp['seconds']:.3f} |" * len(keys)
-            lines.append(row + f" {lp['exploitability']:.3g} (exact) |")
+        lines.append(_lp_row(lp, keys))
     compile_ = results["numba"]
     lines.append("")
     lines.append(
         f"numba: cold compile (empty cache) {compile_['cold_compile_s']:.2f} s; first call in"
         f" this process {compile_['first_call_s']:.2f} s (not included above)"
     )
+    lines += _speedup_lines(results, keys)
+    if lp is not None and "seconds" in lp:
+        lines += _lp_ratio_lines(results, lp["seconds"], keys)
+    return "\n".join(lines)
+
+
+def _solver_row(result: dict[str, Any], label: str, keys: Sequence[str]) -> str:
+    """One solver's row: setup, speed, iterations and seconds to each target, final figure."""
+    if "skipped" in result:
+        return f"| {label} | skipped: {result['skipped']} |"
+    row = f"| {label} | {result['setup_s']:.3f} | {result['ms_per_iteration']:.3f} |"
+    for target in keys:
+        iterations, seconds = _cell(result, target)
+        row += f" {iterations} | {seconds} |"
+    return row + f" {result['exploitability']:.3g} @ {result['iterations']} |"
+
+
+def _lp_row(lp: dict[str, Any], keys: Sequence[str]) -> str:
+    """The sequence-form LP's row: its one solve time under every target."""
+    if "skipped" in lp:
+        return f"| OpenSpiel sequence-form LP | skipped: {lp['skipped']} |"
+    row = "| OpenSpiel sequence-form LP (ECOS) | - | - |"
+    row += f" - | {lp['seconds']:.3f} |" * len(keys)
+    return row + f" {lp['exploitability']:.3g} (exact) |"
+
+
+def _speedup_lines(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """Ours CFR+ against OpenSpiel's C++ and JAX CFR+: time ratios to each target both reach."""
+    lines = []
     ours = results.get("ours_cfr+", {}).get("reached", {})
     for other_key, label in (("openspiel_cpp_cfr+", "C++ CFR+"), ("openspiel_jax_cfr+", "JAX")):
         other = results.get(other_key, {}).get("reached")
@@ -290,18 +307,23 @@ def table(results: dict[str, Any], targets: Sequence[float]) -> str:
             if target in ours and target in other:
                 ratio = other[target]["seconds"] / ours[target]["seconds"]
                 lines.append(f"speed-up of ours CFR+ over {label} to {target}: {ratio:.0f}x")
-    if lp is not None and "seconds" in lp:
-        for algorithm, label in (("cfr+", "CFR+"), ("dcfr", "DCFR"), ("pcfr+", "PCFR+")):
-            reached = results.get(f"ours_{algorithm}", {}).get("reached", {})
-            for target in keys:
-                if target in reached:
-                    ratio = lp["seconds"] / reached[target]["seconds"]
-                    exact = reached[target]["openspiel_exploitability"]
-                    lines.append(
-                        f"LP time / ours {label} time to {target}: {ratio:.2f}x"
-                        f" (OpenSpiel's exploitability of that policy: {exact:.3g})"
-                    )
-    return "\n".join(lines)
+    return lines
+
+
+def _lp_ratio_lines(results: dict[str, Any], lp_seconds: float, keys: Sequence[str]) -> list[str]:
+    """The LP's time over each of ours to each target it reached, with OpenSpiel's figure."""
+    lines = []
+    for algorithm, label in (("cfr+", "CFR+"), ("dcfr", "DCFR"), ("pcfr+", "PCFR+")):
+        reached = results.get(f"ours_{algorithm}", {}).get("reached", {})
+        for target in keys:
+            if target in reached:
+                ratio = lp_seconds / reached[target]["seconds"]
+                exact = reached[target]["openspiel_exploitability"]
+                lines.append(
+                    f"LP time / ours {label} time to {target}: {ratio:.2f}x"
+                    f" (OpenSpiel's exploitability of that policy: {exact:.3g})"
+                )
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,7 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
     percent (why the masters are float32).
 ``learner``
     a model of Qwen3-4B's shape (``--shape 4b``; transformers' Qwen3 when transformers is
-    installed, else the torch-only stand-in :mod:`strategic_arena.train.policy.shaped_model`) in
+    installed, else the torch-only stand-in :mod:`benchmarks.shaped_model`) in
     float32 masters, bfloat16 compute and gradient checkpointing, driven by the project's
     :class:`~strategic_arena.train.policy.learner.Learner` at the one-GPU recipe's micro-batch and
     sequence length: trained tokens/s of one update (after a warm-up update), its peak memory
@@ -155,7 +155,7 @@ def build(shape: ModelShape, args: argparse.Namespace, dtype: Any, seed: int = 0
 
     device = _device(args)
     if model_impl(args) == "torch":
-        from strategic_arena.train.policy.shaped_model import build_shaped_model
+        from shaped_model import build_shaped_model  # beside this script, on sys.path as its folder
 
         return build_shaped_model(shape, device=device, dtype=dtype, seed=seed)
     import transformers

@@ -455,13 +455,23 @@ class OpenAIBackend:
         Whatever goes wrong while talking to the endpoint is one of those two, with a
         one-line reason: nothing it sends (or fails to send) raises past this method.
         """
+        reply, payload = await self._exchange(self._body(messages, offered), headers)
+        if reply.status < 300:
+            result = read_reply(payload, self._scrub)
+            if self.asking.response_prefix:
+                result["content"] = self.asking.response_prefix + result["content"]
+            return result
+        raise self._failure(reply)
+
+    def _body(self, messages: Messages, offered: Mapping[str, Any]) -> dict[str, Any]:
+        """The request's JSON body: the messages as asked, the tools offered, the sampling."""
         sent = with_system_prompt(messages, self.asking.system_prompt)
         prefill: dict[str, Any] = {}
         prefix = self.asking.response_prefix
         if prefix:  # the server continues the answer's start (the trainer's prefix)
             sent.append({"role": "assistant", "content": prefix})
             prefill = {"continue_final_message": True, "add_generation_prompt": False}
-        body: dict[str, Any] = {
+        return {
             "model": self.model,
             "messages": sent,
             **offered,
@@ -470,7 +480,17 @@ class OpenAIBackend:
             **prefill,
             **self.asking.request_fields(),
         }
+
+    async def _exchange(
+        self, body: dict[str, Any], headers: Mapping[str, str] | None
+    ) -> tuple[HttpReply, Any]:
+        """POST ``body``: the reply, and its parsed JSON when it succeeded (else None).
+
+        Raises :class:`_Retry` with a one-line reason when no reply arrives, or it is too
+        large or not JSON.
+        """
         limit = self.max_reply_bytes
+        payload = None
         try:
             client = await self._client_for_this_loop()
             # The deadline covers the whole request: httpx's own timeout is per read, so a
@@ -502,21 +522,21 @@ class OpenAIBackend:
             raise _Retry(f"timeout: no reply within {self.timeout_s:g} s", timeout=True) from None
         except Exception as error:  # the transport's: resets, bad framing, 200 headers...
             raise _Retry(transport_failure(error)) from None
+        return reply, payload
+
+    @staticmethod
+    def _failure(reply: HttpReply) -> _Retry | _Refused:
+        """What an unsuccessful status means: a retry (429, 408, 5xx), else a refusal."""
         status = reply.status
-        if status < 300:
-            result = read_reply(payload, self._scrub)
-            if self.asking.response_prefix:
-                result["content"] = self.asking.response_prefix + result["content"]
-            return result
         message = error_message(reply.body)
         if status == 429:
-            raise _Retry(f"429: {message}", _retry_after(reply.retry_after))
+            return _Retry(f"429: {message}", _retry_after(reply.retry_after))
         if status >= 500 or status == 408:
-            raise _Retry(f"{status}: {message}")
+            return _Retry(f"{status}: {message}")
         if 300 <= status < 400:  # no redirect: the key and the game header stay here
             target = _short(reply.location) or "?"
-            raise _Refused(f"{status}: redirect to {target} not followed")
-        raise _Refused(f"{status}: {message}")
+            return _Refused(f"{status}: redirect to {target} not followed")
+        return _Refused(f"{status}: {message}")
 
     def _scrub(self, text: str) -> str:
         """``text`` with every secret masked: servers echo keys in error messages and replies."""

@@ -277,32 +277,11 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         action = int(action)
         player = self.agent_name_mapping[agent]
         state = self.spiel_state
-        # The legal actions of the last observe answer when it was of this player in this very
-        # state (the env forgets them whenever it changes the state): the AEC loop observes
-        # before it steps, so the usual step asks OpenSpiel for no second list of legal actions.
-        observed = self._observed
-        if observed is not None and observed[0] is state and observed[1] == player:
-            legal = action in observed[2]
-        else:
-            legal = action in state.legal_actions(player)
-        if not legal:
-            legal_ids = state.legal_actions()
-            raise IllegalActionError(
-                f"action {action} is not legal for {agent}; legal: {legal_ids}"
-            )
+        self._check_legal(state, agent, player, action)
         self._cumulative_rewards[agent] = 0.0
         self._observed = None  # the state is about to change
-        if self._simultaneous and state.is_simultaneous_node():
-            self._pending[player] = action
-            if len(self._pending) < len(acting_seats(state)):
-                # Held back until every acting seat has moved: this step pays nothing.
-                self._clear_rewards()
-                self.agent_selection = self.possible_agents[self._next_player()]
-                return
-            moves, self._pending = self._pending, {}
-            apply_moves(state, moves)
-        else:
-            state.apply_action(action)
+        if not self._apply(state, player, action):
+            return
         if self._has_chance:
             self._resolve_chance()
         # A seat to move (not negative) means the game goes on: terminal states answer
@@ -313,9 +292,46 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self.agent_selection = self.possible_agents[
                 mover if mover >= 0 else self._next_player()
             ]
-            if self.render_mode == "human":
-                self.render()
-            return
+        else:
+            self._pay(state)
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_legal(self, state: pyspiel.State, agent: str, player: int, action: int) -> None:
+        """Raise :class:`IllegalActionError` unless ``action`` is legal for ``player`` now.
+
+        The legal actions of the last observe answer when it was of this player in this very
+        state (the env forgets them whenever it changes the state): the AEC loop observes
+        before it steps, so the usual step asks OpenSpiel for no second list of legal actions.
+        """
+        observed = self._observed
+        if observed is not None and observed[0] is state and observed[1] == player:
+            legal = action in observed[2]
+        else:
+            legal = action in state.legal_actions(player)
+        if not legal:
+            legal_ids = state.legal_actions()
+            raise IllegalActionError(
+                f"action {action} is not legal for {agent}; legal: {legal_ids}"
+            )
+
+    def _apply(self, state: pyspiel.State, player: int, action: int) -> bool:
+        """Play ``action``; False while a simultaneous move waits for the other acting seats."""
+        if self._simultaneous and state.is_simultaneous_node():
+            self._pending[player] = action
+            if len(self._pending) < len(acting_seats(state)):
+                # Held back until every acting seat has moved: this step pays nothing.
+                self._clear_rewards()
+                self.agent_selection = self.possible_agents[self._next_player()]
+                return False
+            moves, self._pending = self._pending, {}
+            apply_moves(state, moves)
+        else:
+            state.apply_action(action)
+        return True
+
+    def _pay(self, state: pyspiel.State) -> None:
+        """Pay the step's rewards (the change in returns), then finish or pass the turn."""
         returns = state.returns()
         previous = self._returns
         rewards, cumulative = self.rewards, self._cumulative_rewards
@@ -328,8 +344,6 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self._finish()
         else:
             self.agent_selection = self.possible_agents[self._next_player()]
-        if self.render_mode == "human":
-            self.render()
 
     def _was_dead_step(self, action: int | None) -> None:
         """PettingZoo's dead step (``AECEnv._was_dead_step``), the same bookkeeping in fewer calls.

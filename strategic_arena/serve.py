@@ -507,108 +507,136 @@ class _DeadlineReader(io.RawIOBase):
         return self._connection.recv_into(buffer)
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """The HTTP side of a :class:`PlayerService`: routes, body limits and OpenAI error bodies.
+
+    Unbound: :func:`_handler` makes the subclass the server runs, with its service and deadline.
+    """
+
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes; with Nagle's algorithm on, the body waits for
+    # the client's delayed ACK (~40 ms per request on Linux).
+    disable_nagle_algorithm = True
+    service: PlayerService
+    request_timeout_s: float
+    deadline = 0.0
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the plain reader: replaced, and its hold on the socket freed
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, lambda: self.deadline))
+
+    def handle_one_request(self) -> None:
+        # A timeout anywhere in reading the request ends up in the base class's
+        # ``except TimeoutError``, which closes the connection.
+        self.deadline = time.monotonic() + self.request_timeout_s
+        super().handle_one_request()
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(HTTPStatus.OK, self.service.models())
+        else:
+            self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        if raw is None:
+            return
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
+            return
+        self._complete(raw)
+
+    def _read_body(self) -> bytes | None:
+        """The request's body, or None when it cannot be read (answered, or nobody to answer).
+
+        The declared length is checked before anything is read: a body that is unreadable or
+        over :data:`MAX_BODY_BYTES` is refused and the connection closed.
+        """
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.isdigit():  # negative or not a number: unreadable, and unsafe
+            self.close_connection = True
+            self._error(RequestError("Content-Length must be a non-negative integer"))
+            return None
+        if int(declared) > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._error(
+                RequestError(
+                    f"the body is over {MAX_BODY_BYTES} bytes",
+                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                )
+            )
+            return None
+        raw = self.rfile.read(int(declared))
+        if len(raw) < int(declared):  # the client closed mid-body: nobody to answer
+            self.close_connection = True
+            return None
+        return raw
+
+    def _complete(self, raw: bytes) -> None:
+        """Answer a chat completion from its raw body: the service's answer, or an error body."""
+        try:
+            body = decode(raw or b"{}", "the request body", finite=False)
+            if not isinstance(body, dict):
+                raise RequestError("the request body must be a JSON object")
+            header = self.headers.get(GAME_HEADER)
+            if body.get("stream") is True:
+                self._send_events(self.service.events(body, header))
+            else:
+                self._send(HTTPStatus.OK, self.service.complete(body, header))
+        except RequestError as error:
+            self._error(error)
+        except Refused as error:  # not JSON, not UTF-8 or nested too deeply: one line
+            self._error(RequestError(str(error)))
+        except (ConnectionError, TimeoutError):  # the client went away or stopped reading
+            raise
+        except Exception as error:  # the player failed: a 500, not a dropped connection
+            self._error(
+                RequestError(
+                    f"the player failed: {type(error).__name__}: {error}",
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                )
+            )
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the arena records what matters."""
+
+    def _error(self, error: RequestError) -> None:
+        kind = "invalid_request_error" if error.status < 500 else "server_error"
+        if error.status == HTTPStatus.NOT_FOUND:
+            kind = "NotFoundError"
+        body = {"message": str(error), "type": kind, "param": error.param}
+        self._send(error.status, {"error": {**body, "code": int(error.status)}})
+
+    def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
+        self._write(status, "application/json", json.dumps(payload).encode("utf-8"))
+
+    def _send_events(self, events: list[dict[str, Any]]) -> None:
+        """Server-sent events: ``data: {json}`` per event, then ``data: [DONE]``."""
+        lines = [f"data: {json.dumps(event)}\n\n" for event in events]
+        data = "".join([*lines, "data: [DONE]\n\n"]).encode("utf-8")
+        self._write(HTTPStatus.OK, "text/event-stream", data)
+
+    def _write(self, status: HTTPStatus, content_type: str, data: bytes) -> None:
+        self.connection.settimeout(WRITE_TIMEOUT_S)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        if content_type == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(data)
+
+
 def _handler(service: PlayerService, request_timeout_s: float) -> type[BaseHTTPRequestHandler]:
     """A request handler class bound to ``service``."""
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out as two writes; with Nagle's algorithm on, the body waits for
-        # the client's delayed ACK (~40 ms per request on Linux).
-        disable_nagle_algorithm = True
-        timeout = request_timeout_s  # the first read's; then _DeadlineReader's
-        deadline = 0.0
+    class Handler(_Handler):
+        pass
 
-        def setup(self) -> None:
-            super().setup()
-            self.rfile.close()  # the plain reader: replaced, and its hold on the socket freed
-            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, lambda: self.deadline))
-
-        def handle_one_request(self) -> None:
-            # A timeout anywhere in reading the request ends up in the base class's
-            # ``except TimeoutError``, which closes the connection.
-            self.deadline = time.monotonic() + request_timeout_s
-            super().handle_one_request()
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
-                self._send(HTTPStatus.OK, service.models())
-            else:
-                self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
-
-        def do_POST(self) -> None:
-            declared = self.headers.get("Content-Length") or "0"
-            if not declared.isdigit():  # negative or not a number: unreadable, and unsafe
-                self.close_connection = True
-                self._error(RequestError("Content-Length must be a non-negative integer"))
-                return
-            if int(declared) > MAX_BODY_BYTES:
-                self.close_connection = True
-                self._error(
-                    RequestError(
-                        f"the body is over {MAX_BODY_BYTES} bytes",
-                        HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                    )
-                )
-                return
-            raw = self.rfile.read(int(declared))
-            if len(raw) < int(declared):  # the client closed mid-body: nobody to answer
-                self.close_connection = True
-                return
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._error(RequestError(f"no route {self.path}", HTTPStatus.NOT_FOUND))
-                return
-            try:
-                body = decode(raw or b"{}", "the request body", finite=False)
-                if not isinstance(body, dict):
-                    raise RequestError("the request body must be a JSON object")
-                header = self.headers.get(GAME_HEADER)
-                if body.get("stream") is True:
-                    self._send_events(service.events(body, header))
-                else:
-                    self._send(HTTPStatus.OK, service.complete(body, header))
-            except RequestError as error:
-                self._error(error)
-            except Refused as error:  # not JSON, not UTF-8 or nested too deeply: one line
-                self._error(RequestError(str(error)))
-            except (ConnectionError, TimeoutError):  # the client went away or stopped reading
-                raise
-            except Exception as error:  # the player failed: a 500, not a dropped connection
-                self._error(
-                    RequestError(
-                        f"the player failed: {type(error).__name__}: {error}",
-                        HTTPStatus.INTERNAL_SERVER_ERROR,
-                    )
-                )
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the arena records what matters."""
-
-        def _error(self, error: RequestError) -> None:
-            kind = "invalid_request_error" if error.status < 500 else "server_error"
-            if error.status == HTTPStatus.NOT_FOUND:
-                kind = "NotFoundError"
-            body = {"message": str(error), "type": kind, "param": error.param}
-            self._send(error.status, {"error": {**body, "code": int(error.status)}})
-
-        def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
-            self._write(status, "application/json", json.dumps(payload).encode("utf-8"))
-
-        def _send_events(self, events: list[dict[str, Any]]) -> None:
-            """Server-sent events: ``data: {json}`` per event, then ``data: [DONE]``."""
-            lines = [f"data: {json.dumps(event)}\n\n" for event in events]
-            data = "".join([*lines, "data: [DONE]\n\n"]).encode("utf-8")
-            self._write(HTTPStatus.OK, "text/event-stream", data)
-
-        def _write(self, status: HTTPStatus, content_type: str, data: bytes) -> None:
-            self.connection.settimeout(WRITE_TIMEOUT_S)
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            if content_type == "text/event-stream":
-                self.send_header("Cache-Control", "no-cache")
-            self.end_headers()
-            self.wfile.write(data)
-
+    Handler.service = service
+    Handler.request_timeout_s = request_timeout_s
+    Handler.timeout = request_timeout_s  # the first read's; then _DeadlineReader's
     return Handler
 
 

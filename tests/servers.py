@@ -73,6 +73,93 @@ def any_model(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key != "model"}
 
 
+class _FaultHandler(BaseHTTPRequestHandler):
+    """Answers like ``serve``, with the fault its :class:`FaultServer` draws for each request.
+
+    Unbound: :class:`FaultServer` makes the subclass it serves, with ``fault_server`` (itself)
+    and ``service`` (the player that answers).
+    """
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    fault_server: FaultServer
+    service: PlayerService
+
+    def do_GET(self) -> None:
+        self.reply(200, self.service.models())
+
+    def do_POST(self) -> None:
+        faults = self.fault_server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        faults.seen_game_headers.append(self.headers.get(GAME_HEADER))
+        faults.seen_bodies.append(body)
+        fault = faults.next_fault(self.headers.get("Authorization", ""))
+        if fault == "slow":  # no answer until the client gives up (or slow_s passes)
+            wait_for_hangup(self.connection, faults.slow_s)
+        if not self.fail(fault):
+            answer = self.service.complete(any_model(body), self.headers.get(GAME_HEADER))
+            self.reply(200, altered(answer, fault))
+
+    def fail(self, fault: str) -> bool:
+        """Reply with ``fault`` where it takes the answer's place; False where the model answers."""
+        if fault == "echo-key":  # a 401-style error that repeats the key it got
+            key = self.headers.get("Authorization", "")
+            self.reply(500, {"error": {"message": f"bad key {key}"}})
+        elif fault in ("500", "400", "408"):
+            self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
+        elif fault == "429":
+            self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+        elif fault == "malformed":
+            self.reply(200, None, raw=b'{"choices": [')
+        elif fault == "empty":
+            payload = {"id": "x", "object": "chat.completion", "created": 0}
+            self.reply(200, {**payload, "model": "random", "choices": []})
+        elif fault == "drop":  # the connection closes before any reply
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+        else:
+            return False
+        return True
+
+    def reply(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        data = raw if raw is not None else json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up on a slow answer and closed the socket
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def altered(answer: dict[str, Any], fault: str) -> dict[str, Any]:
+    """The model's ``answer`` (changed in place) with the answer ``fault`` applied, if it is one."""
+    message = answer["choices"][0]["message"]
+    if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
+        message["reasoning_content"] = "I think, so I am."
+    if fault == "wrong_tool":
+        message["tool_calls"][0]["function"]["name"] = "resign"
+    if fault == "truncated":
+        answer["choices"][0]["finish_reason"] = "length"
+        message["content"] = message["content"][:12]
+    if fault == "blank":  # a reply with nothing in it
+        message["content"] = ""
+    return answer
+
+
 class FaultServer(LoopbackServer):
     """Serves ``random`` like ``strategic-arena serve``, with injected faults.
 
@@ -106,77 +193,12 @@ class FaultServer(LoopbackServer):
         self.seen_game_headers: list[str | None] = []
         self.seen_bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        model = service or PlayerService("random", lambda env_id: RandomPlayer(0))
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
+        class Handler(_FaultHandler):
+            pass
 
-            def do_GET(self) -> None:
-                self.reply(200, model.models())
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.seen_game_headers.append(self.headers.get(GAME_HEADER))
-                outer.seen_bodies.append(body)
-                fault = outer.next_fault(self.headers.get("Authorization", ""))
-                if fault == "slow":  # no answer until the client gives up (or slow_s passes)
-                    wait_for_hangup(self.connection, outer.slow_s)
-                if fault == "echo-key":  # a 401-style error that repeats the key it got
-                    key = self.headers.get("Authorization", "")
-                    self.reply(500, {"error": {"message": f"bad key {key}"}})
-                elif fault in ("500", "400", "408"):
-                    self.reply(int(fault), {"error": {"message": f"injected {fault}"}})
-                elif fault == "429":
-                    self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
-                elif fault == "malformed":
-                    self.reply(200, None, raw=b'{"choices": [')
-                elif fault == "empty":
-                    payload = {"id": "x", "object": "chat.completion", "created": 0}
-                    self.reply(200, {**payload, "model": "random", "choices": []})
-                elif fault == "drop":  # the connection closes before any reply
-                    self.close_connection = True
-                    with contextlib.suppress(OSError):
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                else:
-                    answer = model.complete(any_model(body), self.headers.get(GAME_HEADER))
-                    if fault == "reasoning":  # reasoning returned apart, as vLLM's parsers do
-                        answer["choices"][0]["message"]["reasoning_content"] = "I think, so I am."
-                    if fault == "wrong_tool":
-                        answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"] = (
-                            "resign"
-                        )
-                    if fault == "truncated":
-                        choice = answer["choices"][0]
-                        choice["finish_reason"] = "length"
-                        choice["message"]["content"] = choice["message"]["content"][:12]
-                    if fault == "blank":  # a reply with nothing in it
-                        answer["choices"][0]["message"]["content"] = ""
-                    self.reply(200, answer)
-
-            def reply(
-                self,
-                status: int,
-                payload: Any,
-                headers: dict[str, str] | None = None,
-                raw: bytes | None = None,
-            ) -> None:
-                data = raw if raw is not None else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    for key, value in (headers or {}).items():
-                        self.send_header(key, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:  # the client gave up on a slow answer and closed the socket
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        Handler.fault_server = self
+        Handler.service = service or PlayerService("random", lambda env_id: RandomPlayer(0))
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

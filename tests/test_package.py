@@ -43,7 +43,7 @@ def test_the_learner_side_imports_without_the_games() -> None:
     code = (
         "import sys; import strategic_arena.train.policy.learner, strategic_arena.train.memory, "
         "strategic_arena.train.dist, strategic_arena.train.engines.colocation, "
-        "strategic_arena.train.policy.shaped_model; "
+        "benchmarks.shaped_model; "
         "games = {'pyspiel', 'pettingzoo', 'gymnasium', 'textarena', 'httpx', 'yaml'}; "
         "print(sorted(games & set(sys.modules))); "
         "import strategic_arena as sa; env = sa.make('kuhn_poker-v0'); "

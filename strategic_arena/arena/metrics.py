@@ -54,7 +54,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -562,15 +562,7 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     (one column per seat of the game: ``seat 0``, ``seat 1``, ``seat 2``...).
     """
     wanted = None if all_players else data.get("candidates")
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    by_seat: dict[tuple[str, str, str], dict[int, dict[str, Any]]] = defaultdict(dict)
-    for s in data["summaries"]:
-        if wanted is not None and s["player"] not in wanted:
-            continue
-        if s["seat"] is None:
-            rows[s["env_id"]].append(s)
-        else:
-            by_seat[(s["player"], s["env_id"], s["opponent"])][s["seat"]] = s
+    rows, by_seat = _rows_by_env(data["summaries"], wanted)
     names = (
         ", ".join(f"{printable_line(run['name'])} (seed {run['seed']})" for run in data["runs"])
         or "none"
@@ -584,41 +576,8 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
     width = max([24, *(len(printable_line(s["player"])) for s in shown)])
     op_width = max([24, *(len(printable_line(s["opponent"])) for s in shown)])
     for env_id, env_rows in rows.items():
-        norm = data["normalization"][env_id]
-        seat_range = range(get_spec(env_id).num_players)
-        seat_titles = " ".join(f"{f'seat {i}':>7}" for i in seat_range)
-        header = (
-            f"{'player':<{width}} {'opponent':<{op_width}} {'games':>5}  "
-            f"{'mean return ± 95% CI':<22} {seat_titles}  {'W/D/L':<11} "
-            f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
-            f"{'tok p50':>7} {'lat p50/p90 s':>13}"
-        )
-        lines += [
-            "",
-            f"== {env_id} (norm: 0 = forfeit every game ({norm['forfeit']:+g}), 100 = optimum "
-            f"({norm['optimum']:+g}); MARSHAL: 0 = worst ({norm['worst']:+g}))",
-            header,
-        ]
-        for s in env_rows:
-            seats = by_seat[(s["player"], env_id, s["opponent"])]
-            means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in seat_range]
-            seat_means = " ".join(f"{mean:>7}" for mean in means)
-            wdl = "-" if s["wins"] is None else f"{s['wins']}/{s['draws']}/{s['losses']}"
-            opponent = "(self-play)" if s["opponent"] == SELF else printable_line(s["opponent"])
-            lat = s["latency_s"]
-            lines.append(
-                f"{printable_line(s['player']):<{width}} {opponent:<{op_width}} {s['games']:>5}  "
-                f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means}  "
-                f"{wdl:<11} {s['normalized']:>6.1f} "
-                f"{s['marshal_normalized']:>9.1f} {_fmt_optional(s.get('marshal_paper')):>7} "
-                f"{s.get('game_length', 0.0):>5.1f} {100 * s['invalid_rate']:>9.1f} "
-                f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
-            )
-            if s["invalid_by_kind"]:
-                kinds = ", ".join(f"{k} {v}" for k, v in s["invalid_by_kind"].items())
-                lines.append(
-                    f"{'':<2}invalid answers (the model's): {kinds}; forfeits {s['forfeits']}"
-                )
+        table = _EnvTable(env_id, data["normalization"][env_id], width, op_width)
+        lines += table.lines(env_rows, by_seat)
     if rows:
         lines += [
             "",
@@ -627,7 +586,105 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             "s: seconds per decision (median, 90th percentile)",
             *_score_notes(shown),
         ]
-    for scope, pool in data.get("ratings", {}).items():
+    lines += _rating_lines(data.get("ratings", {}), width)
+    lines += render_debates([DebateAccuracy(**row) for row in data.get("debates", [])])
+    lines += sequential.render(data.get("sequential", []))
+    lines += render_costs(data.get("costs", {}))
+    lines += _team_lines(data.get("teams", []))
+    for mix in data.get("prompt_mixes", []):
+        lines += [
+            "",
+            "WARNING: " + PromptMix(mix["player"], mix["env_id"], mix["versions"]).describe(),
+        ]
+    lines += _infrastructure_lines(data.get("infrastructure", []), wanted)
+    return "\n".join(lines)
+
+
+# A summary row's key among the per-seat ones: (player, env id, opponent).
+_SeatKey = tuple[str, str, str]
+
+
+def _rows_by_env(
+    summaries: Sequence[Mapping[str, Any]], wanted: Collection[str] | None
+) -> tuple[dict[str, list[Mapping[str, Any]]], dict[_SeatKey, dict[int, Mapping[str, Any]]]]:
+    """The wanted players' every-seat summaries by env, and their per-seat ones by seat."""
+    rows: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_seat: dict[_SeatKey, dict[int, Mapping[str, Any]]] = defaultdict(dict)
+    for s in summaries:
+        if wanted is not None and s["player"] not in wanted:
+            continue
+        if s["seat"] is None:
+            rows[s["env_id"]].append(s)
+        else:
+            by_seat[(s["player"], s["env_id"], s["opponent"])][s["seat"]] = s
+    return rows, by_seat
+
+
+@dataclass(frozen=True)
+class _EnvTable:
+    """One env's table of :func:`render_text`: its title, header and a line per summary."""
+
+    env_id: str
+    norm: Mapping[str, Any]
+    width: int
+    op_width: int
+
+    def lines(
+        self,
+        env_rows: Sequence[Mapping[str, Any]],
+        by_seat: Mapping[_SeatKey, Mapping[int, Mapping[str, Any]]],
+    ) -> list[str]:
+        """The table: a blank line, the title, the header, then each summary's line(s)."""
+        seat_range = range(get_spec(self.env_id).num_players)
+        norm = self.norm
+        lines = [
+            "",
+            f"== {self.env_id} (norm: 0 = forfeit every game ({norm['forfeit']:+g}), 100 = "
+            f"optimum ({norm['optimum']:+g}); MARSHAL: 0 = worst ({norm['worst']:+g}))",
+            self._header(seat_range),
+        ]
+        for s in env_rows:
+            seats = by_seat.get((s["player"], self.env_id, s["opponent"]), {})
+            lines.append(self._row(s, seats, seat_range))
+            if s["invalid_by_kind"]:
+                kinds = ", ".join(f"{k} {v}" for k, v in s["invalid_by_kind"].items())
+                lines.append(
+                    f"{'':<2}invalid answers (the model's): {kinds}; forfeits {s['forfeits']}"
+                )
+        return lines
+
+    def _header(self, seat_range: range) -> str:
+        seat_titles = " ".join(f"{f'seat {i}':>7}" for i in seat_range)
+        return (
+            f"{'player':<{self.width}} {'opponent':<{self.op_width}} {'games':>5}  "
+            f"{'mean return ± 95% CI':<22} {seat_titles}  {'W/D/L':<11} "
+            f"{'norm %':>6} {'MARSHAL %':>9} {'paper %':>7} {'turns':>5} {'invalid %':>9} "
+            f"{'tok p50':>7} {'lat p50/p90 s':>13}"
+        )
+
+    def _row(
+        self, s: Mapping[str, Any], seats: Mapping[int, Mapping[str, Any]], seat_range: range
+    ) -> str:
+        means = [f"{seats[i]['mean_return']:+.3f}" if i in seats else "-" for i in seat_range]
+        seat_means = " ".join(f"{mean:>7}" for mean in means)
+        wdl = "-" if s["wins"] is None else f"{s['wins']}/{s['draws']}/{s['losses']}"
+        opponent = "(self-play)" if s["opponent"] == SELF else printable_line(s["opponent"])
+        lat = s["latency_s"]
+        return (
+            f"{printable_line(s['player']):<{self.width}} {opponent:<{self.op_width}} "
+            f"{s['games']:>5}  "
+            f"{_fmt_mean(s['mean_return'], s['ci95']):<22} {seat_means}  "
+            f"{wdl:<11} {s['normalized']:>6.1f} "
+            f"{s['marshal_normalized']:>9.1f} {_fmt_optional(s.get('marshal_paper')):>7} "
+            f"{s.get('game_length', 0.0):>5.1f} {100 * s['invalid_rate']:>9.1f} "
+            f"{s['completion_tokens']['p50']:>7.0f} {lat['p50']:>6.3f}/{lat['p90']:<6.3f}"
+        )
+
+
+def _rating_lines(ratings: Mapping[str, Mapping[str, Any]], width: int) -> list[str]:
+    """The TrueSkill pools of :func:`render_text`: a title each, then a line per player."""
+    lines: list[str] = []
+    for scope, pool in ratings.items():
         lines += [
             "",
             f"== TrueSkill: {scope} ({pool['matches']} rated matches; ranked by mu - 3 sigma)",
@@ -639,12 +696,14 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
                 f"{rating['matches']} (games {rating['wins'] + rating['draws'] + rating['losses']})"
                 f"  W/D/L {rating['wins']}/{rating['draws']}/{rating['losses']}"
             )
-    lines += render_debates([DebateAccuracy(**row) for row in data.get("debates", [])])
-    lines += sequential.render(data.get("sequential", []))
-    lines += render_costs(data.get("costs", {}))
-    team_rows = data.get("teams", [])
-    if team_rows:
-        lines += ["", "== Teams (team games: each line-up against the other teams)"]
+    return lines
+
+
+def _team_lines(team_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The team games of :func:`render_text`: a title, then a line per line-up."""
+    if not team_rows:
+        return []
+    lines = ["", "== Teams (team games: each line-up against the other teams)"]
     for team in team_rows:
         lines.append(
             f"{team['env_id']}: {' + '.join(printable_line(p) for p in team['players'])} vs "
@@ -652,43 +711,47 @@ def render_text(data: dict[str, Any], *, all_players: bool = False) -> str:
             f"mean return {team['mean_return']:+.3f}, W/D/L "
             f"{team['wins']}/{team['draws']}/{team['losses']}"
         )
-    for mix in data.get("prompt_mixes", []):
-        lines += [
-            "",
-            "WARNING: " + PromptMix(mix["player"], mix["env_id"], mix["versions"]).describe(),
-        ]
-    infra = [
-        item
-        for item in data.get("infrastructure", [])
-        if wanted is None or item["player"] in wanted
-    ]
-    if infra:
-        lines += ["", "== Infrastructure failures (the servers', not the models': not scored)"]
+    return lines
+
+
+def _infrastructure_lines(
+    items: Sequence[Mapping[str, Any]], wanted: Collection[str] | None
+) -> list[str]:
+    """The servers' failures of :func:`render_text` (the wanted players'), with examples."""
+    infra = [item for item in items if wanted is None or item["player"] in wanted]
+    if not infra:
+        return []
+    lines = ["", "== Infrastructure failures (the servers', not the models': not scored)"]
     for item in infra:
-        kinds = ", ".join(f"{printable_line(k)} {v}" for k, v in item["errors"].items())
-        stopped, unresolved = item["incomplete_games"], item["unresolved"]
-        timeouts = item.get("timeouts", 0)
-        text = (
-            f"{printable_line(item['player'])}: {item['failed_requests']} failed requests"
-            f"{f' ({timeouts} cut at the --timeout deadline)' if timeouts else ''}"
-        )
-        games = "game" if stopped == 1 else "games"
-        if stopped and not unresolved:  # every stopped game was replayed and scored since
-            text += (
-                f"; {stopped} {games} stopped by them ({kinds}), all replayed since and scored: "
-                "none is left out"
-            )
-        elif stopped:
-            given_up = item.get("given_up", 0)
-            replayable = unresolved - given_up
-            text += (
-                f"; {stopped} {games} stopped by them ({kinds}); {unresolved} still unscored "
-                "and left out of every score"
-            )
-            if replayable:
-                text += f": {replayable} will be replayed by rerunning the same eval command"
-            if given_up:
-                text += f"{',' if replayable else ':'} {given_up} given up (--max-replays reached)"
-        lines.append(text)
+        lines.append(_infrastructure_line(item))
         lines += [f"  e.g. {printable_line(example)}" for example in item["examples"]]
-    return "\n".join(lines)
+    return lines
+
+
+def _infrastructure_line(item: Mapping[str, Any]) -> str:
+    """One player's failed requests, and what became of the games they stopped."""
+    kinds = ", ".join(f"{printable_line(k)} {v}" for k, v in item["errors"].items())
+    stopped, unresolved = item["incomplete_games"], item["unresolved"]
+    timeouts = item.get("timeouts", 0)
+    text = (
+        f"{printable_line(item['player'])}: {item['failed_requests']} failed requests"
+        f"{f' ({timeouts} cut at the --timeout deadline)' if timeouts else ''}"
+    )
+    games = "game" if stopped == 1 else "games"
+    if stopped and not unresolved:  # every stopped game was replayed and scored since
+        text += (
+            f"; {stopped} {games} stopped by them ({kinds}), all replayed since and scored: "
+            "none is left out"
+        )
+    elif stopped:
+        given_up = item.get("given_up", 0)
+        replayable = unresolved - given_up
+        text += (
+            f"; {stopped} {games} stopped by them ({kinds}); {unresolved} still unscored "
+            "and left out of every score"
+        )
+        if replayable:
+            text += f": {replayable} will be replayed by rerunning the same eval command"
+        if given_up:
+            text += f"{',' if replayable else ':'} {given_up} given up (--max-replays reached)"
+    return text

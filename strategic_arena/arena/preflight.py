@@ -111,9 +111,23 @@ def list_served_models(
         PreflightError: the listing cannot be read; the message (one line, the URL masked)
             names the likely cause.
     """
+    key = os.environ.get(api_key_env) if api_key_env else None
+    reply = _get_models(base_url, key, timeout_s, max_reply_bytes)
+    if reply.status >= 300:
+        raise _status_error(reply, base_url, api_key_env)
+    return _model_ids(reply, base_url, max_reply_bytes)
+
+
+def _get_models(
+    base_url: str, key: str | None, timeout_s: float, max_reply_bytes: int
+) -> HttpReply:
+    """The reply to GET ``base_url/models``, whatever its status.
+
+    Raises:
+        PreflightError: no reply came (timeout, unreachable, too large, broken HTTP).
+    """
     url = endpoint_url(base_url, "models")
     public = shown(url)
-    key = os.environ.get(api_key_env) if api_key_env else None
 
     async def get() -> HttpReply:
         async with http_client(timeout_s) as client:  # made before the deadline starts
@@ -123,7 +137,7 @@ def list_served_models(
 
     httpx = require("httpx", "OpenAI-compatible endpoints")
     try:
-        reply = asyncio.run(get())
+        return asyncio.run(get())
     except (TimeoutError, httpx.TimeoutException):
         raise PreflightError(
             f"no answer from {public} within {timeout_s:g} s (--timeout)"
@@ -141,19 +155,28 @@ def list_served_models(
         raise PreflightError(
             f"{public} did not answer with valid HTTP ({transport_failure(error)})"
         ) from None
+
+
+def _status_error(reply: HttpReply, base_url: str, api_key_env: str | None) -> PreflightError:
+    """What an unsuccessful status (300 or over) of the model listing most likely means."""
+    public = shown(endpoint_url(base_url, "models"))
     if reply.status in (401, 403):
-        raise _auth(base_url, reply.status, api_key_env)
+        return _auth(base_url, reply.status, api_key_env)
     if 300 <= reply.status < 400:
         target = printable_line(reply.location or "?", 200)
-        raise PreflightError(
+        return PreflightError(
             f"{public} redirects (HTTP {reply.status} to {target}): "
             "give the final URL as --base-url"
         )
     if reply.status == 404:
-        raise PreflightError(f"HTTP 404 from {public}{_v1_hint(base_url)}")
-    if reply.status >= 300:
-        message = printable_line(error_message(reply.body), 200)
-        raise PreflightError(f"HTTP {reply.status} from {public}: {message}")
+        return PreflightError(f"HTTP 404 from {public}{_v1_hint(base_url)}")
+    message = printable_line(error_message(reply.body), 200)
+    return PreflightError(f"HTTP {reply.status} from {public}: {message}")
+
+
+def _model_ids(reply: HttpReply, base_url: str, max_reply_bytes: int) -> list[str]:
+    """The model ids of a successful listing; :class:`PreflightError` unless it is one."""
+    public = shown(endpoint_url(base_url, "models"))
     try:
         data = parse_json(reply.body, max_reply_bytes)["data"]  # type: ignore[index]
         return [str(model["id"]) for model in data]

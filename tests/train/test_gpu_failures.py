@@ -282,9 +282,9 @@ def test_importance_weight_outliers_are_masked_by_default() -> None:
 def test_fused_adamw_is_chosen_under_fsdp2_on_gloo() -> None:
     """Before, only one process on a GPU got the fused kernel; FSDP2 ranks got the multi-tensor
     one, whose temporaries are as large as the weights each rank steps."""
+    from benchmarks.shaped_model import build_shaped_model
     from strategic_arena.train.dist import DistInfo, shard
     from strategic_arena.train.memory import ModelShape
-    from strategic_arena.train.policy.shaped_model import build_shaped_model
 
     shape = ModelShape(32, 64, 2, 4, 2, 8, 64, True)
     cfg = load_config(None, ["ppo.lr=1e-3", "ppo.grad_clip=0", "ppo.micro_batch_size=2"])

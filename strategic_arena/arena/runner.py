@@ -573,13 +573,7 @@ async def run_async(
             (:mod:`strategic_arena.arena.sequential_run`); in a shared store any game of the
             run another worker offered may still be leased to this one.
     """
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    if max_replays < 0:
-        raise ValueError("max_replays must be at least 0")
-    keys = [task.key for task in tasks]
-    if len(set(keys)) != len(keys):
-        raise ValueError("duplicate game keys in the task list")
+    _check_run(tasks, concurrency, max_replays)
     started = time.perf_counter()
     with store.transaction():  # a refused run or player leaves nothing behind
         run_id = store.run(run_name, seed, dict(settings or {}))
@@ -600,52 +594,17 @@ async def run_async(
         bar = Progress(summary.total, summary.resumed, label=run_name)
     source = _Leased(store, run_id, tasks, pending, lease_s) if store.shared else _Local(pending)
     await source.start()
+    played = _Played(store, run_id, summary, tries, max_replays, bar, source)
 
     async def worker() -> None:
         envs: dict[str, TextGameEnv] = {}  # one env per game per worker, reset for each game
         while (task := await source.next()) is not None:
-            seat = 0
+            record = await _play_task(task, seed, envs, summary)
             try:
-                players: list[Player] = []
-                for seat, entrant in enumerate(task.seats):
-                    player = entrant.build(task.env_id, derive_seed(seed, task.key, seat))
-                    players.append(_Contained(player))
-                env = envs.get(task.env_id)
-                if env is None:
-                    env = envs[task.env_id] = make(task.env_id)
-                record = await play_match(task.env_id, players, task.seed, env=env)
-            except Exception as error:  # ours: the game is stored as incomplete all the same
-                summary.failed.append((task.key, _described(error)))
-                envs.pop(task.env_id, None)  # its state is unknown now
-                record = _broken(task, seat, error)
-            refusal = _refusal(record)
-            if refusal is not None:  # stored as one more try of its key, like a failure
-                summary.refused.append((task.key, refusal))
-            names = tuple(entrant.name for entrant in task.seats)
-            record = dataclasses.replace(record, players=names)
-            # Off the event loop: a store that waits for a lock must not stall the requests
-            # of the other games in flight.
-            try:
-                added = await asyncio.to_thread(store.add_game, run_id, task.key, record)
+                await played.store_game(task, record)
             except BaseException:  # the store failed (a full disk, a deleted run): start
                 pending.clear()  # nothing more; the games in flight end, the error is raised
                 raise
-            if not added:
-                summary.resumed += 1  # another process running this run stored it first
-                continue
-            if record.status == "incomplete":
-                summary.incomplete += 1
-                summary.given_up += int(tries[task.key] + 1 > max_replays)
-                if bar is not None:
-                    bar.update(incomplete=True)
-                continue
-            had_error = any(move.decision.errors or move.error for move in record.moves)
-            summary.played += 1
-            summary.games_with_errors += int(had_error)
-            if bar is not None:
-                # Shared: the whole run's count, every worker's games (this one's are `done`).
-                bar.resumed = await source.scored(bar.resumed + bar.done) - bar.done
-                bar.update(error=had_error)
 
     # Every worker ends before an error is raised: one store failure is one error, not one
     # traceback per worker printed at the loop's shutdown.
@@ -664,6 +623,80 @@ async def run_async(
     if bar is not None:
         bar.update(final=True)
     return summary
+
+
+def _check_run(tasks: Sequence[GameTask], concurrency: int, max_replays: int) -> None:
+    """Refuse settings no run can have (one line each)."""
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    if max_replays < 0:
+        raise ValueError("max_replays must be at least 0")
+    keys = [task.key for task in tasks]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate game keys in the task list")
+
+
+async def _play_task(
+    task: GameTask, seed: int, envs: dict[str, TextGameEnv], summary: RunSummary
+) -> MatchRecord:
+    """One game of ``task``, with the run's seats; a failure of ours is an incomplete record."""
+    seat = 0
+    try:
+        players: list[Player] = []
+        for seat, entrant in enumerate(task.seats):
+            player = entrant.build(task.env_id, derive_seed(seed, task.key, seat))
+            players.append(_Contained(player))
+        env = envs.get(task.env_id)
+        if env is None:
+            env = envs[task.env_id] = make(task.env_id)
+        record = await play_match(task.env_id, players, task.seed, env=env)
+    except Exception as error:  # ours: the game is stored as incomplete all the same
+        summary.failed.append((task.key, _described(error)))
+        envs.pop(task.env_id, None)  # its state is unknown now
+        record = _broken(task, seat, error)
+    refusal = _refusal(record)
+    if refusal is not None:  # stored as one more try of its key, like a failure
+        summary.refused.append((task.key, refusal))
+    names = tuple(entrant.name for entrant in task.seats)
+    return dataclasses.replace(record, players=names)
+
+
+@dataclasses.dataclass
+class _Played:
+    """Stores each played game and counts it in the summary and on the progress line."""
+
+    store: ResultsStore
+    run_id: int
+    summary: RunSummary
+    tries: Mapping[str, int]
+    max_replays: int
+    bar: Progress | None
+    source: _Local | _Leased
+
+    async def store_game(self, task: GameTask, record: MatchRecord) -> None:
+        """Store ``record``, then count it.
+
+        Off the event loop: a store waiting for a lock must not stall the requests of the
+        other games in flight.
+        """
+        added = await asyncio.to_thread(self.store.add_game, self.run_id, task.key, record)
+        summary, bar = self.summary, self.bar
+        if not added:
+            summary.resumed += 1  # another process running this run stored it first
+            return
+        if record.status == "incomplete":
+            summary.incomplete += 1
+            summary.given_up += int(self.tries[task.key] + 1 > self.max_replays)
+            if bar is not None:
+                bar.update(incomplete=True)
+            return
+        had_error = any(move.decision.errors or move.error for move in record.moves)
+        summary.played += 1
+        summary.games_with_errors += int(had_error)
+        if bar is not None:
+            # Shared: the whole run's count, every worker's games (this one's are `done`).
+            bar.resumed = await self.source.scored(bar.resumed + bar.done) - bar.done
+            bar.update(error=had_error)
 
 
 class _Local:

@@ -584,6 +584,27 @@ def report_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _block(title: str, text: object) -> None:
+    """One stored text under its title (it came from an endpoint: escaped first)."""
+    print(f"--- {title} ---\n{printable(text, keep_newlines=True)}")
+
+
+def _print_prompts(move: StoredMove) -> None:
+    """A move's prompt, then every answer of a retried decision with the feedback after it."""
+    for message in move.prompt:
+        _block(printable_line(message.get("role")), message.get("content"))
+    tries = move.tries or (Attempt(move.response, move.error),)
+    for number, attempt in enumerate(tries, 1):
+        label = f" (answer {number} of {len(tries)})" if len(tries) > 1 else ""
+        for failure in attempt.failures:
+            print(f"... failed request: {printable_line(failure)}")
+        if attempt.reasoning:
+            _block(f"reasoning{label}", attempt.reasoning)
+        _block(f"response{label}", attempt.response)
+        if attempt.feedback is not None:
+            _block("feedback (user)", attempt.feedback)
+
+
 def replay_main(args: argparse.Namespace) -> int:
     """``replay``: replay a stored game, printing every move (and with --prompts, prompts)."""
     players: list[str] = []
@@ -597,28 +618,12 @@ def replay_main(args: argparse.Namespace) -> int:
             f"{printable_line(game.game_key)}, status {printable_line(game.status)}"
         )
 
-    def block(title: str, text: object) -> None:
-        # Stored texts came from an endpoint: escaped before they reach the terminal.
-        print(f"--- {title} ---\n{printable(text, keep_newlines=True)}")
-
     def show(move: StoredMove, env: TextGameEnv) -> None:
         seat = move.seat
         turn = turn_label(env.acting_seats())
         print(f"\n=== move {move.ply + 1}: seat {seat} ({printable_line(players[seat])}){turn}")
         if args.prompts:
-            for message in move.prompt:
-                block(printable_line(message.get("role")), message.get("content"))
-            # Every answer of a retried decision, with the feedback the model got after it.
-            tries = move.tries or (Attempt(move.response, move.error),)
-            for number, attempt in enumerate(tries, 1):
-                label = f" (answer {number} of {len(tries)})" if len(tries) > 1 else ""
-                for failure in attempt.failures:
-                    print(f"... failed request: {printable_line(failure)}")
-                if attempt.reasoning:
-                    block(f"reasoning{label}", attempt.reasoning)
-                block(f"response{label}", attempt.response)
-                if attempt.feedback is not None:
-                    block("feedback (user)", attempt.feedback)
+            _print_prompts(move)
         for error in move.errors:
             infrastructure = error.kind in INFRASTRUCTURE_ERROR_KINDS
             what = "server failure, not scored" if infrastructure else "invalid answer"

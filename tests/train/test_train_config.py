@@ -14,6 +14,7 @@ import pytest
 
 from strategic_arena.asking import Sampling
 from strategic_arena.cli import main
+from strategic_arena.field_docs import field_docs
 from strategic_arena.rl.rewards import RewardConfig
 from strategic_arena.train.algo.estimators.rae import RAEConfig
 from strategic_arena.train.config import (
@@ -22,7 +23,6 @@ from strategic_arena.train.config import (
     OpponentConfig,
     TrainConfig,
     describe_fields,
-    field_docs,
     load_config,
 )
 from strategic_arena.train.config.describe import reference_block

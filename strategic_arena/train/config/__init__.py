@@ -27,7 +27,7 @@ from strategic_arena._lazy import lazy_attribute
 
 if TYPE_CHECKING:  # the names for type checkers; at run time, __getattr__ below
     from strategic_arena.train.config.checks import CHECKS, validate
-    from strategic_arena.train.config.describe import describe_fields, field_docs
+    from strategic_arena.train.config.describe import describe_fields
     from strategic_arena.train.config.legacy import FLAT_KEYS
     from strategic_arena.train.config.loading import (
         apply_override,
@@ -72,7 +72,6 @@ _HOMES: dict[str, str] = {
     "VllmConfig": "sections",
     "apply_override": "loading",
     "describe_fields": "describe",
-    "field_docs": "describe",
     "from_dict": "loading",
     "load_config": "loading",
     "read_config_file": "loading",
@@ -98,7 +97,6 @@ __all__ = [
     "VllmConfig",
     "apply_override",
     "describe_fields",
-    "field_docs",
     "from_dict",
     "load_config",
     "read_config_file",

@@ -1,15 +1,14 @@
 """The config's help: every section and field with its type, default and docstring.
 
-Each field is documented once, by the docstring under it in its section's class (read from
-the source by :func:`field_docs`); ``strategic-arena train --help`` and the reference in
-docs/training.md are made from :func:`describe_fields`, so the two cannot drift from the code.
+Each field is documented once, by the docstring under it in its section's class or its
+``Attributes:`` entry (read by :func:`strategic_arena.field_docs.field_docs`);
+``strategic-arena train --help`` and the reference in docs/training.md are made from
+:func:`describe_fields`, so the two cannot drift from the code.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 import re
 import textwrap
 import typing
@@ -17,44 +16,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from strategic_arena.door import read_text
-from strategic_arena.field_docs import field_docs as attribute_docs
+from strategic_arena.field_docs import field_docs
 from strategic_arena.train.algo.estimators import EstimatorConfig
 from strategic_arena.train.config.schema import TrainConfig
-
-#: An ``Attributes:`` entry of a Google-style class docstring: ``name: text``.
-_ATTRIBUTE = re.compile(r"^\s{4,8}(\w+): (.*)$")
-
-
-def _attributes_section(cls: type) -> dict[str, str]:
-    """Field docs from the ``Attributes:`` section of the class docstring (Google style)."""
-    doc = inspect.getdoc(cls) or ""
-    _, found, tail = doc.partition("Attributes:\n")
-    docs: dict[str, str] = {}
-    current = ""
-    for line in tail.splitlines() if found else []:
-        match = _ATTRIBUTE.match(line)
-        if match and len(line) - len(line.lstrip()) <= 4:
-            current = match.group(1)
-            docs[current] = match.group(2)
-        elif current and line.strip():
-            docs[current] += " " + line.strip()
-        elif not line.strip() and current:
-            break
-    return docs
-
-
-@functools.cache
-def field_docs(cls: type) -> dict[str, str]:
-    """Each field's documentation, one line each (a subclass's text wins over its bases').
-
-    The docstring under the field, or its entry in the class's ``Attributes:`` section.
-    """
-    docs: dict[str, str] = {}
-    for base in reversed(cls.__mro__):
-        if dataclasses.is_dataclass(base):
-            docs.update(_attributes_section(base))
-            docs.update(attribute_docs(base))
-    return docs
 
 
 def _type_name(kind: Any) -> str:

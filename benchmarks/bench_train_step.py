@@ -68,12 +68,12 @@ def _engine_vs_generate(trainer: Any, args: argparse.Namespace) -> dict[str, flo
     """Seconds to complete one batch of prompts: our engine, then ``model.generate``."""
     import torch
 
-    from strategic_arena.train.engines.engine import GenerationRequest, Sampling
+    from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest
 
     episodes = trainer.generate(0)
     prompts = [turn.prompt_ids for episode in episodes for turn in episode.turns][:32]
     new_tokens = args.max_new_tokens
-    sampling = Sampling(1.0, max_new_tokens=new_tokens)
+    sampling = BatchSampling(1.0, max_new_tokens=new_tokens)
     engine = trainer.engine
     started = time.perf_counter()
     engine.generate([GenerationRequest(p, i) for i, p in enumerate(prompts)], sampling)

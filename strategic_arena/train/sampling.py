@@ -1,8 +1,8 @@
 """How a batch is sampled: the one sampling dataclass the engines and the learner share.
 
 The engines sample with these settings and the learner recomputes log-probs at the same
-temperature (:attr:`Sampling.logprob_temperature`), so both read it from here, below either
-package. :meth:`Sampling.of` builds it from the request-level
+temperature (:attr:`BatchSampling.logprob_temperature`), so both read it from here, below either
+package. :meth:`BatchSampling.of` builds it from the request-level
 :class:`~strategic_arena.asking.Sampling` of the config.
 """
 
@@ -14,7 +14,7 @@ from strategic_arena.asking import Sampling as SamplingSettings
 
 
 @dataclass(frozen=True)
-class Sampling:
+class BatchSampling:
     """Sampling settings shared by a batch.
 
     Attributes:
@@ -35,7 +35,7 @@ class Sampling:
     min_p: float = 0.0
 
     @classmethod
-    def of(cls, settings: SamplingSettings) -> Sampling:
+    def of(cls, settings: SamplingSettings) -> BatchSampling:
         """The engine's sampling of a :class:`~strategic_arena.asking.Sampling`.
 
         Unset fields take the engine's defaults (temperature 1, no top-p, top-k, min-p or

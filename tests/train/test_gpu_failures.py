@@ -25,7 +25,7 @@ from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engines import vllm_server  # noqa: E402
 from strategic_arena.train.engines.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
-from strategic_arena.train.engines.engine import GenerationRequest, Sampling  # noqa: E402
+from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest  # noqa: E402
 from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from strategic_arena.train.engines.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
 from strategic_arena.train.memory import GIB  # noqa: E402
@@ -242,7 +242,7 @@ def test_neutral_generation_settings_reach_the_server(stub: VLLMStub, tmp_path: 
     """Not the model's generation_config.json (Qwen2.5-Instruct: repetition_penalty 1.05)."""
     engine = _engine(stub.url, tmp_path)
     try:
-        engine.generate([GenerationRequest([1, 2, 3], seed=0)], Sampling(1.0, 1.0, 0, 4))
+        engine.generate([GenerationRequest([1, 2, 3], seed=0)], BatchSampling(1.0, 1.0, 0, 4))
     finally:
         engine.close()
     (body,) = stub.bodies

@@ -113,7 +113,7 @@ class _FiveTokens:
 @pytest.mark.parametrize(("overlong", "expected"), [(0, "stop"), (100, "length")])
 def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected: str) -> None:
     pytest.importorskip("transformers")
-    from strategic_arena.train.engines.engine import EngineClient, Sampling
+    from strategic_arena.train.engines.engine import BatchSampling, EngineClient
     from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder
     from strategic_arena.train.policy.tiny import build_tiny
     from strategic_arena.validation import validate
@@ -123,7 +123,7 @@ def test_a_turn_leaving_too_few_tokens_counts_as_cut_off(overlong: int, expected
     messages = [{"role": "user", "content": "bet"}]
     prompt = len(encoder.encode(messages))
     answer = tokenizer("\\boxed{bet}", add_special_tokens=False)["input_ids"]
-    client = EngineClient(_FiveTokens(answer), Sampling())  # type: ignore[arg-type]
+    client = EngineClient(_FiveTokens(answer), BatchSampling())  # type: ignore[arg-type]
     # 50 tokens of sequence left after the prompt, minus the answer: far below 100.
     backend = EngineBackend(
         client,

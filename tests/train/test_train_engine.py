@@ -16,10 +16,10 @@ from strategic_arena.games import get_spec  # noqa: E402
 from strategic_arena.players import LLMPlayer, RandomPlayer  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engines.engine import (  # noqa: E402
+    BatchSampling,
     EngineClient,
     Generation,
     GenerationRequest,
-    Sampling,
     TransformersEngine,
     filter_logits,
 )
@@ -50,12 +50,14 @@ def _turns(prompts: list[list[int]], generations: list[Generation]) -> list[Any]
     ]
 
 
-@pytest.mark.parametrize("sampling", [Sampling(1.0), Sampling(0.7, top_p=0.9, top_k=20)])
-def test_learner_logprobs_equal_the_engines(tiny: tuple[Any, Any], sampling: Sampling) -> None:
+@pytest.mark.parametrize("sampling", [BatchSampling(1.0), BatchSampling(0.7, top_p=0.9, top_k=20)])
+def test_learner_logprobs_equal_the_engines(tiny: tuple[Any, Any], sampling: BatchSampling) -> None:
     model, tokenizer = tiny
     engine = TransformersEngine(model, tokenizer)
     prompts = _prompts(tokenizer)
-    sampling = Sampling(sampling.temperature, sampling.top_p, sampling.top_k, max_new_tokens=12)
+    sampling = BatchSampling(
+        sampling.temperature, sampling.top_p, sampling.top_k, max_new_tokens=12
+    )
     generations = engine.generate(
         [GenerationRequest(p, seed=i) for i, p in enumerate(prompts)], sampling
     )
@@ -78,7 +80,7 @@ def test_first_ppo_ratio_is_one(tiny: tuple[Any, Any]) -> None:
     prompts = _prompts(tokenizer)
     generations = engine.generate(
         [GenerationRequest(p, seed=10 + i) for i, p in enumerate(prompts)],
-        Sampling(0.8, max_new_tokens=10),
+        BatchSampling(0.8, max_new_tokens=10),
     )
     metrics = learner.update(_turns(prompts, generations), np.random.default_rng(0))
     assert metrics["train/logprob_ratio"] == pytest.approx(1.0, abs=1e-5)
@@ -90,7 +92,7 @@ def test_a_requests_sample_depends_on_its_seed_not_its_batch(tiny: tuple[Any, An
     model, tokenizer = tiny
     engine = TransformersEngine(model, tokenizer)
     prompts = _prompts(tokenizer)
-    sampling = Sampling(1.0, max_new_tokens=10)
+    sampling = BatchSampling(1.0, max_new_tokens=10)
     together = engine.generate([GenerationRequest(p, seed=5) for p in prompts], sampling)
     alone = [engine.generate([GenerationRequest(p, seed=5)], sampling)[0] for p in prompts]
     assert [g.token_ids for g in together] == [g.token_ids for g in alone]
@@ -106,13 +108,13 @@ def test_budgets_and_greedy(tiny: tuple[Any, Any]) -> None:
     prompt = _prompts(tokenizer)[0]
     short, none = engine.generate(
         [GenerationRequest(prompt, 0, max_new_tokens=3), GenerationRequest(prompt, 0, 0)],
-        Sampling(1.0, max_new_tokens=50),
+        BatchSampling(1.0, max_new_tokens=50),
     )
     assert len(short.token_ids) <= 3 and none == Generation([], [], "length")
     if len(short.token_ids) == 3 and short.token_ids[-1] not in engine.stop_ids:
         assert short.finish_reason == "length"
     greedy = [
-        engine.generate([GenerationRequest(prompt, seed)], Sampling(0.0, max_new_tokens=6))[0]
+        engine.generate([GenerationRequest(prompt, seed)], BatchSampling(0.0, max_new_tokens=6))[0]
         for seed in (1, 2)
     ]
     assert greedy[0] == greedy[1]
@@ -137,14 +139,14 @@ class _CountingEngine:
     def __init__(self) -> None:
         self.batches: list[int] = []
 
-    def generate(self, requests: Any, sampling: Sampling) -> list[Generation]:
+    def generate(self, requests: Any, sampling: BatchSampling) -> list[Generation]:
         self.batches.append(len(requests))
         return [Generation([r.seed], [0.0], "stop") for r in requests]
 
 
 def test_client_batches_concurrent_requests() -> None:
     engine = _CountingEngine()
-    client = EngineClient(engine, Sampling(), max_batch_size=5)  # type: ignore[arg-type]
+    client = EngineClient(engine, BatchSampling(), max_batch_size=5)  # type: ignore[arg-type]
 
     async def player(seed: int) -> int:
         await asyncio.sleep(0)
@@ -164,7 +166,7 @@ def test_the_model_player_over_the_engine_records_turns_through_the_match_loop(
 ) -> None:
     model, tokenizer = tiny
     engine = TransformersEngine(model, tokenizer)
-    client = EngineClient(engine, Sampling(1.0, max_new_tokens=6))
+    client = EngineClient(engine, BatchSampling(1.0, max_new_tokens=6))
     encoder = PromptEncoder(tokenizer)
     backend = EngineBackend(client, encoder, max_new_tokens=6, max_sequence_tokens=10_000, seed=0)
     policy = LLMPlayer(backend, Asking(style="boxed"), name="policy", seed=0)
@@ -193,7 +195,7 @@ def test_a_stop_string_ends_the_response_with_the_token_that_completes_it(
     prompts = _prompts(tokenizer)
     free = engine.generate(
         [GenerationRequest(p, seed=11 + i) for i, p in enumerate(prompts)],
-        Sampling(1.0, max_new_tokens=24),
+        BatchSampling(1.0, max_new_tokens=24),
     )
     # A word the free responses produce, as the stop string: each then ends right at it.
     word = next(
@@ -204,7 +206,7 @@ def test_a_stop_string_ends_the_response_with_the_token_that_completes_it(
     )
     stopped = engine.generate(
         [GenerationRequest(p, seed=11 + i) for i, p in enumerate(prompts)],
-        Sampling(1.0, max_new_tokens=24, stop=(word,)),
+        BatchSampling(1.0, max_new_tokens=24, stop=(word,)),
     )
     hits = 0
     for before, after in zip(free, stopped, strict=True):

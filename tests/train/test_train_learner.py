@@ -16,7 +16,11 @@ pytest.importorskip("transformers")
 
 from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import PPOConfig, load_config  # noqa: E402
-from strategic_arena.train.engines.engine import GenerationRequest, Sampling, TransformersEngine  # noqa: E402
+from strategic_arena.train.engines.engine import (  # noqa: E402
+    BatchSampling,
+    GenerationRequest,
+    TransformersEngine,
+)
 from strategic_arena.train.policy.learner import (  # noqa: E402
     Learner,
     collate,
@@ -104,7 +108,7 @@ def _rollout(model: Any, tokenizer: Any, count: int, seed: int) -> list[Turn]:
     prompt = tokenizer("check bet Queen", add_special_tokens=False)["input_ids"]
     generations = engine.generate(
         [GenerationRequest(prompt[: 1 + i % 3], seed + i) for i in range(count)],
-        Sampling(1.0, max_new_tokens=5),
+        BatchSampling(1.0, max_new_tokens=5),
     )
     rng = np.random.default_rng(seed)
     return [
@@ -190,7 +194,7 @@ def test_policy_gradient_raises_a_rewarded_tokens_probability(tiny: tuple[Any, A
     for step in range(12):
         generations = engine.generate(
             [GenerationRequest(prompt, 100 * step + i) for i in range(32)],
-            Sampling(1.0, max_new_tokens=1),
+            BatchSampling(1.0, max_new_tokens=1),
         )
         rewards = np.array([float(g.token_ids[0] == target) for g in generations])
         advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-6)

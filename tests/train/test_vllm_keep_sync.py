@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 pytest.importorskip("httpx")
 
-from strategic_arena.train.engines.engine import GenerationRequest, Sampling  # noqa: E402
+from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest  # noqa: E402
 from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from tests.train.stub_http import StubServer  # noqa: E402
 
@@ -79,7 +79,7 @@ def _in_flight(engine: VLLMServerEngine) -> tuple[threading.Thread, list[Any]]:
 
     def send() -> None:
         request = GenerationRequest([1, 2, 3], seed=0, max_new_tokens=4)
-        out.append(asyncio.run(engine.agenerate(request, Sampling())))
+        out.append(asyncio.run(engine.agenerate(request, BatchSampling())))
 
     thread = threading.Thread(target=send)
     thread.start()

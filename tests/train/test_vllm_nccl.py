@@ -30,7 +30,7 @@ import pytest
 import torch
 
 from strategic_arena.rl.episode import Turn
-from strategic_arena.train.engines.engine import GenerationRequest, Sampling, stop_token_ids
+from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest, stop_token_ids
 from strategic_arena.train.engines.vllm_engine import VLLMServerEngine
 from strategic_arena.train.engines.vllm_nccl import (
     NCCLTransport,
@@ -290,7 +290,7 @@ def test_weights_broadcast_over_nccl_are_what_the_server_samples_with(
         admin = ServerAdmin(server.base_url)
         prompt = tokenizer("Your card: Queen (Q).", add_special_tokens=False)["input_ids"]
         request = [GenerationRequest(prompt, seed=3)]
-        sampling = Sampling(0.7, max_new_tokens=8)
+        sampling = BatchSampling(0.7, max_new_tokens=8)
         before = engine.generate(request, sampling)[0]
 
         generator = torch.Generator(device="cuda:0").manual_seed(1)

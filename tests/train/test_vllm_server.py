@@ -30,7 +30,7 @@ import pytest
 import torch
 
 from strategic_arena.rl.episode import Turn
-from strategic_arena.train.engines.engine import GenerationRequest, Sampling, stop_token_ids
+from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest, stop_token_ids
 from strategic_arena.train.engines.vllm_engine import VLLMServerEngine
 from strategic_arena.train.engines.vllm_server import (
     ServerAdmin,
@@ -140,7 +140,7 @@ def test_tokens_and_logprobs_round_trip(server: VLLMServer, tiny: tuple[Any, Any
     model, tokenizer, _ = tiny
     engine = _engine(server, tokenizer, model)
     engine.load_weights(model.state_dict().items(), version=0)  # other tests push other weights
-    sampling = Sampling(0.7, max_new_tokens=12)
+    sampling = BatchSampling(0.7, max_new_tokens=12)
     prompts = _prompts(tokenizer)
     requests = [GenerationRequest(p, seed=100 + i) for i, p in enumerate(prompts)]
     generations = engine.generate(requests, sampling)
@@ -168,7 +168,7 @@ def test_tokens_and_logprobs_round_trip(server: VLLMServer, tiny: tuple[Any, Any
         for t in g.token_ids[1:]
         if tokenizer.decode([t]).strip()
     )
-    stopped = engine.generate(requests, Sampling(0.7, max_new_tokens=12, stop=(word,)))
+    stopped = engine.generate(requests, BatchSampling(0.7, max_new_tokens=12, stop=(word,)))
     hits = 0
     for free, cut in zip(generations, stopped, strict=True):
         assert free.token_ids[: len(cut.token_ids)] == cut.token_ids  # the same seeded samples
@@ -192,7 +192,7 @@ def test_weight_push_changes_outputs_and_version(
     engine = _engine(server, tokenizer, model)
     admin = ServerAdmin(server.base_url)
     prompt = _prompts(tokenizer)[0]
-    sampling = Sampling(0.7, max_new_tokens=8)
+    sampling = BatchSampling(0.7, max_new_tokens=8)
     request = [GenerationRequest(prompt, seed=3)]
     engine.load_weights(model.state_dict().items(), version=0)
     before = engine.generate(request, sampling)[0]
@@ -267,7 +267,7 @@ def test_importance_correction_against_top_k_sampling(
     engine.load_weights(model.state_dict().items(), version=0)
     prompts = _prompts(tokenizer)
     requests = [GenerationRequest(p, seed=40 + i) for i, p in enumerate(prompts * 2)]
-    generations = engine.generate(requests, Sampling(1.0, top_k=2, max_new_tokens=6))
+    generations = engine.generate(requests, BatchSampling(1.0, top_k=2, max_new_tokens=6))
     turns = [
         Turn(
             "kuhn_poker-v0",

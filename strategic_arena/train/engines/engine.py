@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from strategic_arena._extras import require
-from strategic_arena.train.sampling import Sampling as Sampling  # the engines' sampling
+from strategic_arena.train.sampling import BatchSampling as BatchSampling  # the engines' sampling
 
 if TYPE_CHECKING:
     import torch
@@ -52,7 +52,7 @@ class GenerationRequest:
     Attributes:
         prompt_ids: token ids of the prompt (chat template applied).
         seed: seed of this request's sampling generator.
-        max_new_tokens: token budget (``None``: the batch's :class:`Sampling` default).
+        max_new_tokens: token budget (``None``: the batch's :class:`BatchSampling` default).
     """
 
     prompt_ids: Sequence[int]
@@ -102,7 +102,7 @@ class Engine(Protocol):
     """The version of the weights it generates with (``None``: unknown)."""
 
     def generate(
-        self, requests: Sequence[GenerationRequest], sampling: Sampling
+        self, requests: Sequence[GenerationRequest], sampling: BatchSampling
     ) -> list[Generation]:
         """Complete every request (results in request order)."""
         ...
@@ -131,7 +131,7 @@ class Engine(Protocol):
         """Undo :meth:`sleep`."""
         ...
 
-    def logprobs_match_learner(self, sampling: Sampling) -> bool:
+    def logprobs_match_learner(self, sampling: BatchSampling) -> bool:
         """Whether recorded log-probs are the learner's quantity (see the module docstring)."""
         ...
 
@@ -211,7 +211,7 @@ class TransformersEngine:
         """Where the model lives."""
         return next(self.model.parameters()).device  # type: ignore[no-any-return]
 
-    def logprobs_match_learner(self, sampling: Sampling) -> bool:
+    def logprobs_match_learner(self, sampling: BatchSampling) -> bool:
         """Always: the recorded log-probs are ``log_softmax(logits / T)``."""
         return True
 
@@ -256,7 +256,7 @@ class TransformersEngine:
                 target.copy_(tensor.to(device=target.device, dtype=target.dtype))
 
     def generate(
-        self, requests: Sequence[GenerationRequest], sampling: Sampling
+        self, requests: Sequence[GenerationRequest], sampling: BatchSampling
     ) -> list[Generation]:
         """Complete ``requests``; see the module docstring for log-probs and seeds.
 
@@ -273,7 +273,7 @@ class TransformersEngine:
         return [result for result in results if result is not None]
 
     def _generate_batch(
-        self, requests: Sequence[GenerationRequest], sampling: Sampling
+        self, requests: Sequence[GenerationRequest], sampling: BatchSampling
     ) -> list[Generation]:
         """One left-padded batch decoded token by token with the KV cache."""
         torch = self.torch
@@ -374,7 +374,9 @@ class EngineClient:
     #: Event-loop rounds without a new request before a batch is dispatched.
     IDLE_ROUNDS = 3
 
-    def __init__(self, engine: Engine, sampling: Sampling, *, max_batch_size: int = 256) -> None:
+    def __init__(
+        self, engine: Engine, sampling: BatchSampling, *, max_batch_size: int = 256
+    ) -> None:
         self.engine = engine
         self.sampling = sampling
         self.max_batch_size = max_batch_size

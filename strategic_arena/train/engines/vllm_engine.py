@@ -55,10 +55,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from strategic_arena._extras import require
 from strategic_arena.train.engines.engine import (
+    BatchSampling,
     FinishReason,
     Generation,
     GenerationRequest,
-    Sampling,
     WeightSource,
 )
 from strategic_arena.train.engines.vllm_server import (
@@ -105,7 +105,7 @@ def on_every_server(admins: Sequence[ServerAdmin], call: Callable[[ServerAdmin],
         future.result()
 
 
-#: Sampling fields every request pins to their neutral values, whatever defaults the server
+#: BatchSampling fields every request pins to their neutral values, whatever defaults the server
 #: took from the model's ``generation_config.json`` (Qwen2.5-Instruct ships a repetition penalty
 #: of 1.05): the learner models plain ``softmax(logits / T)``, so no penalty and no ``min_p``.
 NEUTRAL_SAMPLING: dict[str, float] = {
@@ -165,10 +165,10 @@ class DiskTransport:
 
 
 def complete_all(
-    agenerate: Callable[[GenerationRequest, Sampling], Awaitable[Generation]],
+    agenerate: Callable[[GenerationRequest, BatchSampling], Awaitable[Generation]],
     aclose: Callable[[], Awaitable[None]],
     requests: Sequence[GenerationRequest],
-    sampling: Sampling,
+    sampling: BatchSampling,
 ) -> list[Generation]:
     """Every request through ``agenerate`` at once in a fresh event loop, then ``aclose``."""
 
@@ -254,7 +254,7 @@ class VLLMServerEngine:
 
     # -- the Engine protocol ---------------------------------------------------------------------
 
-    def logprobs_match_learner(self, sampling: Sampling) -> bool:
+    def logprobs_match_learner(self, sampling: BatchSampling) -> bool:
         """Processed log-probs are ``log_softmax(logits / T)`` unless top-k / top-p truncate."""
         untruncated = sampling.top_k <= 0 and sampling.top_p >= 1.0 and sampling.min_p <= 0.0
         return sampling.greedy or untruncated
@@ -285,13 +285,13 @@ class VLLMServerEngine:
             self.before_wake(tags)
 
     def generate(
-        self, requests: Sequence[GenerationRequest], sampling: Sampling
+        self, requests: Sequence[GenerationRequest], sampling: BatchSampling
     ) -> list[Generation]:
         """Complete ``requests`` (all in flight at once); results in request order."""
         return complete_all(self.agenerate, self.aclose, requests, sampling)
 
     async def agenerate(
-        self, request: GenerationRequest, sampling: Sampling, *, model: str | None = None
+        self, request: GenerationRequest, sampling: BatchSampling, *, model: str | None = None
     ) -> Generation:
         """Complete one request on the least busy server (see the module docstring).
 
@@ -396,7 +396,9 @@ class VLLMServerEngine:
 
     # -- requests ---------------------------------------------------------------------------------
 
-    def _body(self, request: GenerationRequest, sampling: Sampling, budget: int) -> dict[str, Any]:
+    def _body(
+        self, request: GenerationRequest, sampling: BatchSampling, budget: int
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.served_model,
             "prompt": [int(token) for token in request.prompt_ids],

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strategic_arena.train.engines.engine import (
+    BatchSampling,
     Generation,
     GenerationRequest,
-    Sampling,
     WeightSource,
 )
 from strategic_arena.train.engines.vllm_engine import (
@@ -73,13 +73,13 @@ class AdapterEngine:
         self.weight_version: int | None = None
         self._loaded: Path | None = None
 
-    async def agenerate(self, request: GenerationRequest, sampling: Sampling) -> Generation:
+    async def agenerate(self, request: GenerationRequest, sampling: BatchSampling) -> Generation:
         """Complete one request with the policy's adapter."""
         generation = await self.shared.agenerate(request, sampling, model=self.adapter)
         return dataclasses.replace(generation, weight_version=self.weight_version)
 
     def generate(
-        self, requests: Sequence[GenerationRequest], sampling: Sampling
+        self, requests: Sequence[GenerationRequest], sampling: BatchSampling
     ) -> list[Generation]:
         """Complete ``requests`` (all in flight at once); results in request order."""
         return complete_all(self.agenerate, self.aclose, requests, sampling)
@@ -125,6 +125,6 @@ class AdapterEngine:
     def wake_up(self) -> None:
         """No sleep mode for shared servers."""
 
-    def logprobs_match_learner(self, sampling: Sampling) -> bool:
+    def logprobs_match_learner(self, sampling: BatchSampling) -> bool:
         """As the shared server's."""
         return self.shared.logprobs_match_learner(sampling)

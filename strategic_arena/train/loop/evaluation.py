@@ -29,7 +29,7 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.asking import game_sampling_params
 from strategic_arena.train.config import OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
-from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.engines.engine import BatchSampling, Engine, EngineClient
 from strategic_arena.train.loop.opponent_players import OpponentPlayers
 from strategic_arena.train.loop.past_self import alias_metrics, past_selves, with_past_selves
 from strategic_arena.train.loop.rollout import PromptEncoder, configured_player
@@ -81,14 +81,14 @@ def opponent_entrant(entry: str | OpponentConfig, opponents: OpponentPlayers) ->
     return runner.Entrant.opponent(config.spec)
 
 
-def eval_sampling(cfg: TrainConfig, env_id: str | None = None) -> Sampling:
+def eval_sampling(cfg: TrainConfig, env_id: str | None = None) -> BatchSampling:
     """The engine's sampling in evaluation (:meth:`EvalConfig.sampling`).
 
     With ``env_id``: that game's (:meth:`EvalConfig.sampling_for`, ``eval.game_sampling``).
     """
     if env_id is None:
-        return Sampling.of(cfg.eval.sampling(cfg.sampling))
-    return Sampling.of(cfg.eval.sampling_for(cfg.sampling, env_id))
+        return BatchSampling.of(cfg.eval.sampling(cfg.sampling))
+    return BatchSampling.of(cfg.eval.sampling_for(cfg.sampling, env_id))
 
 
 async def evaluate_policy(

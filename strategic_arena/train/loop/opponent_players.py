@@ -24,7 +24,7 @@ from strategic_arena.players import LLMPlayer
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
 from strategic_arena.train.dist import DistInfo, barrier
-from strategic_arena.train.engines.engine import EngineClient, Sampling, TransformersEngine
+from strategic_arena.train.engines.engine import BatchSampling, EngineClient, TransformersEngine
 from strategic_arena.train.loop.rollout import (
     OpponentPool,
     PoolEntry,
@@ -125,7 +125,7 @@ class OpponentPlayers:
             settings = cfg.sampling
             if temperature is not None:
                 settings = replace(settings, temperature=temperature)
-            sampling = Sampling.of(settings)
+            sampling = BatchSampling.of(settings)
             engine = TransformersEngine(model, tokenizer, max_batch_size=cfg.rollout.max_batch_size)
             encoder = PromptEncoder(tokenizer, cfg.answer)
             self._frozen[path] = (

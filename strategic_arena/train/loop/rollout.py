@@ -56,7 +56,7 @@ from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.seeding import derive_seed
 from strategic_arena.train.algo.game_rewards import rewards_by_move, seat_game_rewards
 from strategic_arena.train.config import GamesConfig, OpponentConfig, TrainConfig
-from strategic_arena.train.engines.engine import EngineClient, GenerationRequest, Sampling
+from strategic_arena.train.engines.engine import BatchSampling, EngineClient, GenerationRequest
 from strategic_arena.turn import Player
 
 SELF_PLAY = "self"
@@ -209,7 +209,7 @@ def configured_player(
     backend = EngineBackend(
         client,
         encoder,
-        max_new_tokens=Sampling.of(cfg.sampling).max_new_tokens,
+        max_new_tokens=BatchSampling.of(cfg.sampling).max_new_tokens,
         max_sequence_tokens=cfg.rollout.max_sequence_tokens,
         seed=seed,
         model=name,

@@ -39,7 +39,7 @@ from strategic_arena.train.config import TrainConfig, validate
 from strategic_arena.train.dist import all_gather_objects, barrier, broadcast_object, shutdown
 from strategic_arena.train.engines.build import build_engine
 from strategic_arena.train.engines.colocation import colocated_memory, learner_turn
-from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.engines.engine import BatchSampling, Engine, EngineClient
 from strategic_arena.train.engines.placement import Workload, World, check_machine, join_ranks
 from strategic_arena.train.loop import step_metrics
 from strategic_arena.train.loop.async_rollouts import AsyncRounds
@@ -105,7 +105,7 @@ class Trainer:
             weights_dir=weights_dir,
         )
         self.learner, self.device = self.policy.learner, self.policy.device
-        self.sampling = Sampling.of(cfg.sampling)
+        self.sampling = BatchSampling.of(cfg.sampling)
         self.colocated = colocated_memory(cfg.placement, self.device, self.memory_estimate)
         wake = self.colocated.check_wake if self.colocated is not None else None
         self.engine = engine or build_engine(

@@ -28,7 +28,7 @@ from strategic_arena.asking import Sampling as RequestSampling
 from strategic_arena.backends import ChatBackend
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects, broadcast_object
-from strategic_arena.train.engines.engine import Engine, EngineClient, Sampling
+from strategic_arena.train.engines.engine import BatchSampling, Engine, EngineClient
 from strategic_arena.train.loop.evaluation import eval_db
 from strategic_arena.train.loop.rollout import EngineBackend, PromptEncoder
 from strategic_arena.transfer import Cell, cells, evaluate_async
@@ -69,10 +69,10 @@ class _EngineBackends:
 
     def __init__(self, cfg: TrainConfig, engine: Engine, encoder: PromptEncoder, label: str):
         self.cfg, self.engine, self.encoder, self.label = cfg, engine, encoder, label
-        self.clients: dict[Sampling, EngineClient] = {}
+        self.clients: dict[BatchSampling, EngineClient] = {}
 
     def __call__(self, sampling: RequestSampling) -> ChatBackend:
-        engine_sampling = Sampling.of(replace(sampling, seed=None))
+        engine_sampling = BatchSampling.of(replace(sampling, seed=None))
         client = self.clients.get(engine_sampling)
         if client is None:
             client = EngineClient(

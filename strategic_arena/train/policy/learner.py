@@ -58,7 +58,7 @@ from strategic_arena.train.policy.batching import plan_micro_batches
 from strategic_arena.train.policy.importance import correct
 from strategic_arena.train.policy.models import compute_context, resolve_compute_dtype
 from strategic_arena.train.policy.value_head import ValueHead, value_loss
-from strategic_arena.train.sampling import Sampling
+from strategic_arena.train.sampling import BatchSampling
 
 if TYPE_CHECKING:
     import torch
@@ -511,7 +511,7 @@ class Learner:
         (``precision.compute_dtype``) the arithmetic's dtype unless ``kwargs`` name a
         ``compute_dtype``.
         """
-        engine_sampling = Sampling.of(sampling)
+        engine_sampling = BatchSampling.of(sampling)
         if kwargs.get("compute_dtype") is None:
             device = next(model.parameters()).device
             kwargs["compute_dtype"] = resolve_compute_dtype(compute, device)

@@ -2,8 +2,10 @@
 
 A spec is ``NAME`` or ``NAME:key=value,key=value``. Each name lists the games it plays and the
 parameters it takes (with their types); anything else is a :class:`ValueError` that says what
-would have been accepted. Implementations are imported only when built, so listing the
-opponents costs nothing and a missing numba surfaces as an error naming the ``[solvers]`` extra.
+would have been accepted. A layer above adds the opponents it owns with :func:`register` when it
+is imported (``best_response``: :mod:`strategic_arena.grading`). Implementations are imported
+only when built, so listing the opponents costs nothing and a missing numba surfaces as an error
+naming the ``[solvers]`` extra.
 """
 
 from __future__ import annotations
@@ -96,12 +98,6 @@ KINDS: dict[str, OpponentKind] = {
             "a CFR+ (or DCFR, PCFR+) policy solved on the fly with the given iterations",
         ),
         OpponentKind(
-            "best_response",
-            {"of": str, "db": str, "seed": int},
-            "strategic_arena.grading.exploiter:best_response_player",
-            "the exact best response to player OF's strategy measured by 'grade' in DB",
-        ),
-        OpponentKind(
             "hanabi_bot",
             {"seed": int, "joint": bool},
             "opponents.hanabi_bot:HanabiBot",
@@ -112,13 +108,31 @@ KINDS: dict[str, OpponentKind] = {
 }
 
 
+def register(kind: OpponentKind) -> OpponentKind:
+    """Add ``kind`` to :data:`KINDS`; a layer above registers the opponents it owns.
+
+    The grading package registers ``best_response`` when it is imported (its factory lives
+    there), so this package never names a module above it.
+
+    Raises:
+        ValueError: a kind of that name is already registered.
+    """
+    if kind.name in KINDS:
+        raise ValueError(f"an opponent named {kind.name!r} is already registered")
+    KINDS[kind.name] = kind
+    return kind
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, ParamValue]]:
     """Split ``NAME:key=value,...`` into the name and typed parameters (validated)."""
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
     kind = KINDS.get(name)
     if kind is None:
-        raise ValueError(f"unknown opponent {name!r}; known: {', '.join(KINDS)}")
+        raise ValueError(
+            f"unknown opponent {name!r}; known: {', '.join(KINDS)} (a package that registers "
+            "opponents of its own, such as strategic_arena.grading, adds them when imported)"
+        )
     params: dict[str, ParamValue] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, raw = item.partition("=")

@@ -26,6 +26,10 @@ import argparse
 import os
 from collections.abc import Sequence
 
+# The packages that register entries of a lower layer's registry (the ``best_response``
+# opponent; the ``learned`` verifier), imported before any command names one.
+import strategic_arena.grading
+import strategic_arena.train  # noqa: F401
 from strategic_arena.cli import (
     arena,
     grade,

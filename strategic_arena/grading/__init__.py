@@ -12,10 +12,25 @@ Which games are graded, and how, is in each game's listing (``move_grader``,
 * :mod:`.grade` -- the ``grade`` use case (moves and strategies, resumable);
 * :mod:`.report` -- the arena's report with the stored grades (``strategic-arena report``).
 
+Importing this package registers the ``best_response`` opponent (:mod:`.exploiter`) with
+:func:`opponents.registry.register`.
+
 The definitions (with formulas) are in ``docs/grading.md``.
 """
 
+from opponents.registry import OpponentKind, register
 from strategic_arena.games import get_spec, list_envs
+
+#: The exploiter opponent, registered here (its factory lives in :mod:`.exploiter`) so that the
+#: opponents' registry, a layer below, never names this package.
+register(
+    OpponentKind(
+        "best_response",
+        {"of": str, "db": str, "seed": int},
+        "strategic_arena.grading.exploiter:best_response_player",
+        "the exact best response to player OF's strategy measured by 'grade' in DB",
+    )
+)
 
 
 def strategy_envs() -> tuple[str, ...]:

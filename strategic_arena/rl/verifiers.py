@@ -9,8 +9,9 @@ name       verifier
 exact      the exact-answer check: 1.0 when the solution's final answer is the gold answer
            (:func:`strategic_arena.problems.check_answer`), else 0.0. Needs the gold answer.
 learned    MAPoRL's learned verifier: the policy's base model with a linear head and a softmax,
-           trained on the policy's own solutions (:mod:`strategic_arena.train.policy.verifier`; the
-           ``train`` extra: torch). Reads no gold answer.
+           trained on the policy's own solutions (the ``train`` extra: torch). Reads no gold
+           answer. Registered by the trainer, which owns it, when :mod:`strategic_arena.train` is
+           imported: this module names nothing above it.
 =========  =========================================================================================
 
 A verifier is any object with a ``name`` and ``score_all(items) -> list[float]`` over
@@ -62,10 +63,10 @@ class ExactAnswerVerifier:
         return [1.0 if check_answer(problem, solution) else 0.0 for problem, solution in items]
 
 
-#: Verifier name -> ``module:function`` building it from keyword options.
+#: Verifier name -> ``module:function`` building it from keyword options (the layers above add
+#: theirs with :func:`register_verifier`).
 VERIFIERS: dict[str, str] = {
     "exact": "strategic_arena.rl.verifiers:ExactAnswerVerifier",
-    "learned": "strategic_arena.train.policy.verifier:load_verifier",
 }
 
 
@@ -87,7 +88,10 @@ def make_verifier(name: str, **options: Any) -> Verifier:
     """
     factory = VERIFIERS.get(name)
     if factory is None:
-        raise ValueError(f"unknown verifier {name!r}; choose one of {', '.join(VERIFIERS)}")
+        raise ValueError(
+            f"unknown verifier {name!r}; choose one of {', '.join(VERIFIERS)} (the learned "
+            "verifier is registered when strategic_arena.train is imported)"
+        )
     module, function = factory.split(":")
     verifier: Verifier = getattr(importlib.import_module(module), function)(**options)
     return verifier

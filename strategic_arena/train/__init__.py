@@ -11,3 +11,9 @@ servers from :mod:`~strategic_arena.train.engines.vllm_server`) -> score
 live in :mod:`strategic_arena.rl` (shared with the integrations), the estimators here; importing
 this package imports nothing heavy.
 """
+
+from strategic_arena.rl.verifiers import register_verifier
+
+# MAPoRL's learned verifier is the trainer's (it loads a policy model): registered here, by the
+# layer that owns it, so the verifiers' registry below never names this package.
+register_verifier("learned", "strategic_arena.train.policy.verifier:load_verifier")

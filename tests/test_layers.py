@@ -100,11 +100,11 @@ def test_the_trainer_contract_name_states_its_layers() -> None:
     assert _trainer_contract()["name"] == f"Trainer layers: {trainer_layer_line()}"
 
 
-def test_the_trainer_layers_leave_out_only_the_deprecated_addresses() -> None:
+def test_the_trainer_layers_leave_out_no_module() -> None:
     layered = {name for layer in _trainer_contract()["layers"] for name in _layer_modules(layer)}
     train = ROOT / PACKAGE / "train"
     present = {module.name for module in pkgutil.iter_modules([str(train)])}
-    assert sorted(present - layered) == ["episode", "rewards"]  # warn and re-export rl/
+    assert sorted(present - layered) == []  # the deprecated addresses are gone
     assert sorted(layered - present) == []
 
 

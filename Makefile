@@ -78,7 +78,8 @@ bench: $(STAMP)
 # The GPU path in one command (docs/training.md, "GPUs") on a bare GPU machine: the machine's own
 # python3 and torch (GPU_PYTHON), no venv, nothing installed, no network. Float32 masters learning
 # under bf16 compute, a 4B-shaped update's tokens/s and peak memory against the estimate, the
-# colocated hand-off, the weight export, FSDP2 on one rank, fused AdamW; with .venv-vllm present
+# colocated hand-off, the weight export, FSDP2 on one rank, fused AdamW, a 30-step RL loop on a
+# tiny model, the one-GPU recipe's hand-off on an H100's memory; with .venv-vllm present
 # also the real-server tests, bench_rollout and a colocated run (else those rows skip, saying why).
 # Writes gpu_check/gpu_check.json and .txt. Without a GPU it says so in one line; gpu-check-smoke
 # runs the rows at tiny shapes on the CPU.

@@ -36,6 +36,19 @@ run cut short keeps what it measured) as ``gpu_check.json`` and ``gpu_check.txt`
 ``fused_adamw``
     one AdamW step over float32 parameters (``--adamw-gib`` of them) fused against foreach:
     seconds and the extra memory each allocates.
+``loop``
+    a whole RL loop on the device (:mod:`benchmarks.gpu_loop`): 30 steps of a one-turn game on
+    a tiny randomly initialised model, sampled by the transformers engine under the learner's
+    compute context and trained by the project's learner (bf16 autocast on a GPU): the reward
+    curve (fails unless the last five steps' mean reward reaches 0.5 from about 0.125), the
+    engine-vs-learner log-prob gap, and whether a resumed step is bit-equal with the default
+    settings and under ``torch.use_deterministic_algorithms``.
+``handoff_h100``
+    the one-GPU recipe's hand-off decided on an 80 GB H100's memory (:mod:`benchmarks.gpu_handoff`):
+    a ballast allocation leaves the card 79.19 GiB, a torch-only stand-in server in another
+    process holds the recipe's share, sleeps and wakes the recipe's KV size; each setting
+    (``expandable_segments`` on or off, AdamW's state offloaded or not) runs the 4B-shaped update
+    in its own process and says whether the wake fits and with what margin. GPU only.
 ``vllm_tests``, ``bench_rollout``, ``colocated``, ``smoke_recipe``
     with vLLM installed (``.venv-vllm`` or ``$STRATEGIC_ARENA_VLLM_PYTHON``) and the trainer's
     own dependencies: the real-server tests, the rollout benchmark at 256 games, a 3-step
@@ -96,6 +109,11 @@ SHAPES: dict[str, ModelShape] = {
 
 #: The one-GPU colocated recipe (configs/gpu1_qwen3_4b_colocated.yaml): its server's share.
 RECIPE_UTILIZATION = 0.3
+
+#: The loop row's learning rate (a tiny model learns the one-turn game in ~20 steps at it) and
+#: the last five steps' mean reward that counts as learning (a random policy earns 0.125).
+LOOP_LR = 1e-2
+LOOP_LEARNED = 0.5
 
 #: The trainer's tiny model in a shape vLLM's attention kernels take (head dim 64).
 TINY_FOR_VLLM = [
@@ -495,6 +513,61 @@ def _export(learner: Any) -> Row:
     return row
 
 
+def check_loop(args: argparse.Namespace) -> list[Row]:
+    """30 steps of a one-turn game through the transformers engine and the learner."""
+    import torch
+    from gpu_loop import run_loop  # beside this script, on sys.path as its folder
+
+    row = Row("loop")
+    with _timed(row):
+        shape = SHAPES["tiny"]
+        compute = torch.bfloat16
+        result = run_loop(
+            lambda: build(shape, args, torch.float32, seed=3),
+            lambda model: _learner(model, compute, lr=LOOP_LR),
+            shape.vocab,
+            steps=args.loop_steps,
+        )
+        row.figures = {"device": str(_device(args)), "compute": "bfloat16", **result.figures()}
+        if row.figures["reward_last_5"] < LOOP_LEARNED:  # type: ignore[operator]
+            row.status = "fail"
+            row.note = f"no learning: the last five steps' mean reward is below {LOOP_LEARNED}"
+    _free(_device(args))
+    return [row]
+
+
+def handoff_setting(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``handoff_h100`` row of one setting, in this (child) process; see gpu_handoff."""
+    import torch
+    from gpu_handoff import H100_BYTES, StandInServer, run_setting
+
+    device = _device(args)
+    total = torch.cuda.mem_get_info(device)[1]
+    if total < H100_BYTES:
+        return {"status": "skip", "figures": {}, "note": "the card is smaller than an H100"}
+    stand_in = StandInServer(str(device))
+    try:
+        plan = estimate(SHAPES[args.shape], _layout(args, H100_BYTES))
+        server = plan.server
+        ballast = stand_in.take(total - H100_BYTES)
+        started = stand_in.take(server["reserved"] + server["CUDA graphs"])
+        if not (ballast["ok"] and started["ok"]):
+            return {"status": "fail", "figures": {}, "note": "the stand-in could not start"}
+        learner = _learner(_trainable(args), torch.bfloat16, micro_batch_size=args.micro_batch)
+        return run_setting(args.handoff_setting, learner, _update_turns(args, 2), stand_in, server)
+    finally:
+        stand_in.close()
+
+
+def check_handoff_h100(args: argparse.Namespace) -> list[Row]:
+    """The recipe's hand-off on an H100's memory, setting by setting (GPU only)."""
+    from gpu_handoff import handoff_rows  # beside this script, on sys.path as its folder
+
+    if _device(args).type != "cuda":
+        return [Row("handoff_h100", "skip", note="needs a CUDA device (the allocator's cache)")]
+    return [Row("handoff_h100", **fields) for fields in handoff_rows(args, Path(__file__))]
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -685,6 +758,8 @@ CHECKS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], list[Row]]],
     (("learner", "handoff", "export"), check_learner),
     (("fsdp",), check_fsdp),
     (("fused_adamw",), check_fused_adamw),
+    (("loop",), check_loop),
+    (("handoff_h100",), check_handoff_h100),
 )
 VLLM_CHECKS: tuple[tuple[tuple[str, ...], Callable[[argparse.Namespace], list[Row]]], ...] = (
     (("vllm_tests",), check_vllm_tests),
@@ -780,6 +855,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--micro-batch", type=int, default=1, help="sequences per pass")
     parser.add_argument("--adamw-gib", type=float, default=4.0, help="fused_adamw row's size")
     parser.add_argument("--model", default=None, help="model of the colocated run (tiny)")
+    parser.add_argument("--loop-steps", type=int, default=30, help="loop row's steps")
+    parser.add_argument("--handoff-setting", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--rows", default="", help="comma-separated rows to run (default all)")
     parser.add_argument("--out", type=Path, default=None, help="write the JSON and table here")
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON here")
@@ -789,6 +866,10 @@ def main(argv: list[str] | None = None) -> int:
         print(reason)
         return 1  # nothing ran is no pass, with --smoke or without (one status for one cause)
     small = args.smoke
+    if args.handoff_setting:  # one setting of the handoff_h100 row, as a child process
+        args.shape = args.shape or "4b"
+        print(json.dumps(handoff_setting(args)), flush=True)
+        return 0
     args.rows = {name for name in args.rows.split(",") if name}
     args.shape = args.shape or ("tiny" if small else "4b")
     args.batch = args.batch or 4

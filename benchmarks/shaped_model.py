@@ -32,9 +32,14 @@ Rope = tuple[Tensor, Tensor]
 
 @dataclass
 class CausalOutput:
-    """What the learner reads from a forward pass: ``logits`` (B, kept positions, V)."""
+    """What the learner reads from a forward pass: ``logits`` (B, kept positions, V).
+
+    ``past_key_values`` is always ``None``: the model keeps no KV cache, so the transformers
+    engine can decode with it one token a response (the GPU check's one-turn loop).
+    """
 
     logits: Tensor
+    past_key_values: None = None
 
 
 class RMSNorm(nn.Module):
@@ -182,8 +187,11 @@ class ShapedCausalLM(nn.Module):
         position_ids: Tensor | None = None,
         use_cache: bool = False,
         logits_to_keep: int = 0,
+        past_key_values: Any = None,
     ) -> CausalOutput:
         """The logits of the last ``logits_to_keep`` positions (all when 0), as transformers."""
+        if past_key_values is not None:
+            raise ValueError("this model keeps no KV cache: decode one token per response")
         batch, length = input_ids.shape
         device = input_ids.device
         if position_ids is None:

@@ -45,9 +45,18 @@ under FSDP's mixed precision (the weights themselves are cast), ``S`` the server
       CUDA graphs             1 GiB            outside u G, kept asleep (0 with enforce_eager)
       asleep                  2 GiB + graphs   (sleep mode: weights and KV cache released)
 
+    the hand-off (sleep mode: after each update the learner empties its cache, the server wakes)
+      held after release      h x 8 P / n      blocks the allocator keeps reserved after
+                                               ``empty_cache`` beside AdamW's moments:
+                                               h = 0.25 (measured; 0 with the moments offloaded)
+      sync buffers            2 s max(P_layer, V h)   the largest tensor in the server's
+                                               dtype twice: the learner's cast in flight and
+                                               the server's load of it (the weight sync
+                                               reloads into the woken server)
+
     phases on one GPU
-      rollout   learner resident (weights, optimizer, reference, runtime) + server reserved
-                + CUDA graphs
+      rollout   learner resident (weights, optimizer unless offloaded, reference, runtime)
+                + the hand-off's terms (sleep mode) + server reserved + CUDA graphs
       update    learner peak (every learner term) + server reserved + CUDA graphs
                 (asleep when vllm_sleep_level > 0)
 
@@ -78,6 +87,15 @@ LOGIT_CHUNK_BYTES = 128 * 2**20
 
 #: Share of the learner's memory the caching allocator holds without being able to reuse it.
 FRAGMENTATION = 0.05
+
+#: Share of AdamW's moments' bytes the caching allocator still holds reserved, beside them, after
+#: ``torch.cuda.empty_cache()``: measured on an NVIDIA H200 after a Qwen3-4B-shaped update
+#: (``benchmarks/gpu_check.py``, row ``handoff``): 52.48 GiB reserved after emptying the cache
+#: with 44.95 GiB of masters and moments alive (7.53 GiB held, 0.251 of the moments' 29.97);
+#: moving the moments to the host freed 37.32 GiB, their own 29.97 and 7.35 more, so the
+#: blocks held are the moments' neighbours (the other 0.18 GiB, beside the masters, is
+#: negligible and not counted).
+RELEASED_OPTIMIZER_HOLD = 0.25
 
 #: The decode batch of a vLLM server whose ``max_num_seqs`` is not set in its arguments.
 DEFAULT_SERVER_SEQUENCES = 256
@@ -180,6 +198,8 @@ class Layout:
         server_sequences: the server's ``max_num_seqs`` (its sampler's batch).
         enforce_eager: the server runs without CUDA graphs.
         fragmentation: share of the learner's memory lost to the allocator's fragmentation.
+        offload_optimizer: AdamW's moments wait in host memory while the server is awake
+            (``placement.colocated_offload_optimizer``; sleep mode only).
     """
 
     gpu_bytes: int
@@ -200,6 +220,7 @@ class Layout:
     server_sequences: int = DEFAULT_SERVER_SEQUENCES
     enforce_eager: bool = False
     fragmentation: float = FRAGMENTATION
+    offload_optimizer: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,6 +230,7 @@ class MemoryEstimate:
     learner: dict[str, int] = field(default_factory=dict)
     server: dict[str, int] = field(default_factory=dict)
     phases: dict[str, int] = field(default_factory=dict)
+    handoff: dict[str, int] = field(default_factory=dict)
     gpu_bytes: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -220,7 +242,12 @@ class MemoryEstimate:
     def table(self) -> str:
         """The estimate as aligned lines of GiB (for logs and error messages)."""
         lines = [f"GPU memory {gib(self.gpu_bytes)}"]
-        for title, part in (("learner", self.learner), ("vLLM server", self.server)):
+        parts = (
+            ("learner", self.learner),
+            ("hand-off", self.handoff),
+            ("vLLM server", self.server),
+        )
+        for title, part in parts:
             if part:
                 lines.append(f"{title} per GPU:")
                 lines += [f"  {name:<24}{_size(name, value):>12}" for name, value in part.items()]
@@ -276,8 +303,13 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
                 "vllm_tensor_parallel_size, or lower max_sequence_tokens"
             )
     phases: dict[str, int] = {}
+    handoff: dict[str, int] = {}
     if layout.colocated and server:
-        phases["rollout"] = resident + reserved + graphs
+        if layout.sleep_level:
+            handoff = handoff_terms(shape, layout, learner)
+            if layout.offload_optimizer:
+                resident -= learner["optimizer (AdamW)"]
+        phases["rollout"] = resident + sum(handoff.values()) + reserved + graphs
         phases["update"] = peak + server["asleep"]
     else:
         phases["update"] = peak
@@ -286,7 +318,17 @@ def estimate(shape: ModelShape, layout: Layout) -> MemoryEstimate:
             problems.append(
                 f"the {phase} phase needs {gib(used)} per GPU but a GPU has {gib(layout.gpu_bytes)}"
             )
-    return MemoryEstimate(learner, server, phases, layout.gpu_bytes, problems)
+    return MemoryEstimate(learner, server, phases, handoff, layout.gpu_bytes, problems)
+
+
+def handoff_terms(shape: ModelShape, layout: Layout, learner: Mapping[str, int]) -> dict[str, int]:
+    """What the learner holds beside its resident tensors while a woken server runs."""
+    held = 0 if layout.offload_optimizer else learner["optimizer (AdamW)"]
+    largest = max(shape.layer_parameters, shape.vocab * shape.hidden)
+    return {
+        "held after release": int(RELEASED_OPTIMIZER_HOLD * held),
+        "sync buffers": 2 * layout.server_bytes * largest,
+    }
 
 
 def learner_terms(shape: ModelShape, layout: Layout) -> dict[str, int]:

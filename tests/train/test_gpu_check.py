@@ -128,13 +128,20 @@ def test_smoke_mode_without_the_optional_dependencies(tmp_path: Path) -> None:
         "export",
         "fsdp",
         "fused_adamw",
+        "loop",
+        "handoff_h100",
         "vllm_tests",
         "bench_rollout",
         "colocated",
         "smoke_recipe",
     ]
     ran = {name for name, row in rows.items() if row["status"] == "ok"}
-    assert ran == {"precision", "learner", "export", "fsdp", "fused_adamw"}
+    assert ran == {"precision", "learner", "export", "fsdp", "fused_adamw", "loop"}
+    loop = rows["loop"]["figures"]  # learning under bf16 autocast, on the torch-only model
+    assert loop["steps"] == 30 and loop["compute"] == "bfloat16"
+    assert loop["reward_first_5"] < 0.3 and loop["reward_last_5"] >= 0.5
+    assert loop["logprob_gap_max"] < 1e-3  # engine and learner under the same autocast
+    assert loop["resume_bit_equal"] == "True"  # on the CPU a resumed step repeats exactly
     for name, row in rows.items():
         if name not in ran:
             assert row["status"] == "skip" and row["note"], row
@@ -164,3 +171,23 @@ def test_smoke_mode_without_the_optional_dependencies(tmp_path: Path) -> None:
     for name in ("vllm_tests", "bench_rollout", "colocated", "smoke_recipe"):
         assert "smoke" in rows[name]["note"]
     assert "GPU check on cpu" in done.stdout and "passed" in done.stdout
+
+
+def test_the_stand_in_server_takes_keeps_and_survives_a_wake_that_does_not_fit() -> None:
+    """The handoff_h100 row's server (a torch-only child process), driven on the CPU."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from gpu_handoff import StandInServer
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    server = StandInServer("cpu")
+    try:
+        assert server.take(4096) == {"ok": True, "held": 4096}  # started
+        assert server.take(1024) == {"ok": True, "held": 5120}
+        assert server.keep(512) == {"ok": True, "held": 512}  # asleep
+        refused = server.take(2**62)  # a wake that cannot fit: an answer, not a dead process
+        assert refused["ok"] is False and refused["held"] == 512 and refused["error"]
+        assert server.take(100) == {"ok": True, "held": 612}
+    finally:
+        server.close()
+    assert server.process.returncode == 0

@@ -24,7 +24,11 @@ pytest.importorskip("httpx")
 from strategic_arena.rl.episode import Turn  # noqa: E402
 from strategic_arena.train.config import load_config  # noqa: E402
 from strategic_arena.train.engines import vllm_server  # noqa: E402
-from strategic_arena.train.engines.colocation import ColocatedMemory, WakeMemoryError  # noqa: E402
+from strategic_arena.train.engines.colocation import (  # noqa: E402
+    ColocatedMemory,
+    WakeMemoryError,
+    sleep_measured,
+)
 from strategic_arena.train.engines.engine import BatchSampling, GenerationRequest  # noqa: E402
 from strategic_arena.train.engines.vllm_engine import DiskTransport, VLLMServerEngine  # noqa: E402
 from strategic_arena.train.engines.vllm_server import PrefixCacheResetError, VLLMServer  # noqa: E402
@@ -194,6 +198,72 @@ def test_a_sync_into_a_sleeping_server_checks_each_part_as_it_wakes(
     assert events[-1] == "/wake_up?tags=kv_cache" and engine.weight_version == 1
     with pytest.raises(WakeMemoryError, match=r"needs 9\.00 GiB"):
         memory.check_wake()  # everything at once would not have fitted in the 2 GiB left
+
+
+class Card(CudaRecorder):
+    """One GPU shared by a learner and a server whose footprint follows its ``/sleep`` and
+    ``/wake_up`` calls (as the stand-in server recorded them)."""
+
+    def __init__(self, events: list[str], *, learner: int, awake: int, asleep: int) -> None:
+        super().__init__(events, free=0)
+        self.learner, self.awake, self.asleep = learner, awake, asleep
+
+    def mem_get_info(self) -> tuple[int, int]:
+        super().mem_get_info()
+        calls = [e for e in self.events if e.startswith(("/sleep", "/wake_up"))]
+        server = self.asleep if calls and calls[-1].startswith("/sleep") else self.awake
+        return self.total - self.learner - server, self.total
+
+
+@pytest.mark.parametrize(
+    ("asleep_gib", "fits"),
+    [(12.0, True), (3.0, False)],
+    ids=["keeps-more-than-estimated", "releases-as-estimated"],
+)
+def test_the_wake_is_checked_against_what_the_server_released(
+    stub: VLLMStub, events: list[str], tmp_path: Path, asleep_gib: float, fits: bool
+) -> None:
+    """The estimate says a wake takes 22.70 GiB; the server is measured instead.
+
+    A server of 25 GiB that keeps 12 GiB asleep released 13 GiB: with 15 GiB free after the
+    update the wake fits (13 + 1 margin), which the estimate would have refused. One that
+    keeps 3 GiB released 22 GiB: 15 GiB free cannot take it back, and the error says what was
+    measured.
+    """
+    card = Card(events, learner=30 * GIB, awake=25 * GIB, asleep=int(asleep_gib * GIB))
+    memory = ColocatedMemory(
+        card, weights_bytes=int(7.5 * GIB), kv_bytes=int(15.2 * GIB), margin_bytes=GIB
+    )
+    engine = _engine(stub.url, tmp_path, sleep_level=1, before_wake=memory.check_wake)
+    try:
+        sleep_measured(engine, memory)
+        assert memory.released_bytes == 25 * GIB - int(asleep_gib * GIB)
+        card.learner = card.total - card.asleep - 15 * GIB  # what the update left: 15 GiB free
+        if fits:
+            engine.wake_up()
+            assert events[-1] == "/wake_up"
+        else:
+            with pytest.raises(WakeMemoryError, match=r"needs 22\.00 GiB .*released 22\.00 GiB"):
+                engine.wake_up()
+            assert not any(event.startswith("/wake_up") for event in events)
+    finally:
+        engine.close()
+
+
+def test_an_engine_already_asleep_keeps_the_last_measurement(
+    stub: VLLMStub, events: list[str], tmp_path: Path
+) -> None:
+    card = Card(events, learner=30 * GIB, awake=25 * GIB, asleep=5 * GIB)
+    memory = ColocatedMemory(card, weights_bytes=GIB, kv_bytes=GIB)
+    engine = _engine(stub.url, tmp_path, sleep_level=1)
+    try:
+        sleep_measured(engine, memory)
+        sleep_measured(engine, memory)  # asleep already: no /sleep, nothing new measured
+    finally:
+        engine.close()
+    assert [e for e in events if e.startswith("/sleep")] == ["/sleep?level=1"]
+    assert memory.released_bytes == 20 * GIB
+    assert memory.wake_bytes(["weights"]) == GIB and memory.wake_bytes(["kv_cache"]) == 19 * GIB
 
 
 def test_release_empties_the_cache_and_offloads_the_optimizer(events: list[str]) -> None:

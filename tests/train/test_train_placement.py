@@ -76,12 +76,20 @@ def test_a_4b_model_beside_a_half_gpu_server_is_refused_with_the_numbers() -> No
         "the rollout phase needs 95.45 GiB per GPU but a GPU has 80.00 GiB",
         "the update phase needs 120.12 GiB per GPU but a GPU has 80.00 GiB",
     ]
-    # sleep mode frees the server's 40 GiB during the update; no reference, a 0.3 server: fits
-    asleep = estimate(
-        QWEN3_4B,
-        Layout(80 * GIB, colocated=True, server_gpus=1, server_utilization=0.3, sleep_level=1),
-    )
+    # sleep mode frees the server's 40 GiB during the update; no reference, a 0.3 server, and
+    # AdamW's moments in host memory while the server is awake: fits
+    one_gpu = Layout(80 * GIB, colocated=True, server_gpus=1, server_utilization=0.3, sleep_level=1)
+    asleep = estimate(QWEN3_4B, dataclasses.replace(one_gpu, offload_optimizer=True))
     assert asleep.fits, asleep.table()
+    # the moments kept on the GPU, with the blocks held beside them after emptying the cache
+    # (0.25 of them) and the sync's buffers, the rollout phase is 80.90 GiB
+    kept = estimate(QWEN3_4B, one_gpu)
+    assert kept.handoff == {
+        "held after release": int(0.25 * 8 * p),
+        "sync buffers": 2 * 2 * 151936 * 2560,  # the embedding in bf16, twice
+    }
+    assert kept.phases["rollout"] == asleep.phases["rollout"] + 8 * p + int(0.25 * 8 * p)
+    assert kept.problems == ["the rollout phase needs 80.90 GiB per GPU but a GPU has 80.00 GiB"]
     alone = held - 2 * p
     assert asleep.phases["update"] == alone + 2 * GIB + int(0.05 * alone) + 2 * GIB + graphs
 
@@ -250,6 +258,70 @@ def test_each_gpu_recipe_fits_its_stated_hardware(name: str) -> None:
     result = estimate(KNOWN_SHAPES[cfg.model.name], layout(workload(cfg), world, int(memory * GIB)))
     assert result.fits, result.problems
     assert node_problems(cfg.rollout, cfg.vllm, world) == []
+
+
+#: Measured on an NVIDIA H200 after the 4B-shaped update (gpu_check rows ``learner`` and
+#: ``handoff``, docs/training.md): the learner's allocator reserved after ``empty_cache``, what
+#: offloading AdamW's moments freed, and the learner's memory outside its allocator (the
+#: card's 139.8 GiB less the 52.48 reserved and the 86.57 free).
+H200_RESERVED_AFTER_EMPTY_CACHE = 52.48 * GIB
+H200_OFFLOAD_FREED = (123.89 - 86.57) * GIB
+H200_OUTSIDE_ALLOCATOR = (139.8 - 52.48 - 86.57) * GIB
+#: An H100 80GB's memory as CUDA reports it.
+H100 = 79.19 * GIB
+
+
+class _H100AfterUpdate:
+    """An H100's allocator after the 4B update with the H200's figures, a server asleep."""
+
+    def __init__(self, learner_reserved: float, server_asleep: int) -> None:
+        self.free = int(H100 - learner_reserved - H200_OUTSIDE_ALLOCATOR - server_asleep)
+
+    def empty_cache(self) -> None:
+        pass
+
+    def mem_get_info(self) -> tuple[int, int]:
+        return self.free, int(H100)
+
+
+def test_the_one_gpu_recipe_wakes_on_an_h100_with_the_h200_figures() -> None:
+    """The shipped recipe's first wake, decided by the measured figures, not hoped for."""
+    from strategic_arena.train.engines.colocation import ColocatedMemory, WakeMemoryError
+
+    cfg = load_config(CONFIGS / "gpu1_qwen3_4b_colocated.yaml")
+    assert cfg.placement.colocated_offload_optimizer
+    plan = estimate(KNOWN_SHAPES[cfg.model.name], layout(workload(cfg), World(1, 1), int(H100)))
+    server = plan.server
+    asleep = server["asleep"]
+
+    def memory(reserved: float, offload: bool) -> ColocatedMemory:
+        return ColocatedMemory(
+            _H100AfterUpdate(reserved, asleep),
+            weights_bytes=server["weights"],
+            kv_bytes=server["KV cache"],
+            margin_bytes=int(cfg.placement.colocated_wake_margin_gib * GIB),
+            offload_optimizer=offload,
+        )
+
+    # AdamW's moments kept on the GPU: 22.96 GiB free against 22.34 + 1 margin: refused
+    kept = memory(H200_RESERVED_AFTER_EMPTY_CACHE, offload=False)
+    with pytest.raises(WakeMemoryError, match=r"needs 22\.3\d GiB \(\+ 1\.00 GiB margin\)"):
+        kept.check_wake()
+    # the recipe's setting: the moments in host memory, ~37.9 GiB to spare at the wake
+    offloaded = memory(H200_RESERVED_AFTER_EMPTY_CACHE - H200_OFFLOAD_FREED, offload=True)
+    free = offloaded.check_wake()
+    spare = free - offloaded.wake_bytes() - offloaded.margin_bytes
+    assert spare / GIB == pytest.approx(36.9, abs=0.1)
+    # the estimate agrees: the same layout without the offload does not fit its rollout phase
+    assert plan.fits and plan.handoff["held after release"] == 0
+    kept_plan = estimate(
+        KNOWN_SHAPES[cfg.model.name],
+        dataclasses.replace(layout(workload(cfg), World(1, 1), int(H100)), offload_optimizer=False),
+    )
+    assert kept_plan.handoff["held after release"] == int(
+        0.25 * kept_plan.learner["optimizer (AdamW)"]
+    )
+    assert not kept_plan.fits and "the rollout phase needs" in kept_plan.problems[0]
 
 
 class _Recorder(BaseHTTPRequestHandler):

@@ -15,6 +15,7 @@ otherwise.
 from __future__ import annotations
 
 import collections
+import contextlib
 import faulthandler
 import importlib.util
 import json
@@ -222,6 +223,65 @@ def test_the_source_declares_its_layout_then_streams_each_round() -> None:
     source.set_round(iter(second.items()))
     assert [t.tolist() for _, t in source] == [t.tolist() for t in second.values()]
     assert len(source.metadata()) == 2
+
+
+def test_a_push_waits_for_the_optimizer_step_and_each_tensor_before_vllm_reads_it() -> None:
+    """Stream order: vLLM's producer reads on its own stream, so the push synchronises first.
+
+    A recorder stands in for ``torch.cuda`` and for vLLM's engine (which reads the weights
+    while it broadcasts); the recorded order is the property: the device is synchronised
+    before the broadcast starts, and every tensor is synchronised after it is made and before
+    the engine reads it.
+    """
+    events: list[str] = []
+
+    class Cuda:
+        @staticmethod
+        def synchronize(device: Any) -> None:
+            events.append("device synchronised")
+
+        @staticmethod
+        def current_stream(device: Any) -> Any:
+            return SimpleNamespace(synchronize=lambda: events.append("stream synchronised"))
+
+        @staticmethod
+        def device(device: Any) -> Any:
+            return contextlib.nullcontext()
+
+    class Engine:
+        def __init__(self, source: Any) -> None:
+            self.source = source
+
+        def send_weights(self) -> None:
+            events.append("broadcast starts")
+            for name, _ in self.source:
+                events.append(f"vLLM reads {name}")
+
+    def learner_weights() -> Iterator[tuple[str, torch.Tensor]]:
+        for name in ("a", "b"):
+            events.append(f"make {name}")
+            yield name, torch.ones(2)
+
+    transport = object.__new__(NCCLTransport)
+    transport.torch = SimpleNamespace(cuda=Cuda, no_grad=contextlib.nullcontext)
+    transport.device = torch.device("cpu")
+    transport.client = ServerGroupClient(["http://127.0.0.1:1/v1"])
+    transport._failure = None
+    meta = SimpleNamespace(ParamMeta=collections.namedtuple("meta", "name dtype shape"))
+    transport._source = _RoundSource(meta, transport.device, transport._stream_done)  # type: ignore[arg-type]
+    transport._engine = Engine(transport._source)
+    admin = SimpleNamespace(root_url="http://127.0.0.1:1")
+    transport.push(learner_weights(), [admin])  # type: ignore[list-item]
+    assert events == [
+        "device synchronised",
+        "broadcast starts",
+        "make a",
+        "stream synchronised",
+        "vLLM reads a",
+        "make b",
+        "stream synchronised",
+        "vLLM reads b",
+    ]
 
 
 # -- a real server on a GPU ----------------------------------------------------------------------

@@ -11,7 +11,12 @@ things around a wake:
    cache, and (``offload_optimizer``) move AdamW's moments to host memory;
 2. :meth:`~ColocatedMemory.check_wake` before each wake: empty the cache again, and refuse
    with both numbers when the free memory is below what the server needs plus a margin for
-   fragmentation (a clear error, not an out-of-memory error from inside the server);
+   fragmentation (a clear error, not an out-of-memory error from inside the server). What the
+   server needs is what it *released* when it fell asleep, measured (:func:`sleep_measured`:
+   the device's free memory before and after ``/sleep``), not the estimate's weights and KV
+   cache: a sleeping server keeps an amount nobody has measured on every card and vLLM
+   version, so the estimate could refuse a wake that fits or pass one that does not. Before
+   the first measured sleep the estimate stands in;
 3. :meth:`~ColocatedMemory.restore` before the next update: the optimizer state back on the GPU.
 
 :func:`learner_turn` is the one hand-off around an update: the engine sleeps (every rank waits
@@ -96,11 +101,33 @@ class ColocatedMemory:
     kv_bytes: int
     margin_bytes: int = DEFAULT_WAKE_MARGIN_BYTES
     offload_optimizer: bool = False
+    released_bytes: int | None = None
 
     def wake_bytes(self, tags: Sequence[str] = ()) -> int:
-        """What waking ``tags`` (``weights``, ``kv_cache``; none: everything) takes back."""
-        parts = {"weights": self.weights_bytes, "kv_cache": self.kv_bytes}
+        """What waking ``tags`` (``weights``, ``kv_cache``; none: everything) takes back.
+
+        With a measured release (:attr:`released_bytes`) the wake takes back exactly that: the
+        weights their estimated share of it (at most all of it), the KV cache the rest.
+        """
+        weights, kv = self.weights_bytes, self.kv_bytes
+        if self.released_bytes is not None:
+            weights = min(weights, self.released_bytes)
+            kv = self.released_bytes - weights
+        parts = {"weights": weights, "kv_cache": kv}
         return sum(parts[tag] for tag in tags or parts)
+
+    def free_bytes(self) -> int:
+        """The device's free memory now (bytes)."""
+        return self.cuda.mem_get_info()[0]
+
+    def note_release(self, free_before: int, free_after: int) -> None:
+        """Record what a server gave back by falling asleep: the rise of the free memory."""
+        self.released_bytes = max(0, free_after - free_before)
+        log.info(
+            "the sleeping vLLM server released %s (estimate: %s)",
+            gib(self.released_bytes),
+            gib(self.weights_bytes + self.kv_bytes),
+        )
 
     def release(self, optimizers: Iterable[Any] = ()) -> None:
         """After an update: free what it left (and offload ``optimizers``' state)."""
@@ -121,9 +148,15 @@ class ColocatedMemory:
         wake = self.wake_bytes(tags)
         if free < wake + self.margin_bytes:
             what = " and ".join(tags) if tags else "weights and KV cache"
+            basis = (
+                "the estimate"
+                if self.released_bytes is None
+                else f"it released {gib(self.released_bytes)} at /sleep"
+            )
             raise WakeMemoryError(
                 f"the vLLM server needs {gib(wake)} (+ {gib(self.margin_bytes)} margin) to wake "
-                f"its {what}, but only {gib(free)} of {gib(total)} is free after the update: "
+                f"its {what} ({basis}), but only {gib(free)} of {gib(total)} is free after the "
+                "update: "
                 "lower vllm.gpu_memory_utilization or ppo.micro_batch_size, or set "
                 "placement.colocated_offload_optimizer: true"
             )
@@ -134,6 +167,23 @@ class ColocatedMemory:
         if self.offload_optimizer:
             for optimizer in optimizers:
                 move_optimizer_state(optimizer, device)
+
+
+def sleep_measured(engine: Engine, colocated: ColocatedMemory | None) -> None:
+    """``engine.sleep()``; a colocated learner records what the server released by it.
+
+    Only a server that was awake and fell asleep in this call is measured (an engine already
+    asleep, or one that does not sleep, leaves the last measurement as it was). Nothing else
+    allocates on the learner's side between the two readings.
+    """
+    if colocated is None:
+        engine.sleep()
+        return
+    awake = not getattr(engine, "asleep", True)
+    before = colocated.free_bytes()
+    engine.sleep()
+    if awake and getattr(engine, "asleep", False):
+        colocated.note_release(before, colocated.free_bytes())
 
 
 def move_optimizer_state(optimizer: Any, device: Any) -> None:
@@ -177,10 +227,11 @@ def learner_turn(
     """The GPU handed from the engine to the learner for one update, and made ready to go back.
 
     The engine sleeps (with sleep mode, every rank waits at a barrier: no rank's update may start
-    beside a server still awake); a colocated learner's optimizer state comes back from host
+    beside a server still awake; a colocated learner measures what the server released,
+    :func:`sleep_measured`); a colocated learner's optimizer state comes back from host
     memory; after the update its leftovers are released so that the engine can wake.
     """
-    engine.sleep()
+    sleep_measured(engine, colocated)
     if sleep_level:
         barrier(world)
     if colocated is not None:  # the optimizer's state back from host memory

@@ -177,6 +177,7 @@ def layout(cfg: Workload, world: World, gpu_bytes: int) -> Layout:
         gradient_checkpointing=cfg.model.gradient_checkpointing,
         server_sequences=_server_sequences(cfg.vllm.server_args),
         enforce_eager=cfg.vllm.enforce_eager,
+        offload_optimizer=cfg.placement.colocated_offload_optimizer,
     )
 
 

@@ -36,6 +36,15 @@ later pushes reuse the layout and stream tensor by tensor, so the learner's GPU 
 second copy of the model. The weights' names, dtypes and shapes must not change between pushes
 (vLLM's engine checks every tensor against the layout).
 
+**Stream order.** vLLM's packed producer copies each tensor on a CUDA stream of its own, which
+does not wait for the learner's default stream: without a barrier it could read a weight while
+``optimizer.step()`` (queued on the default stream, and returning before the GPU ran it) is
+still writing it, and broadcast a half-updated tensor. :meth:`NCCLTransport.push` therefore
+synchronises the learner's device before the broadcast starts (every queued kernel, the
+optimizer step's included, has finished), and the weight source synchronises the current stream
+after making each tensor it hands over (the cast or gather that made it has finished before
+vLLM's stream reads it). ``tests/train/test_vllm_nccl.py`` records the order of these calls.
+
 **Failures.** A push that fails leaves the servers' workers inside a half-done transfer, which
 cannot be resumed: the transport then refuses further pushes with the first error, and the
 servers have to be restarted. A server that dies *during* a broadcast can leave it waiting
@@ -52,7 +61,7 @@ import json
 import logging
 import re
 import socket
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -281,9 +290,15 @@ class _RoundSource:
     then yielded tensor by tensor on the learner's device.
     """
 
-    def __init__(self, vllm_base: ModuleType, device: torch.device) -> None:
+    def __init__(
+        self,
+        vllm_base: ModuleType,
+        device: torch.device,
+        synchronize: Callable[[], None] = lambda: None,
+    ) -> None:
         self.param_meta = vllm_base.ParamMeta
         self.device = device
+        self.synchronize = synchronize
         self.layout: list[Any] = []
         self._pending: Iterable[tuple[str, torch.Tensor]] | None = None
 
@@ -310,7 +325,9 @@ class _RoundSource:
         if pending is None:
             raise RuntimeError("no weights for this round: the stream was already sent")
         for name, tensor in pending:
-            yield name, tensor.detach().to(self.device)
+            ready = tensor.detach().to(self.device)
+            self.synchronize()  # made on this stream; vLLM reads it on its own (module docstring)
+            yield name, ready
 
 
 class NCCLTransport:
@@ -362,7 +379,7 @@ class NCCLTransport:
         self.client = ServerGroupClient(base_urls, timeout_s=timeout_s)
         self.master_address = master_address
         self.master_port = master_port
-        self._source = _RoundSource(self.vllm_base, self.device)
+        self._source = _RoundSource(self.vllm_base, self.device, self._stream_done)
         self._engine: Any = None
         self._failure: str | None = None
 
@@ -383,6 +400,14 @@ class NCCLTransport:
                 f"{TESTED_VERSIONS} in the trainer's environment (the [vllm] extra), the "
                 "servers' version"
             ) from error
+
+    def _stream_done(self) -> None:
+        """Wait for the work queued on the learner's current CUDA stream (one tensor's)."""
+        self.torch.cuda.current_stream(self.device).synchronize()
+
+    def _device_done(self) -> None:
+        """Wait for every kernel queued on the learner's device (the optimizer step's)."""
+        self.torch.cuda.synchronize(self.device)
 
     @property
     def connected(self) -> bool:
@@ -410,6 +435,7 @@ class NCCLTransport:
                 f"NCCLTransport was built for servers {self.client.roots} but pushes to {roots}"
             )
         with self.torch.cuda.device(self.device), self.torch.no_grad():
+            self._device_done()  # the optimizer step has written every weight (stream order)
             if self._engine is None:
                 self._source.stage(weights)
                 self._connect()

@@ -22,6 +22,11 @@ from strategic_arena.train.loop.console import (
     missing_model,
     run_summary,
 )
+from strategic_arena.train.loop.endpoint_preflight import (
+    EndpointPreflightError,
+    check_endpoints,
+    endpoint_entries,
+)
 from strategic_arena.train.policy.checkpoint import latest_checkpoint
 
 
@@ -29,9 +34,9 @@ def train_and_report(cfg: TrainConfig) -> int:
     """Train ``cfg`` as ``strategic-arena train`` does; returns the exit status.
 
     0: finished (or had already finished); 1: a vLLM server failed; 2: a problem the user can
-    fix before anything runs (a missing model, unusable CUDA, a layout that cannot work, a
-    missing extra); 130: stopped by Ctrl-C. Each error is one ``strategic-arena train: error:``
-    line on stderr.
+    fix before anything runs (a missing model, an endpoint opponent that does not answer or
+    does not serve its model, unusable CUDA, a layout that cannot work, a missing extra); 130:
+    stopped by Ctrl-C. Each error is one ``strategic-arena train: error:`` line on stderr.
     """
 
     def error(message: str) -> None:
@@ -46,6 +51,11 @@ def train_and_report(cfg: TrainConfig) -> int:
         if os.environ.get("RANK", "0") == "0":
             print(run_summary(cfg, checkpoint_step(done) or cfg.run.steps, done, already=True))
         return 0
+    try:  # endpoint opponents answer and serve their model: before any model is loaded
+        check_endpoints(endpoint_entries(cfg.games, cfg.eval))
+    except EndpointPreflightError as problem:
+        error(str(problem))
+        return 2
     try:
         from transformers.utils import logging as transformers_logging
 

@@ -444,6 +444,10 @@ class Progress:
 
     On a terminal the line is redrawn in place; otherwise (logs, CI) a line is printed at most
     every ``interval_s`` seconds and at the end.
+
+    ``seconds_per`` names one item (``step``) for work slower than an item a second: the line
+    then says seconds per item instead of items per second. ``count_errors`` off leaves out the
+    invalid-answer count (a training step has none to report).
     """
 
     def __init__(
@@ -456,9 +460,12 @@ class Progress:
         interval_s: float = 5.0,
         unit: str = "games",
         clock: Callable[[], float] = time.perf_counter,
+        seconds_per: str | None = None,
+        count_errors: bool = True,
     ) -> None:
         # The label names a run or a player, which may come from an endpoint: escaped once here.
         self.total, self.resumed, self.unit = total, resumed, unit
+        self.seconds_per, self.count_errors = seconds_per, count_errors
         self.label = printable_line(label)
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -483,11 +490,12 @@ class Progress:
         # Workers sharing a run: games another worker stored after this one counted its resumed
         # games can make the sum pass the total; the line never says more than all of them.
         left = max(self.total - self.resumed - self.done - self.failed - self.incomplete, 0)
-        speed = (
-            " | rate pending"
-            if rate is None
-            else f" | {rate:.3g} {self.unit}/s | ETA {left / rate:.0f}s"
-        )
+        if rate is None:
+            speed = " | rate pending"
+        elif self.seconds_per is not None:
+            speed = f" | {1 / rate:.3g} s/{self.seconds_per} | ETA {_duration(left / rate)}"
+        else:
+            speed = f" | {rate:.3g} {self.unit}/s | ETA {left / rate:.0f}s"
         finished = min(self.resumed + self.done, self.total)
         share = finished / self.total if self.total else 1.0
         filled = round(20 * share)
@@ -496,7 +504,7 @@ class Progress:
             f"[{'#' * filled}{'-' * (20 - filled)}] {100 * share:3.0f}% ",
             f"{finished}/{self.total} {self.unit}",
             f" ({self.resumed} resumed)" if self.resumed else "",
-            f" | {self.errors} with invalid answers",
+            f" | {self.errors} with invalid answers" if self.count_errors else "",
             f" | {self.incomplete} incomplete (server failures)" if self.incomplete else "",
             f" | failed {self.failed}" if self.failed else "",
             speed,
@@ -529,6 +537,15 @@ class Progress:
             end = "\n" if final or not self.tty else ""
             prefix = "\r\x1b[2K" if self.tty else ""
             print(prefix + self.line(), end=end, file=self.stream, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as ``42s``, ``12m05s`` or ``3h07m``."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (
+        f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+    )
 
 
 def register(store: ResultsStore, entrants: Iterable[Entrant]) -> None:

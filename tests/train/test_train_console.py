@@ -42,9 +42,19 @@ def test_evaluations_print_a_table_and_the_end_a_summary(
         "run.name=console",
     )
     assert _train(overrides) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     run = tmp_path / "run"
     db = run / "eval.db"
+    # a progress line as eval's: step of steps, seconds per step once two steps are done, ETA
+    final = captured.err.strip().splitlines()[-1]
+    assert re.match(r"console \[#{20}\] 100% 2/2 steps \| [0-9.e+]+ s/step \| ETA 0s$", final)
+    # the learning curves beside metrics.jsonl, with a line per evaluation opponent
+    curves = (run / "curves.html").read_text(encoding="utf-8")
+    for title in ("reward", "invalid-move rate", "KL", "entropy"):
+        assert f"<h2>{title}</h2>" in curves
+    assert "kuhn_poker-v0 vs nash" in curves and "kuhn_poker-v0 vs random" in curves
+    assert f"curves       {run / 'curves.html'}" in out
     # the table's numbers are the store's
     with ResultsStore(db) as store:
         rows = {

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from strategic_arena.door.printable import printable_line
 from strategic_arena.train.algo.collapse import COLLAPSE_STEPS, collapsed_steps, longest_streak
+from strategic_arena.train.loop.curves import CURVES_FILE
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig
@@ -124,6 +125,30 @@ def policy_checkpoints(cfg: TrainConfig) -> dict[str, Path | None]:
     }
 
 
+def _metrics_lines(output: Path) -> list[str]:
+    """The summary's lines of ``metrics.jsonl``: its path, the curves, steps without signal."""
+    metrics = output / "metrics.jsonl"
+    if not metrics.exists():
+        return []
+    lines = [f"  metrics      {metrics}"]
+    curves = output / CURVES_FILE
+    if curves.exists():
+        lines.append(f"  curves       {curves}  (reward, invalid rate, returns, KL, entropy)")
+    flat = collapsed_steps(metrics)
+    first, length = longest_streak(flat)
+    if length >= COLLAPSE_STEPS:  # named again at the end: what follows is a dead policy
+        lines.append(
+            f"  WARNING      collapse: {length} steps in a row without learning signal "
+            f"(every advantage 0) from step {first}; see the COLLAPSE lines above"
+        )
+    elif flat:
+        lines.append(
+            f"  note         {len(flat)} step(s) without learning signal (every advantage "
+            f"0): {', '.join(map(str, flat[:10]))}"
+        )
+    return lines
+
+
 def run_summary(
     cfg: TrainConfig,
     steps: int,
@@ -160,21 +185,7 @@ def run_summary(
     for name, saved in policy_checkpoints(cfg).items():  # co-training: one per policy
         where = f"{saved}  (model: {saved / 'policy'})" if saved is not None else "none saved"
         lines.append(f"  checkpoint   {name}: {where}")
-    metrics = output / "metrics.jsonl"
-    if metrics.exists():
-        lines.append(f"  metrics      {metrics}")
-        flat = collapsed_steps(metrics)
-        first, length = longest_streak(flat)
-        if length >= COLLAPSE_STEPS:  # named again at the end: what follows is a dead policy
-            lines.append(
-                f"  WARNING      collapse: {length} steps in a row without learning signal "
-                f"(every advantage 0) from step {first}; see the COLLAPSE lines above"
-            )
-        elif flat:
-            lines.append(
-                f"  note         {len(flat)} step(s) without learning signal (every advantage "
-                f"0): {', '.join(map(str, flat[:10]))}"
-            )
+    lines += _metrics_lines(output)
     db = eval_db(cfg)
     evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:

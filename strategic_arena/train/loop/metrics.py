@@ -28,6 +28,7 @@ from strategic_arena.arena.teams import player_result, seat_teams
 from strategic_arena.door import decode, read_json_lines, read_text
 from strategic_arena.games import get_spec
 from strategic_arena.rl.episode import Episode, Turn
+from strategic_arena.train.loop.curves import write_curves
 
 log = logging.getLogger("strategic_arena.train")
 
@@ -170,6 +171,17 @@ class MetricsLogger:
             for key, value in metrics.items():
                 self._writer.add_scalar(key, float(value), step)
             self._writer.flush()
+
+    def draw(self, run_name: str) -> Path | None:
+        """Redraw ``curves.html`` from ``metrics.jsonl`` (:mod:`.curves`); its path, if written."""
+        if not self.enabled or not self.path.exists():
+            return None
+        try:
+            rows = read_metrics(self.path)
+        except ValueError as error:  # a line cut short by a kill: the curves wait for the next
+            log.warning("learning curves not drawn: %s", error)
+            return None
+        return write_curves(rows, self.path.parent, run_name)
 
     def close(self) -> None:
         """Close the TensorBoard writer."""

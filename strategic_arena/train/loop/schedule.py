@@ -6,6 +6,10 @@ metrics join the step's row), the ``metrics.jsonl`` row when it is due, and the 
 ``run.checkpoint_every``. Ctrl-C (:mod:`strategic_arena.train.loop.interrupt`) during the step's
 rollouts (in one process) drops the step; otherwise the step is finished first; either way the
 last completed step is saved.
+
+The main rank shows a progress line on stderr as ``eval`` does (step of steps, seconds per step,
+ETA) and redraws the learning curves (:mod:`.curves`, ``curves.html`` beside
+``metrics.jsonl``) at each checkpoint and at the end.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from strategic_arena.arena.runner import Progress
 from strategic_arena.train.algo.collapse import CollapseDetector
 from strategic_arena.train.config import TrainConfig
 from strategic_arena.train.dist import DistInfo, all_gather_objects
@@ -59,6 +64,18 @@ class Steps(Protocol):
 def run_steps(steps: Steps, on_step: OnStep | None = None) -> int:
     """Train ``steps`` until ``run.steps`` or Ctrl-C; returns the number of completed steps."""
     cfg, stop = steps.cfg, steps.stop
+    progress = (
+        Progress(
+            cfg.run.steps,
+            steps.step,
+            label=cfg.run.name,
+            unit="steps",
+            seconds_per="step",
+            count_errors=False,
+        )
+        if steps.info.main
+        else None
+    )
 
     def droppable() -> bool:  # the step's games are being played, in one process
         return stop.stage == "generate" and not steps.info.distributed
@@ -70,15 +87,21 @@ def run_steps(steps: Steps, on_step: OnStep | None = None) -> int:
             while steps.step < cfg.run.steps and not _stopping(stop, steps.info):
                 metrics = steps.train_step()
                 after_step(steps, metrics)
+                if progress is not None:
+                    progress.update()
                 if on_step is not None:
                     on_step(steps.step, metrics)
                 if cfg.run.checkpoint_every and steps.step % cfg.run.checkpoint_every == 0:
                     steps.save_checkpoint()
+                    steps.metrics.draw(cfg.run.name)
         except KeyboardInterrupt:
             log.warning("interrupted during %s: saving step %d", stop.stage, steps.step)
             stop.requested = True
         if steps.step != steps.saved_step:
             steps.save_checkpoint()
+    if progress is not None:
+        progress.update(final=True)
+    steps.metrics.draw(cfg.run.name)
     steps.metrics.close()
     return steps.step
 

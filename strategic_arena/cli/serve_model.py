@@ -22,7 +22,7 @@ from typing import Any
 from strategic_arena.asking import SETTINGS_FILE
 from strategic_arena.train.engines.serving import (
     DEFAULT_PORT,
-    eval_command,
+    eval_commands,
     remote_code_note,
     serve_recipe,
 )
@@ -82,7 +82,8 @@ def serve_model_main(args: argparse.Namespace) -> int:
         print(f"strategic-arena: {note}", file=sys.stderr)
     print(f"serve:  {recipe.shell()}")
     print(f"model:  {recipe.served_name}   (eval --model)")
-    print(f"eval:   {eval_command(recipe, recipe.settings)}")
+    for command in eval_commands(recipe, recipe.settings):
+        print(f"eval:   {command}")
     if not args.run:
         return 0
     env = {**os.environ, **recipe.environment()}

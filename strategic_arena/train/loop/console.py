@@ -255,7 +255,7 @@ def _next_commands(
         ]
     if checkpoint is not None:
         from strategic_arena.asking import settings_file
-        from strategic_arena.train.engines.serving import eval_command, serve_recipe, served_name
+        from strategic_arena.train.engines.serving import eval_commands, serve_recipe, served_name
 
         try:  # written beside every checkpoint: how its evaluation asked the policy
             settings: Path | None = settings_file(checkpoint)
@@ -265,10 +265,11 @@ def _next_commands(
         recipe = serve_recipe(
             checkpoint,
             served=served_name(cfg.run.name, steps),
+            python=cfg.vllm.python,  # the run's own server venv (``--set vllm.python=``)
             trust_remote_code=cfg.model.trust_remote_code,
         )
         commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
-        commands.append(eval_command(recipe, settings))
+        commands += eval_commands(recipe, settings)
         if cfg.transfer is not None:
             commands.append(transfer_command(cfg, recipe.base_url, recipe.served_name, steps))
     return commands

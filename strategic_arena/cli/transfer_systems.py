@@ -37,14 +37,15 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--peer-roles",
         nargs="+",
-        default=[],
         choices=every,
         metavar="ROLE",
         help="roles the peer endpoint plays instead of the evaluated model (MAD: "
         f"{', '.join(ROLES['mad'])}; AutoGen: {', '.join(ROLES['autogen'])})",
     )
     group.add_argument("--peer-base-url", metavar="URL", help="the peer's OpenAI-compatible URL")
-    group.add_argument("--peer-model", help="the peer's model (default: the only one it lists)")
+    group.add_argument(
+        "--peer-model", metavar="NAME", help="the peer's model (default: the only one it lists)"
+    )
 
 
 def system_from_args(args: argparse.Namespace) -> SystemPlan:
@@ -52,7 +53,7 @@ def system_from_args(args: argparse.Namespace) -> SystemPlan:
     plan = SystemPlan(
         name=args.system,
         rounds=args.system_rounds,
-        peer_roles=tuple(args.peer_roles),
+        peer_roles=tuple(args.peer_roles or ()),
         peer_base_url=args.peer_base_url,
         peer_model=args.peer_model,
     )

@@ -10,6 +10,7 @@ import pytest
 
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
+from strategic_arena.leaderboard._transfer import transfer_data
 from strategic_arena.transfer import (
     BENCHMARKS,
     BenchmarkRun,
@@ -68,6 +69,7 @@ def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_pat
                 )
                 assert result.complete and result.failed == 0
             found = cells(store)
+            published = transfer_data(store, None, lambda value: value)
             names = [r.name for r in store.runs()]
             transcripts = dict(
                 store.rows(
@@ -108,6 +110,8 @@ def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_pat
     assert lines[3].split()[:3] == ["mad", "base", "50.00"]
     assert lines[4].split()[:3] == ["autogen", "base", "60.00"]
     assert report_data(found)["systems"] == ["single", "mad", "autogen"]
+    assert published is not None  # the leaderboard's rows: a system's beside the label's
+    assert published["labels"] == ["base", "base (mad)", "base (autogen)"]
 
 
 def test_a_peer_endpoint_plays_the_roles_given_it(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@
 :class:`tests.servers.FaultServer`). It tells the role from the messages (the system message's
 first words, the judge's and moderator's last instruction, the user proxy's view that starts
 with the task as the assistant's), the problem from the question the messages hold (its index
-``i`` in the benchmark file), and the round from how many user messages the role has seen, and
-answers by the rules below, so that each system's accuracy is known by hand.
+``i`` in its benchmark file: each file's problems are one of ``files``), and the round from
+how many user messages the role has seen, and answers by the rules below, so that each
+system's accuracy is known by hand.
 
 * single agent (no system's prompt): right iff ``i < 3``.
 * MAD: the affirmative is right iff ``i`` is even; the negative, in the first round, iff
@@ -44,23 +45,25 @@ class ScriptedPlayer:
 
     def __init__(
         self,
-        problems: Sequence[Problem],
+        files: Sequence[Sequence[Problem]],
         model: str = "player",
         gate: threading.Semaphore | None = None,
     ) -> None:
         self.model = model
         self.gate = gate  # each reply takes one permit: a test holds the server mid-run
-        self.problems = list(problems)
+        self.problems = [problem for problems in files for problem in problems]
+        self.index = [i for problems in files for i in range(len(problems))]
         self.asked: list[tuple[str, int]] = []  # (role, problem index) of every request
         self.lock = threading.Lock()
 
     def models(self) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": self.model, "object": "model"}]}
 
-    def index_of(self, messages: Messages) -> int:
+    def position_of(self, messages: Messages) -> int:
+        """The asked problem's position in ``self.problems`` (the longest question held)."""
         text = "\n".join(m["content"] for m in messages)
-        found = [i for i, p in enumerate(self.problems) if p.question in text]
-        return max(found, key=lambda i: len(self.problems[i].question))
+        found = [k for k, p in enumerate(self.problems) if p.question in text]
+        return max(found, key=lambda k: len(self.problems[k].question))
 
     @staticmethod
     def role_of(messages: Messages) -> str:
@@ -80,25 +83,26 @@ class ScriptedPlayer:
             return "assistant"
         return "user_proxy" if messages[0]["role"] == "assistant" else "single"
 
-    def boxed(self, i: int, right: bool) -> str:
-        problem = self.problems[i]
+    def boxed(self, position: int, right: bool) -> str:
+        problem = self.problems[position]
         return problem.answer if right else wrong_answer(problem)
 
-    def reply(self, role: str, i: int, messages: Messages) -> str:
-        turn = sum(m["role"] == "user" for m in messages)
+    def reply(self, role: str, position: int, messages: Messages) -> str:
+        i, turn = self.index[position], sum(m["role"] == "user" for m in messages)
         if role == "single":
-            return f"So \\boxed{{{self.boxed(i, i < 3)}}}."
+            return f"So \\boxed{{{self.boxed(position, i < 3)}}}."
         if role == "affirmative":
-            return f"I hold \\boxed{{{self.boxed(i, i % 2 == 0)}}}."
+            return f"I hold \\boxed{{{self.boxed(position, i % 2 == 0)}}}."
         if role == "negative":
-            return f"I hold \\boxed{{{self.boxed(i, turn > 1 or i % 3 == 0)}}}."
+            return f"I hold \\boxed{{{self.boxed(position, turn > 1 or i % 3 == 0)}}}."
         if role == "moderator":
             return self.moderate(i, turn, messages[-1]["content"])
         if role == "judge":
             return self.judge(i, messages)
         if role == "assistant":
             done = " TERMINATE" if turn == 1 and i % 3 == 0 else ""
-            return f"The final answer is \\boxed{{{self.boxed(i, turn > 1 or i % 2 == 0)}}}.{done}"
+            right = turn > 1 or i % 2 == 0
+            return f"The final answer is \\boxed{{{self.boxed(position, right)}}}.{done}"
         ends = i % 3 == 1 or (i % 3 == 2 and i >= 5 and turn == 2)
         return "TERMINATE" if ends else "Please check again."
 
@@ -131,9 +135,10 @@ class ScriptedPlayer:
         if self.gate is not None:
             self.gate.acquire()
         messages: Messages = body["messages"]
-        role, i = self.role_of(messages), self.index_of(messages)
+        role, position = self.role_of(messages), self.position_of(messages)
         with self.lock:
-            self.asked.append((role, i))
+            self.asked.append((role, self.index[position]))
+        content = self.reply(role, position, messages)
         return {
             "id": "scripted",
             "object": "chat.completion",
@@ -142,7 +147,7 @@ class ScriptedPlayer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": self.reply(role, i, messages)},
+                    "message": {"role": "assistant", "content": content},
                     "finish_reason": "stop",
                 }
             ],

@@ -40,9 +40,10 @@ EXPECTED = {"single": 3 / 10, "mad": 5 / 10, "autogen": 6 / 10}
 FIRST_FOUR = {"mad": 23, "autogen": 9}
 
 
-def arithmetic_run(folder: Path) -> BenchmarkRun:
-    """MARSHAL's protocol (greedy, one sample) on the 10 generated arithmetic problems."""
-    return BenchmarkRun(BENCHMARKS["arithmetic"], Protocol("qwen25_math_cot"), data_dir=str(folder))
+def arithmetic_run(folder: Path, name: str = "arithmetic") -> BenchmarkRun:
+    """MARSHAL's protocol (greedy, one sample) on a benchmark of 10 problems (default: the
+    generated arithmetic ones; ``mmlu_stem``: ten four-way choices)."""
+    return BenchmarkRun(BENCHMARKS[name], Protocol("qwen25_math_cot"), data_dir=str(folder))
 
 
 def backend(server: FaultServer, model: str = "player") -> OpenAIBackend:
@@ -50,24 +51,26 @@ def backend(server: FaultServer, model: str = "player") -> OpenAIBackend:
 
 
 def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_path: Path) -> None:
-    run = arithmetic_run(write_data(tmp_path / "data"))
-    player = ScriptedPlayer(run.problems())
+    folder = write_data(tmp_path / "data")
+    planned = [arithmetic_run(folder), arithmetic_run(folder, "mmlu_stem")]
+    run = planned[0]
+    player = ScriptedPlayer([run.problems() for run in planned])
     server = FaultServer(service=player)  # type: ignore[arg-type]
     try:
         model = backend(server)
         with ResultsStore(tmp_path / "s.sqlite") as store:
             for name in ("single", "mad", "autogen"):
                 system = answerer(SystemPlan(name), model.with_sampling, None)
-                (result,) = evaluate(
+                results = evaluate(
                     store,
                     "base",
-                    [run],
+                    planned,
                     model.with_sampling,
                     model="player",
                     progress=False,
                     answerer=system,
                 )
-                assert result.complete and result.failed == 0
+                assert all(result.complete and result.failed == 0 for result in results)
             found = cells(store)
             published = transfer_data(store, None, lambda value: value)
             names = [r.name for r in store.runs()]
@@ -81,11 +84,14 @@ def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_pat
     finally:
         server.close()
     assert names == [
-        "transfer/base/arithmetic",
-        "transfer/base/arithmetic@mad",
-        "transfer/base/arithmetic@autogen",
+        f"transfer/base/{bench}{system}"
+        for system in ("", "@mad", "@autogen")
+        for bench in ("arithmetic", "mmlu_stem")
     ]
-    assert {c.system: c.metrics[0].mean for c in found} == pytest.approx(EXPECTED, abs=1e-12)
+    # the same known accuracy on the open answers and on the multiple-choice letters
+    for bench in ("arithmetic", "mmlu_stem"):
+        means = {c.system: c.metrics[0].mean for c in found if c.benchmark == bench}
+        assert means == pytest.approx(EXPECTED, abs=1e-12)
     assert all(c.complete == c.problems == 10 and c.unreadable == 0.0 for c in found)
     # every role asked, and the debate's tokens summed over its turns (7 per reply)
     roles = {role for role, _ in player.asked}
@@ -98,8 +104,8 @@ def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_pat
         "assistant",
         "user_proxy",
     }
-    mad = next(c for c in found if c.system == "mad")
-    assert mad.mean_completion_tokens == pytest.approx(7 * (5 * 3 + 3 * 6 + 2 * 11) / 10)
+    for mad in (c for c in found if c.system == "mad"):
+        assert mad.mean_completion_tokens == pytest.approx(7 * (5 * 3 + 3 * 6 + 2 * 11) / 10)
     # problem 2 went the whole way: three assistant replies, two of the user proxy's
     second = transcripts[run.problems()[2].id]
     assert second.count("[assistant]") == 3 and second.count("[user_proxy]") == 2
@@ -116,7 +122,7 @@ def test_mad_and_autogen_give_the_known_accuracy_beside_the_single_agent(tmp_pat
 
 def test_a_peer_endpoint_plays_the_roles_given_it(tmp_path: Path) -> None:
     run = arithmetic_run(write_data(tmp_path / "data"))
-    evaluated, peer = ScriptedPlayer(run.problems()), ScriptedPlayer(run.problems(), "peer")
+    evaluated, peer = ScriptedPlayer([run.problems()]), ScriptedPlayer([run.problems()], "peer")
     servers = [FaultServer(service=evaluated), FaultServer(service=peer)]  # type: ignore[arg-type]
     roles = ("negative", "moderator", "judge")
     try:
@@ -160,7 +166,7 @@ def test_kill_9_mid_run_resumes_to_the_known_accuracy(tmp_path: Path, system: st
     folder = write_data(tmp_path / "data")
     run = arithmetic_run(folder)
     gate = threading.Semaphore(0)
-    player = ScriptedPlayer(run.problems(), gate=gate)
+    player = ScriptedPlayer([run.problems()], gate=gate)
     server = FaultServer(service=player)  # type: ignore[arg-type]
     db = tmp_path / "killed.sqlite"
     args = transfer_run_command("arithmetic", folder, server.base_url, db)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from strategic_arena.problems import Problem, extract_boxed
-from tests.transfer.oracle import wrong_answer
+from tests.transfer.oracle import completion, wrong_answer
 
 Messages = list[dict[str, str]]
 
@@ -138,18 +138,4 @@ class ScriptedPlayer:
         role, position = self.role_of(messages), self.position_of(messages)
         with self.lock:
             self.asked.append((role, self.index[position]))
-        content = self.reply(role, position, messages)
-        return {
-            "id": "scripted",
-            "object": "chat.completion",
-            "created": 0,
-            "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
-        }
+        return completion(self.model, self.reply(role, position, messages), 7)

@@ -3,6 +3,7 @@ player over real HTTP, known accuracies, a peer endpoint, the report, kill -9 an
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from pathlib import Path
 
@@ -185,3 +186,29 @@ def test_kill_9_mid_run_resumes_to_the_known_accuracy(tmp_path: Path, system: st
         rows = store.rows("SELECT problem_id, sample FROM transfer_answers")
     assert len(rows) == len(set(rows)) == 10
     assert cell.system == system and cell.metrics[0].mean == pytest.approx(EXPECTED[system])
+
+
+def test_the_command_line_checks_the_peer_and_asks_it_for_its_roles(tmp_path: Path) -> None:
+    folder = write_data(tmp_path / "data")
+    run = arithmetic_run(folder)
+    evaluated, peer = ScriptedPlayer([run.problems()]), ScriptedPlayer([run.problems()], "peer")
+    servers = [FaultServer(service=evaluated), FaultServer(service=peer)]  # type: ignore[arg-type]
+    db = tmp_path / "peer.sqlite"
+    args = transfer_run_command("arithmetic", folder, servers[0].base_url, db)
+    args[args.index("spiral")] = "marshal"
+    args += ["--system", "autogen", "--peer-roles", "user_proxy"]
+    args += ["--peer-base-url", servers[1].base_url, "--api-key-env", "NO_KEY_HERE", "--quiet"]
+    try:
+        finished = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    finally:
+        for server in servers:
+            server.close()
+    assert finished.returncode == 0, finished.stderr
+    # each endpoint's preflight request (the single agent's prompt), then only its own roles
+    assert {role for role, _ in evaluated.asked} == {"single", "assistant"}
+    assert {role for role, _ in peer.asked} == {"single", "user_proxy"}
+    with ResultsStore.for_reading(db) as store:
+        (cell,) = cells(store)
+    assert cell.run == "transfer/player/arithmetic@autogen"
+    assert cell.settings["system"]["peer_model"] == "peer"  # the only model the peer lists
+    assert cell.metrics[0].mean == pytest.approx(EXPECTED["autogen"])

@@ -27,6 +27,7 @@ from typing import Any
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, store_option
+from strategic_arena.cli.transfer_systems import add_system_options, system_from_args
 from strategic_arena.door import printable_line, read_yaml
 from strategic_arena.field_docs import field_docs
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
@@ -155,6 +156,7 @@ def _add_run(actions: Any) -> None:
     )
     endpoint.add_argument("--concurrency", type=int, default=16, help="requests in flight at once")
     endpoint.add_argument("--no-preflight", action="store_true", help="skip the endpoint check")
+    add_system_options(run)
     run.add_argument(
         "--db", default=DEFAULT_TRANSFER_DB, metavar="PATH|URL", type=store_option, help=DB_HELP
     )
@@ -177,6 +179,7 @@ def run_main(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         progress=not args.quiet,
         check=not args.no_preflight,
+        system=system_from_args(args),
     )
     with ResultsStore.for_reading(args.db) as store:
         print(render_table(cells(store)))

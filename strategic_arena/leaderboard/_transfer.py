@@ -5,7 +5,8 @@ runs of the same results store; when a store holds some, ``leaderboard.json`` ge
 ``transfer`` object (labels, benchmarks, one cell per label and benchmark with every metric,
 its 95% half-width and how complete it is), ``LEADERBOARD.md`` a "Transfer evaluation" table
 and ``index.html`` a "Transfer" tab: models (labels) as rows, benchmarks as columns, the
-headline metric in each cell.
+headline metric in each cell. A multi-agent system's row (``transfer run --system``) is its
+label with the system in brackets, ``base (mad)``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,14 @@ from typing import Any
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.leaderboard._cells import Cell, Column, escape, number_cell, player_cell, table
 from strategic_arena.transfer import cells
+from strategic_arena.transfer.report import Cell as TransferCell
 
 __all__ = ["transfer_data", "transfer_markdown", "transfer_panel"]
+
+
+def _row(cell: TransferCell) -> str:
+    """A cell's row: its label, and its multi-agent system in brackets (``base (mad)``)."""
+    return cell.label if cell.system == "single" else f"{cell.label} ({cell.system})"
 
 
 def transfer_data(
@@ -33,12 +40,13 @@ def transfer_data(
     if not found:
         return None
     return {
-        "labels": list(dict.fromkeys(cell.label for cell in found)),
+        "labels": list(dict.fromkeys(_row(cell) for cell in found)),
         "benchmarks": list(dict.fromkeys(cell.benchmark for cell in found)),
         "cells": [
             rounded(
                 {
-                    "label": cell.label,
+                    "label": _row(cell),
+                    "system": cell.system,
                     "benchmark": cell.benchmark,
                     "model": cell.model,
                     "metrics": [

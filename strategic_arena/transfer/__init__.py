@@ -11,6 +11,8 @@ trainer's engine:
 * :mod:`.prompts` -- the papers' zero-shot prompts;
 * :mod:`.metrics` -- pass@k (unbiased), avg@k, with 95% intervals;
 * :mod:`.runner` -- concurrent requests, checked answers, progress and ETA;
+* :mod:`.systems` -- MARSHAL's multi-agent test: each sample played through the MAD debate or
+  the AutoGen two-agent chat (``transfer run --system``);
 * :mod:`.store` -- answers in the results store, one per sample, resumable after ``kill -9``;
 * :mod:`.report` -- the before/after table (terminal, JSON, the published page);
 * :mod:`.endpoint` -- the use case of ``strategic-arena transfer run``;

@@ -6,7 +6,9 @@
 benchmark's prompt and sampling, its failure named), then asks every sample through the
 arena's backend (:class:`~strategic_arena.backends.OpenAIBackend`: retries, deadlines, a reply
 cap, hostile fields coerced, the key to its origin only) and stores the answers
-(:mod:`.runner`).
+(:mod:`.runner`). With a multi-agent system (:class:`~.systems.SystemPlan`: MAD, AutoGen) each
+sample is that system's conversation; a peer endpoint, when some roles are its, is checked the
+same way and asked through its own backend.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from strategic_arena.backends import OpenAIBackend
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.transfer.benchmarks import BenchmarkRun, TransferPlan
 from strategic_arena.transfer.runner import BenchmarkResult, answer_sample, evaluate
+from strategic_arena.transfer.systems import SystemPlan, answerer
 
 __all__ = ["evaluate_endpoint"]
 
@@ -54,6 +57,45 @@ def preflight(run: BenchmarkRun, backend: OpenAIBackend, api_key_env: str | None
         raise diagnose(detail, backend.base_url, "", api_key_env)
 
 
+def peer_backend(
+    system: SystemPlan,
+    run: BenchmarkRun,
+    endpoint: OpenAIBackend,
+    check: bool,
+    api_key_env: str | None,
+    seed: int,
+) -> OpenAIBackend | None:
+    """The peer's backend (the evaluated one's limits and key), checked; ``None``: no peer.
+
+    Raises:
+        PreflightError: the peer cannot serve the run, or its model is unnamed without a check.
+    """
+    if not system.peer_roles or system.peer_base_url is None:
+        return None
+    model = system.peer_model
+    if check:
+        model = choose_model(
+            list_served_models(
+                system.peer_base_url, api_key_env, endpoint.timeout_s, endpoint.max_reply_bytes
+            ),
+            model,
+        )
+    elif model is None:
+        raise PreflightError("name the peer's model (--peer-model) when the preflight is off")
+    peer = OpenAIBackend(
+        model,
+        system.peer_base_url,
+        api_key_env=api_key_env,
+        timeout_s=endpoint.timeout_s,
+        max_attempts=endpoint.max_attempts,
+        max_reply_bytes=endpoint.max_reply_bytes,
+        seed=seed,
+    )
+    if check:
+        preflight(run, peer, api_key_env)
+    return peer
+
+
 def evaluate_endpoint(
     db: str | Path,
     plan: TransferPlan,
@@ -68,6 +110,7 @@ def evaluate_endpoint(
     concurrency: int = 16,
     progress: bool = True,
     check: bool = True,
+    system: SystemPlan | None = None,
 ) -> list[BenchmarkResult]:
     """Evaluate the model at ``base_url`` on ``plan``; answers stored in ``db`` as ``label``.
 
@@ -84,6 +127,8 @@ def evaluate_endpoint(
         concurrency: requests in flight at once.
         progress: print the progress line (stderr).
         check: run the preflight (the listing and one request) first.
+        system: the system that answers each sample (default: the single agent), with the
+            peer endpoint of the roles it does not give the evaluated model.
 
     Raises:
         MissingBenchmarkFile, ProblemFileError: a benchmark file is missing or bad.
@@ -93,6 +138,8 @@ def evaluate_endpoint(
     runs = plan.runs()
     if not runs:
         raise ValueError("no benchmark to run")
+    system = system or SystemPlan()
+    system.check()
     for run in runs:  # every file read before the endpoint is asked anything
         run.problems()
     if check:
@@ -112,6 +159,10 @@ def evaluate_endpoint(
     )
     if check:
         preflight(runs[0], backend, api_key_env)
+    peer = peer_backend(system, runs[0], backend, check, api_key_env, plan.seed)
+    if peer is not None:
+        system = replace(system, peer_model=peer.model)
+    answers = answerer(system, backend.with_sampling, None if peer is None else peer.with_sampling)
     with ResultsStore(db) as store:
         return evaluate(
             store,
@@ -121,4 +172,5 @@ def evaluate_endpoint(
             model=model,
             concurrency=concurrency,
             progress=progress,
+            answerer=answers,
         )

@@ -2,7 +2,8 @@
 
 For each :class:`~strategic_arena.transfer.benchmarks.BenchmarkRun`, :func:`evaluate_async`
 
-1. opens the store's run ``transfer/<label>/<benchmark>`` with the protocol as its settings
+1. opens the store's run ``transfer/<label>/<benchmark>`` (``...@<system>`` for a multi-agent
+   system, :mod:`.systems`) with the protocol (and the system's settings) as its settings
    (:mod:`strategic_arena.transfer.store`; other settings under the same label are refused);
 2. lists the samples without a stored answer (a rerun after a crash or ``kill -9`` asks only
    those);
@@ -16,6 +17,10 @@ For each :class:`~strategic_arena.transfer.benchmarks.BenchmarkRun`, :func:`eval
 5. reports progress and an ETA on one line (the arena's :class:`~strategic_arena.arena.runner.
    Progress`, counting answers).
 
+How a sample is answered is an :class:`Answerer`: :data:`SINGLE_AGENT` (the default) asks the
+one request above; a multi-agent system (:mod:`strategic_arena.transfer.systems`: MAD, AutoGen)
+plays a conversation and checks its final answer the same way.
+
 A request the endpoint fails after the backend's retries stores nothing and is counted as
 failed: the result says the run is incomplete, and a rerun asks it again. An exception inside
 one sample (the backend raising) is that sample's failure too; the others go on.
@@ -28,7 +33,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from strategic_arena.arena.runner import Progress
 from strategic_arena.arena.store import ResultsStore
@@ -42,12 +47,15 @@ from strategic_arena.transfer.prompts import prompt
 from strategic_arena.transfer.store import Answer, answered, open_run, run_name, save_answer
 
 __all__ = [
+    "SINGLE_AGENT",
+    "Answerer",
     "BackendFor",
     "BenchmarkResult",
     "answer_sample",
     "ask_samples",
     "evaluate",
     "evaluate_async",
+    "failure_line",
     "pending_samples",
     "run_settings",
     "sample_seed",
@@ -103,9 +111,19 @@ def problems_digest(problems: Sequence[Problem]) -> str:
     return hashlib.sha256(json.dumps(data, ensure_ascii=False).encode()).hexdigest()
 
 
-def run_settings(run: BenchmarkRun, model: str, problems: Sequence[Problem]) -> dict[str, Any]:
-    """The settings stored with a run: what makes its answers comparable."""
+def run_settings(
+    run: BenchmarkRun,
+    model: str,
+    problems: Sequence[Problem],
+    system: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The settings stored with a run: what makes its answers comparable.
+
+    ``system`` (a multi-agent system's settings) is stored under ``"system"``; a single-agent
+    run stores none, so its settings are what they were before systems existed.
+    """
     protocol = run.protocol
+    extra = {} if system is None else {"system": system}
     return {
         "kind": "transfer",
         "model": model,
@@ -119,6 +137,7 @@ def run_settings(run: BenchmarkRun, model: str, problems: Sequence[Problem]) -> 
         "top_p": protocol.top_p,
         "max_tokens": protocol.max_tokens,
         "metrics": list(protocol.metrics),
+        **extra,
     }
 
 
@@ -144,6 +163,12 @@ def checked(problem: Problem, sample: int, result: ChatResult) -> Answer:
     )
 
 
+def failure_line(result: ChatResult) -> str:
+    """Why a request failed after the backend's retries, in one printable line."""
+    last = result.failures[-1] if result.failures else str(result.error)
+    return f"{result.error}: {printable_line(last, 200)}"
+
+
 async def answer_sample(
     run: BenchmarkRun, problem: Problem, sample: int, backend_for: BackendFor
 ) -> Answer | str:
@@ -156,9 +181,53 @@ async def answer_sample(
     except Exception as error:  # a backend that raises fails this sample only
         return f"{type(error).__name__}: {printable_line(error, 200)}"
     if result.error is not None:
-        last = result.failures[-1] if result.failures else result.error
-        return f"{result.error}: {printable_line(last, 200)}"
+        return failure_line(result)
     return checked(problem, sample, result)
+
+
+class Answerer(Protocol):
+    """How one sample is answered: one request, or a multi-agent system's conversation.
+
+    ``name`` goes into the run's name (``"single"``: none), ``settings`` into its stored
+    settings (``None`` for the single agent), and ``answer`` returns the checked answer or a
+    failure line, as :func:`answer_sample` does.
+    """
+
+    @property
+    def name(self) -> str:
+        """The system's name (``single``, ``mad``, ``autogen``)."""
+        ...
+
+    def settings(self) -> dict[str, Any] | None:
+        """What of the system makes its answers comparable (stored with the run)."""
+        ...
+
+    async def answer(
+        self, run: BenchmarkRun, problem: Problem, sample: int, backend_for: BackendFor
+    ) -> Answer | str:
+        """One sample's checked answer, or a failure line."""
+        ...
+
+
+@dataclass(frozen=True)
+class SingleAgent:
+    """The paper's single-agent evaluation: one request per sample (:func:`answer_sample`)."""
+
+    name: str = "single"
+
+    def settings(self) -> dict[str, Any] | None:
+        """None: a single-agent run's settings are the protocol's alone."""
+        return None
+
+    async def answer(
+        self, run: BenchmarkRun, problem: Problem, sample: int, backend_for: BackendFor
+    ) -> Answer | str:
+        """:func:`answer_sample`."""
+        return await answer_sample(run, problem, sample, backend_for)
+
+
+#: The default answerer.
+SINGLE_AGENT: Answerer = SingleAgent()
 
 
 async def ask_samples(
@@ -168,18 +237,20 @@ async def ask_samples(
     concurrency: int,
     on_answer: Callable[[Answer], None],
     on_failure: Callable[[str], None],
+    answerer: Answerer = SINGLE_AGENT,
 ) -> None:
     """Ask every ``(problem, sample)`` of ``work``, ``concurrency`` at a time.
 
     Each checked answer goes to ``on_answer`` and each failure line (``<problem>#<sample>:
     <why>``) to ``on_failure`` as soon as it is known, in the event loop's thread.
+    ``answerer`` answers each sample (default: one request).
     """
     queue = list(reversed(work))
 
     async def worker() -> None:
         while queue:
             problem, sample = queue.pop()
-            outcome = await answer_sample(run, problem, sample, backend_for)
+            outcome = await answerer.answer(run, problem, sample, backend_for)
             if isinstance(outcome, str):
                 on_failure(f"{problem.id}#{sample}: {outcome}")
             else:
@@ -211,8 +282,12 @@ async def evaluate_async(
     concurrency: int = 16,
     progress: bool = True,
     stream: TextIO | None = None,
+    answerer: Answerer = SINGLE_AGENT,
 ) -> list[BenchmarkResult]:
     """Evaluate ``model`` (stored as ``label``) on each benchmark run; see the module docstring.
+
+    ``answerer`` answers each sample: the single agent (default) or a multi-agent system
+    (:mod:`strategic_arena.transfer.systems`), whose name and settings are part of the run's.
 
     Raises:
         MissingBenchmarkFile, ProblemFileError: a benchmark's file is missing or bad (checked
@@ -226,7 +301,16 @@ async def evaluate_async(
     for run, problems in loaded:
         results.append(
             await _evaluate_one(
-                store, label, run, problems, backend_for, model, concurrency, progress, stream
+                store,
+                label,
+                run,
+                problems,
+                backend_for,
+                model,
+                concurrency,
+                progress,
+                stream,
+                answerer,
             )
         )
     return results
@@ -242,16 +326,19 @@ async def _evaluate_one(
     concurrency: int,
     progress: bool,
     stream: TextIO | None,
+    answerer: Answerer,
 ) -> BenchmarkResult:
-    name = run_name(label, run.benchmark.name)
-    stored = open_run(store, name, run.seed, run_settings(run, model, problems))
+    name = run_name(label, run.benchmark.name, answerer.name)
+    settings = run_settings(run, model, problems, answerer.settings())
+    stored = open_run(store, name, run.seed, settings)
     samples = run.protocol.samples
     pending = pending_samples(store, stored.id, problems, samples)
     total = len(problems) * samples
     resumed = total - len(pending)
+    shown = label if answerer.name == SINGLE_AGENT.name else f"{label} ({answerer.name})"
     bar = (
         Progress(
-            total, resumed, label=f"{label} {run.benchmark.name}", stream=stream, unit="answers"
+            total, resumed, label=f"{shown} {run.benchmark.name}", stream=stream, unit="answers"
         )
         if progress
         else None
@@ -271,7 +358,7 @@ async def _evaluate_one(
         if bar is not None:
             bar.update(incomplete=True)
 
-    await ask_samples(run, pending, backend_for, concurrency, on_answer, on_failure)
+    await ask_samples(run, pending, backend_for, concurrency, on_answer, on_failure, answerer)
     if bar is not None:
         bar.update(final=True)
     return BenchmarkResult(

@@ -1,8 +1,9 @@
 """Where the transfer evaluation's answers live: a table of the results store, one row a sample.
 
 Each (model, benchmark) pair is a run of the results store named ``transfer/<label>/<benchmark>``
-(:func:`run_name`), whose settings are the benchmark's protocol, the file's SHA-256 and the
-model: resuming with other settings is refused by name (the store's own rule), so answers of two
+(:func:`run_name`; ``...@mad`` or ``...@autogen`` when a multi-agent system answered), whose
+settings are the benchmark's protocol, the file's SHA-256 and the model (and the system's):
+resuming with other settings is refused by name (the store's own rule), so answers of two
 protocols are never pooled. Its answers go to ``transfer_answers``, one row per sample, unique on
 ``(run_id, problem_id, sample)`` and written with ``ON CONFLICT DO NOTHING``: a sample has at
 most one answer, whoever writes it twice (a resumed run, two processes). Each row is committed
@@ -28,7 +29,15 @@ from strategic_arena.arena.store import (
     capped,
 )
 
-__all__ = ["RUN_PREFIX", "Answer", "answers", "ensure_table", "run_name", "save_answer"]
+__all__ = [
+    "RUN_PREFIX",
+    "SYSTEM_MARK",
+    "Answer",
+    "answers",
+    "ensure_table",
+    "run_name",
+    "save_answer",
+]
 
 #: Every transfer run's name starts so.
 RUN_PREFIX = "transfer/"
@@ -89,9 +98,19 @@ class Answer:
     latency_s: float = 0.0
 
 
-def run_name(label: str, benchmark: str) -> str:
-    """The store's run of one model (``label``) on one benchmark."""
-    return f"{RUN_PREFIX}{label}/{benchmark}"
+#: Between a benchmark and a multi-agent system in a run's name.
+SYSTEM_MARK = "@"
+
+
+def run_name(label: str, benchmark: str, system: str = "single") -> str:
+    """The store's run of one model (``label``) on one benchmark, in one system.
+
+    The single agent's run is ``transfer/<label>/<benchmark>``; a multi-agent system's is
+    ``transfer/<label>/<benchmark>@<system>``, so the two sit side by side under one label
+    and a resumed run never mixes their answers.
+    """
+    suffix = "" if system == "single" else f"{SYSTEM_MARK}{system}"
+    return f"{RUN_PREFIX}{label}/{benchmark}{suffix}"
 
 
 def ensure_table(store: ResultsStore) -> None:

@@ -31,6 +31,28 @@ def wrong_answer(problem: Problem) -> str:
     return f"{problem.answer}1" if problem.answer.isdigit() else "\\text{none}"
 
 
+def completion(model: str, content: Any, completion_tokens: int) -> dict[str, Any]:
+    """A chat completion of ``content`` (10 prompt tokens, ``completion_tokens`` answered)."""
+    return {
+        "id": "served",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": completion_tokens,
+            "total_tokens": 10 + completion_tokens,
+        },
+    }
+
+
 class ProblemOracle:
     """Answers the problems of ``runs``; see the module docstring."""
 
@@ -77,17 +99,4 @@ class ProblemOracle:
         content: Any = f"Let me think step by step. So the answer is \\boxed{{{answer}}}."
         if self.reply is not None and (hostile := self.reply(problem.id, sample)) is not None:
             content = hostile
-        return {
-            "id": "oracle",
-            "object": "chat.completion",
-            "created": 0,
-            "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22},
-        }
+        return completion(self.model, content, 12)

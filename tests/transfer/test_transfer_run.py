@@ -187,6 +187,24 @@ def transfer_run_command(benchmark: str, data_dir: Path, base_url: str, db: Path
     ]
 
 
+def kill_9_then_rerun(
+    args: list[str], db: Path, gate: threading.Semaphore, permits: int, stored: int
+) -> subprocess.CompletedProcess[str]:
+    """Run ``args`` with ``permits`` replies allowed, SIGKILL it once ``stored`` answers are
+    stored (the next requests held by the server), check that many are, and rerun it to the end.
+    """
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    gate.release(permits)
+    process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while stored_answers(db) < stored and process.poll() is None:
+        time.sleep(0.05)
+    process.kill()  # SIGKILL mid-run
+    process.wait()
+    assert stored_answers(db) == stored
+    gate.release(10_000)
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+
+
 def test_kill_9_mid_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     folder = write_data(tmp_path / "data")
     planned = runs(folder, 4, ("pass@1",))[:1]
@@ -207,17 +225,8 @@ def test_kill_9_mid_run_resumes_to_the_same_result(tmp_path: Path) -> None:
         "4",
         "--quiet",
     ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    try:
-        gate.release(1 + 13)  # the preflight's request, then 13 answers
-        process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        while stored_answers(db) < 13 and process.poll() is None:
-            time.sleep(0.05)
-        process.kill()  # SIGKILL mid-run: 13 answers stored, the next ones held by the server
-        process.wait()
-        assert stored_answers(db) == 13
-        gate.release(10_000)
-        finished = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    try:  # the preflight's request, then 13 answers; killed, then rerun
+        finished = kill_9_then_rerun(args, db, gate, 1 + 13, 13)
     finally:
         gate.release(10_000)
         server.close()

@@ -1,11 +1,11 @@
 """Few-shot exemplars, as data: GSM8K's standard eight chain-of-thought exemplars.
 
 Source: Wei et al., 2022, "Chain-of-Thought Prompting Elicits Reasoning in Large Language
-Models" (NeurIPS 2022), its appendix of full prompts: the eight math word problems with written-out
-reasoning that became the standard 8-shot chain-of-thought prompt for GSM8K (lm-eval's
-``gsm8k_cot`` uses the same set). Each entry keeps the question and the reasoning as the paper
-writes them, and the final answer apart; :mod:`.fewshot` writes the answer at the end of the
-reasoning in the form the project's prompts ask for (boxed).
+Models" (NeurIPS 2022), its appendix of full prompts: the eight math word problems with
+written-out reasoning that became the standard 8-shot chain-of-thought prompt for GSM8K
+(lm-eval's ``gsm8k_cot`` uses the same set). Each entry keeps the question and the reasoning
+as the paper writes them, and the final answer apart; :mod:`.fewshot` writes the answer at the
+end of the reasoning in the form the project's prompts ask for (boxed).
 
 No paper this project reproduces states its own exemplars (SPIRAL gives base models "few-shot
 examples that follow the Qwen3 Report settings" and prints none), so these are the exemplars of

@@ -1,9 +1,10 @@
 """Appendix B.4's rule for In2AI's rewards: every error floor lies below every legal step's reward.
 
 The property is checked over the reward tables as the step functions apply them: every
-Codenames clue (counts 0-4, one or three words hidden) with every sequence of up to three guesses of
-every kind, every Colonel Blotto round result, every three-player IPD round gain of the payoff
-table, each in a won, drawn and lost episode. No game is played: the facts are written here.
+Codenames clue (counts 0-4, one or three words hidden) with every sequence of up to three
+guesses of every kind, every Colonel Blotto round result, every three-player IPD round gain of
+the payoff table, each in a won, drawn and lost episode. No game is played: the facts are
+written here.
 """
 
 from __future__ import annotations

@@ -80,7 +80,9 @@ class Asking:
     """Whether an answer without reasoning is invalid (unset: the style decides; spiral and
     tools need none, the other styles do)."""
     include_history: bool = False
-    """Put the public move history in every prompt (SPIRAL's Markov prompts)."""
+    """Put the public move history (``$history``) in every prompt of a menu game, making a
+    partially observed state Markov. SPIRAL's code does not: its prompt is its template around
+    the game's observation alone (``examples/prompts/spiral`` has no ``$history``)."""
     thinking_in_history: Literal["keep", "strip", "answer"] = "keep"
     """What a re-asked model sees of its earlier answers: keep them, strip the <think>
     blocks, or the answer only."""

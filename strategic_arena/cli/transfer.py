@@ -85,6 +85,7 @@ def _add_plan_options(command: argparse.ArgumentParser) -> None:
     group.add_argument("--temperature", type=float, metavar="T", help=docs["temperature"])
     group.add_argument("--limit", type=int, metavar="N", help=docs["limit"])
     group.add_argument("--seed", type=int, help=docs["seed"])
+    group.add_argument("--shots", type=int, metavar="K", help=docs["shots"])
 
 
 def plan_from_args(args: argparse.Namespace) -> TransferPlan:
@@ -112,6 +113,7 @@ def plan_from_args(args: argparse.Namespace) -> TransferPlan:
         "temperature",
         "limit",
         "seed",
+        "shots",
     ):
         given = getattr(args, name)
         if given is not None:

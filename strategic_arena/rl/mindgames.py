@@ -15,14 +15,24 @@ registry (:mod:`strategic_arena.rl.definitions`) use this module:
   what happened after it (a Codenames clue from the guesses it led to, the guesses from their
   group's average; a Blotto allocation from its round; every IPD chat turn of a round from
   the round's decision), positive rewards are scaled by the episode's outcome, rewards are
-  clipped to [-1, 1] with error floors, and steps with no observed outcome are gated out.
+  clipped to a range with error floors below it, and steps with no observed outcome are gated
+  out.
 
 The facts of each move (which guesses followed a clue, who won a round, what a round paid) come
 from replaying the game through TextArena's referee (:mod:`strategic_arena.games.
-mindgames_facts`), from the episode's seed and moves. The paper's text lost most of Appendix B's
-constants in its extraction; the ones it keeps (the structure, the clip range, the +0.15 a
-correct guess keeps before an assassin) are followed exactly, and the others are the fields of
-:class:`In2AIConstants`, whose defaults say where each comes from.
+mindgames_facts`), from the episode's seed and moves.
+
+**What the paper keeps and what the project chose.** The paper's text lost Appendix B's
+constants in its extraction: its clip range ("clipped to [ ]"), both error floors, every guess
+and pass value, the clue penalties and the outcome multipliers are blank. It keeps the structure
+(which step is credited with what), Appendix B.4's rule that "parsing failures and invalid
+actions always dominate shaped rewards", and one worked number: a correct guess followed by the
+assassin keeps +0.15 instead of +1.0, which fixes the assassin's value at -0.7 given +1 for a
+correct guess. Everything else is the project's choice, the fields of :class:`In2AIConstants`:
+shaped (legal) rewards are clipped to [-1, 1], and the floors sit strictly below that range
+(invalid action -1.5, parse failure -2.0), so an error is always worse than any legal move, a
+lost Blotto round and a clipped assassin clue (-1) included; :class:`In2AIConstants` refuses
+constants that break this.
 """
 
 from __future__ import annotations
@@ -66,11 +76,18 @@ def episode_rewards(env_id: str, facts: GameFacts) -> tuple[float, ...]:
 class In2AIConstants:
     """Appendix B's constants (the extraction of the paper lost their values: ours, documented).
 
+    Appendix B.4 requires that the error floors "always dominate shaped rewards"; here every
+    legal step's reward is clipped to ``[clip_low, clip_high]`` and both floors must lie
+    strictly below ``clip_low`` (checked on construction).
+
     Attributes:
         parse_failure: floor of a step that does not parse (an error turn; a TextArena move
-            its patterns cannot read).
+            its patterns cannot read). Below the invalid-action floor: a move that does not
+            even parse is further from a legal one than a move that parses and breaks a rule.
         invalid_action: floor of a step that parses but breaks a rule (a Codenames clue that
             is, or holds, a board word; a clue count below 1).
+        clip_low: the lowest reward of a legal (shaped) step.
+        clip_high: the highest reward of a legal (shaped) step.
         guess_rewards: a Codenames guess by outcome before the group average; ``team`` is
             the value a correct guess puts in the average. The paper's worked example (a
             correct guess then the assassin: +0.15 for the correct one) fixes ``assassin`` at
@@ -84,8 +101,10 @@ class In2AIConstants:
         outcome_multipliers: positive step rewards times these, by episode outcome.
     """
 
-    parse_failure: float = -1.0
-    invalid_action: float = -1.0
+    parse_failure: float = -2.0
+    invalid_action: float = -1.5
+    clip_low: float = -1.0
+    clip_high: float = 1.0
     guess_rewards: tuple[tuple[str, float], ...] = (
         ("team", 1.0),
         ("neutral", -0.3),
@@ -105,6 +124,18 @@ class In2AIConstants:
         ("draw", 0.5),
         ("loss", 0.25),
     )
+
+    def __post_init__(self) -> None:
+        if not self.clip_low < self.clip_high:
+            raise ValueError(f"clip_low {self.clip_low} must be below clip_high {self.clip_high}")
+        worst_floor = max(self.parse_failure, self.invalid_action)
+        if not worst_floor < self.clip_low:
+            raise ValueError(
+                f"the error floors (parse {self.parse_failure}, invalid {self.invalid_action}) "
+                f"must lie below every legal reward (clip_low {self.clip_low}): Appendix B.4"
+            )
+        if any(factor < 0 for _, factor in self.outcome_multipliers):
+            raise ValueError("outcome multipliers must be >= 0 (they scale positive rewards)")
 
     def guess(self, outcome: str) -> float:
         """The pre-average value of a guess with ``outcome``."""
@@ -134,8 +165,8 @@ def outcome_of(returns: Sequence[float], seat: int) -> str:
 
 
 def _shape(reward: float, outcome: str, constants: In2AIConstants) -> float:
-    """Clip to [-1, 1]; a positive reward times the outcome's multiplier."""
-    reward = max(-1.0, min(1.0, reward))
+    """Clip to ``[clip_low, clip_high]``; a positive reward times the outcome's multiplier."""
+    reward = max(constants.clip_low, min(constants.clip_high, reward))
     return reward * constants.multiplier(outcome) if reward > 0 else reward
 
 
@@ -168,7 +199,7 @@ def _lone_guess(fact: MoveFacts, outcome: str, constants: In2AIConstants) -> Ste
     if fact.outcome == "unparsed":
         return StepReward(constants.parse_failure)
     if fact.outcome == "pass":
-        return StepReward(constants.early_pass)
+        return StepReward(_shape(constants.early_pass, outcome, constants))
     return StepReward(_shape(constants.guess(fact.outcome), outcome, constants))
 
 
@@ -197,7 +228,8 @@ def _clue_turn(
             verdicts.append(StepReward(constants.parse_failure))
         elif guess.outcome == "pass":
             bonus = position >= clue.number
-            verdicts.append(StepReward(constants.bonus_pass if bonus else constants.early_pass))
+            value = constants.bonus_pass if bonus else constants.early_pass
+            verdicts.append(StepReward(_shape(value, outcome, constants)))
         elif guess.outcome == "team":
             verdicts.append(StepReward(_shape(average, outcome, constants)))
         else:

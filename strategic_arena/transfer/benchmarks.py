@@ -19,6 +19,7 @@ from pathlib import Path
 
 from strategic_arena.asking import Sampling
 from strategic_arena.problems import SCHEMAS, Problem, load_problems
+from strategic_arena.transfer.fewshot import MAX_SHOTS
 from strategic_arena.transfer.metrics import metric
 from strategic_arena.transfer.prompts import PROMPTS
 
@@ -204,6 +205,8 @@ class Protocol:
         top_p: nucleus threshold.
         max_tokens: the response budget.
         metrics: the metrics reported, the first being the headline one.
+        shots: worked exemplars asked before each problem (:mod:`.fewshot`; 0: zero-shot,
+            every paper's protocol for the models it trained).
     """
 
     prompt: str
@@ -212,12 +215,15 @@ class Protocol:
     top_p: float = 1.0
     max_tokens: int = 8192
     metrics: tuple[str, ...] = ("pass@1",)
+    shots: int = 0
 
     def __post_init__(self) -> None:
         if self.prompt not in PROMPTS:
             raise ValueError(f"unknown prompt {self.prompt!r}; known: {', '.join(PROMPTS)}")
         if self.samples < 1 or self.max_tokens < 1 or not self.metrics:
             raise ValueError("a protocol needs samples >= 1, max_tokens >= 1 and a metric")
+        if not 0 <= self.shots <= MAX_SHOTS:
+            raise ValueError(f"shots must be between 0 and {MAX_SHOTS}, not {self.shots}")
         for name in self.metrics:
             if metric(name).k > self.samples:
                 raise ValueError(f"metric {name} needs at least {metric(name).k} samples")
@@ -319,12 +325,14 @@ def plan(
     temperature: float | None = None,
     limit: int | None = None,
     seed: int = 0,
+    shots: int = 0,
 ) -> list[BenchmarkRun]:
     """The runs of ``paper``'s protocol on ``benchmarks`` (default: the paper's own).
 
     ``samples``, ``max_tokens`` and ``temperature`` override the protocol for every benchmark
-    (metrics needing more samples than given are dropped, ``pass@1`` kept); ``limit`` keeps the
-    first problems of each file (smoke runs).
+    (metrics needing more samples than given are dropped, ``pass@1`` kept); ``shots`` asks
+    every problem after that many exemplars (a base model's few-shot evaluation); ``limit``
+    keeps the first problems of each file (smoke runs).
     """
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
@@ -342,6 +350,8 @@ def plan(
             protocol = replace(protocol, max_tokens=max_tokens)
         if temperature is not None:
             protocol = replace(protocol, temperature=temperature)
+        if shots:
+            protocol = replace(protocol, shots=shots)
         runs.append(BenchmarkRun(BENCHMARKS[name], protocol, limit, str(data_dir), seed))
     return runs
 
@@ -371,6 +381,9 @@ class TransferPlan:
     """Only the first N problems of each file (smoke runs; unset: all)."""
     seed: int = 0
     """Root of the per-sample request seeds."""
+    shots: int = 0
+    """Worked exemplars before each problem (0: zero-shot; a base model's few-shot
+    evaluation: GSM8K's 8 chain-of-thought exemplars, docs/transfer.md)."""
 
     def runs(self) -> list[BenchmarkRun]:
         """The benchmark runs of this plan (:func:`plan`)."""
@@ -383,4 +396,5 @@ class TransferPlan:
             temperature=self.temperature,
             limit=self.limit,
             seed=self.seed,
+            shots=self.shots,
         )

@@ -140,6 +140,11 @@ def evaluate_endpoint(
         raise ValueError("no benchmark to run")
     system = system or SystemPlan()
     system.check()
+    if system.name != "single" and plan.shots:
+        raise ValueError(
+            f"--shots is the single agent's few-shot prompt; the {system.name} system asks its "
+            "roles with its own prompts (leave --shots out, or --system single)"
+        )
     for run in runs:  # every file read before the endpoint is asked anything
         run.problems()
     if check:

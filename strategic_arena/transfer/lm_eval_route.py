@@ -110,7 +110,17 @@ def run_lm_eval(
     out_dir: str | Path,
     concurrency: int = 4,
 ) -> dict[str, float]:
-    """lm-eval's accuracy on each benchmark of ``plan`` (see the module docstring)."""
+    """lm-eval's accuracy on each benchmark of ``plan`` (see the module docstring).
+
+    Raises:
+        ValueError: the plan asks for few-shot prompts (this route writes zero-shot tasks;
+            ``transfer run --shots`` asks few-shot).
+    """
+    if plan.shots:
+        raise ValueError(
+            "the lm-eval route writes zero-shot tasks only; few-shot runs go through "
+            "'transfer run --shots'"
+        )
     lm_eval = require("lm_eval", "the lm-eval route")
     tasks = require("lm_eval.tasks", "the lm-eval route")
     groups = write_tasks(plan, out_dir)

@@ -43,6 +43,7 @@ from strategic_arena.door.printable import printable_line
 from strategic_arena.problems import Problem, check_answer, extract_boxed, extract_choice
 from strategic_arena.seeding import derive_seed
 from strategic_arena.transfer.benchmarks import BenchmarkRun
+from strategic_arena.transfer.fewshot import check_shots, fewshot_messages
 from strategic_arena.transfer.prompts import prompt
 from strategic_arena.transfer.store import Answer, answered, open_run, run_name, save_answer
 
@@ -120,11 +121,15 @@ def run_settings(
     """The settings stored with a run: what makes its answers comparable.
 
     ``system`` (a multi-agent system's settings) is stored under ``"system"``; a single-agent
-    run stores none, so its settings are what they were before systems existed.
+    run stores none, so its settings are what they were before systems existed. A few-shot run
+    stores its ``shots`` too (a zero-shot run's settings are as they always were), so a rerun
+    with another number of shots is refused rather than mixed in.
     """
     protocol = run.protocol
     extra = {} if system is None else {"system": system}
+    few_shot = {"shots": protocol.shots} if protocol.shots else {}
     return {
+        **few_shot,
         "kind": "transfer",
         "model": model,
         "benchmark": run.benchmark.name,
@@ -175,7 +180,7 @@ async def answer_sample(
     """Ask one sample; its checked answer, or a failure line when the request failed."""
     protocol = run.protocol
     seed = sample_seed(run.seed, run.benchmark.name, problem.id, sample)
-    messages = prompt(protocol.prompt).messages(problem)
+    messages = fewshot_messages(prompt(protocol.prompt), problem, protocol.shots)
     try:
         result = await backend_for(protocol.sampling(seed)).complete(messages)
     except Exception as error:  # a backend that raises fails this sample only
@@ -297,6 +302,8 @@ async def evaluate_async(
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, not {concurrency}")
     loaded = [(run, run.problems()) for run in runs]  # every file read before any request
+    for run, problems in loaded:
+        check_shots(problems, run.protocol.shots)
     results = []
     for run, problems in loaded:
         results.append(

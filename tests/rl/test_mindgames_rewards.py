@@ -26,6 +26,7 @@ BLOTTO = "mindgames_colonel_blotto-v0"
 IPD = "mindgames_three_player_ipd-v0"
 CODENAMES = "mindgames_codenames-v0"
 WIN, LOSS = 1.0, 0.25  # the outcome multipliers of positive step rewards (In2AIConstants)
+PARSE, RULE = -2.0, -1.5  # the parse and invalid-action floors, below every legal reward (-1)
 
 
 def started(env_id: str, seed: int) -> TextArenaState:
@@ -145,7 +146,7 @@ def test_blotto_allocation_before_an_opponents_forfeit_is_gated() -> None:
     episode = scripted(BLOTTO, 0, [*ALPHA_WINS, (0, "[A5 B10 C5]")], forfeit_by=1)
     assert eligible(episode, 0) == [True, False]  # round 2 never resolved: no outcome
     assert eligible(episode, 1) == [True, True]  # the offender's error turn stays in
-    assert rewards(episode, 1) == [-1.0, -1.0]  # round 1 lost; the forfeit at the parse floor
+    assert rewards(episode, 1) == [-1.0, PARSE]  # round 1 lost; the forfeit at the parse floor
 
 
 def test_blotto_allocations_textarena_refuses_get_their_floors() -> None:
@@ -164,7 +165,8 @@ def test_blotto_allocations_textarena_refuses_get_their_floors() -> None:
     episode = scripted(BLOTTO, 0, moves)
     assert episode.returns == (-1.0, 1.0)
     # Round 1 went to Beta (B and C); the refused allocations get the rule and parse floors.
-    assert rewards(episode, 0) == [-1.0, -1.0, -1.0, -1.0]
+    # Round 1 lost (-1), below it the rule floor twice and the parse floor.
+    assert rewards(episode, 0) == [RULE, -1.0, RULE, PARSE]
     assert [m.round_winner for m in facts.moves[:3]] == [None, 1, 1]
     assert rewards(episode, 1) == [WIN]
     assert all(eligible(episode, 0))
@@ -180,7 +182,7 @@ def test_ipd_turns_share_their_rounds_decision_reward() -> None:
     # Seat 1 (last, tied) gains 3: 3 / 10, a positive reward of a lost game: times 1/4.
     assert rewards(episode, 1) == pytest.approx([0.3 * LOSS] * 20)
     # Seat 2's first decision is unreadable: its floor, and that round's chat gets 0, gated.
-    assert rewards(episode, 2)[:4] == [0.0, 0.0, 0.0, -1.0]
+    assert rewards(episode, 2)[:4] == [0.0, 0.0, 0.0, PARSE]
     assert eligible(episode, 2)[:4] == [False, False, False, True]
     assert rewards(episode, 2)[4:] == pytest.approx([0.3 * LOSS] * 16)
 
@@ -191,7 +193,7 @@ def test_ipd_chat_of_a_round_that_never_resolved_is_gated() -> None:
     assert eligible(episode, 0) == [False, False]
     assert eligible(episode, 2) == [False]
     assert eligible(episode, 1) == [False, True]  # its chat gated, its forfeit kept
-    assert rewards(episode, 1)[-1] == -1.0
+    assert rewards(episode, 1)[-1] == PARSE
 
 
 def codenames_board(seed: int) -> tuple[list[str], list[str], str, list[str]]:
@@ -234,13 +236,13 @@ def test_codenames_clue_that_names_a_board_word_gets_the_invalid_floor() -> None
     red, _, _, _ = codenames_board(3)
     episode = scripted(CODENAMES, 3, [(0, f"[{red[0]} 1]")])  # TextArena: Blue wins at once
     assert episode.returns[0] == -1.0
-    assert rewards(episode, 0) == [-1.0]
+    assert rewards(episode, 0) == [RULE]
 
 
 def test_codenames_clue_with_no_guess_is_gated() -> None:
     episode = scripted(CODENAMES, 3, [(0, "[xylophonic 2]")], forfeit_by=1)
     assert eligible(episode, 0) == [False]  # nothing followed it: no signal
-    assert (rewards(episode, 1), eligible(episode, 1)) == ([-1.0], [True])
+    assert (rewards(episode, 1), eligible(episode, 1)) == ([PARSE], [True])
 
 
 def test_an_unknown_definition_is_refused_by_name() -> None:

@@ -22,7 +22,7 @@ from strategic_arena.train.algo.bank import (
     episode_from_dict,
     episode_reward,
 )
-from strategic_arena.train.algo.estimators.rloo import RLOOConfig
+from strategic_arena.train.algo.estimators.in2ai import In2AIConfig
 from strategic_arena.train.config import describe_fields, load_config
 from strategic_arena.train.loop.rollout import OpponentPool, plan_games
 
@@ -326,9 +326,9 @@ def test_set_turns_the_bank_on_and_null_turns_it_off() -> None:
     assert load_config(None, ["bank.batch_size=64", "bank=null"]).bank is None
 
 
-def test_the_mindgames_config_uses_the_bank_with_rloo() -> None:
+def test_the_mindgames_config_uses_the_bank_with_in2ais_rloo() -> None:
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "mindgames.yaml")
-    assert cfg.advantage == RLOOConfig(level="turn", role_grouping=True)
+    assert cfg.advantage == In2AIConfig(role_grouping=False)
     assert cfg.bank is not None
     assert (cfg.bank.batch_unit, cfg.bank.batch_size, cfg.bank.over_collection) == (
         "turns",

@@ -15,6 +15,7 @@ import pytest
 from strategic_arena.rl.episode import Episode, Turn
 from strategic_arena.train.algo.estimators import EstimatorConfig, assign, build, names
 from strategic_arena.train.algo.estimators.grpo import GRPOConfig, grpo
+from strategic_arena.train.algo.estimators.in2ai import In2AIConfig
 from strategic_arena.train.algo.estimators.marshal import MarshalConfig, gae, marshal
 from strategic_arena.train.algo.estimators.mt_grpo import MTGRPOConfig, mt_grpo
 from strategic_arena.train.algo.estimators.rae import RAE, RAEConfig
@@ -29,14 +30,14 @@ def approx(values: list[float]) -> object:
     return pytest.approx(values, rel=1e-9, abs=1e-12)
 
 
-def scored(seat_rewards: dict[int, list[float]]) -> Episode:
+def scored(seat_rewards: dict[int, list[float]], env_id: str = TTT) -> Episode:
     turns = []
     for seat, rewards in seat_rewards.items():
         for reward in rewards:
-            turn = Turn(TTT, seat, f"player {seat}", [1], [2], [-0.1], "x", None)
+            turn = Turn(env_id, seat, f"player {seat}", [1], [2], [-0.1], "x", None)
             turn.reward = reward
             turns.append(turn)
-    return Episode(TTT, 0, tuple(seat_rewards), "self", (0.0, 0.0), "complete", None, turns)
+    return Episode(env_id, 0, tuple(seat_rewards), "self", (0.0, 0.0), "complete", None, turns)
 
 
 def two_episodes() -> list[Episode]:
@@ -52,7 +53,7 @@ def by_seat(episodes: list[Episode], seat: int) -> list[list[float]]:
 
 
 def test_registry_lists_every_estimator_and_builds_each_from_its_config() -> None:
-    assert names() == ("grpo", "marshal", "mt_grpo", "ppo", "rae", "rloo")
+    assert names() == ("grpo", "in2ai", "marshal", "mt_grpo", "ppo", "rae", "rloo")
     for name in names():
         config = EstimatorConfig.variant(name)()
         assert config.name == name
@@ -147,6 +148,59 @@ def test_rloo_trajectory_level_and_without_roles() -> None:
     #   3 - 1/3 = 8/3, 1 - 1 = 0, 0, -1 - 5/3 = -8/3; every turn its trajectory's value.
     assert by_seat(batch, 0) == [approx([8 / 3, 8 / 3]), approx([0.0, 0.0])]
     assert by_seat(batch, 1) == [approx([0.0, 0.0]), approx([-8 / 3, -8 / 3])]
+
+
+# --- In2AI's RLOO: step rewards against the other steps of the game ----------------------------
+
+BLOTTO, CODENAMES, IPD = (
+    "mindgames_colonel_blotto-v0",
+    "mindgames_codenames-v0",
+    "mindgames_three_player_ipd-v0",
+)
+
+
+def blotto_pair() -> list[Episode]:
+    # Two Colonel Blotto episodes, one learner seat (the same role) each.
+    return [scored({0: [0.25, -1.0, 0.25]}, BLOTTO), scored({0: [1.0, 1.0, -1.0]}, BLOTTO)]
+
+
+def test_in2ai_baselines_each_step_reward_with_the_other_steps_of_its_game() -> None:
+    batch = blotto_pair()
+    assign(batch, In2AIConfig())
+    # The six step rewards sum to 0.5; A = r - (0.5 - r) / 5:
+    #   0.25 - 0.05 = 0.2; -1 - 0.3 = -1.3; 1 - (-0.1) = 1.1.
+    assert by_seat(batch, 0) == [approx([0.2, -1.3, 0.2]), approx([1.1, 1.1, -1.3])]
+
+
+def test_rloo_on_the_same_episodes_gives_the_return_to_go_signal_instead() -> None:
+    batch = blotto_pair()
+    assign(batch, RLOOConfig())
+    # Returns-to-go [-0.5, -0.75, 0.25] and [1, 0, -1] sum to -1; A = x - (-1 - x) / 5:
+    #   -0.5 + 0.1 = -0.4; -0.75 + 0.05 = -0.7; 0.25 + 0.25 = 0.5; 1 + 0.4 = 1.4; 0.2; -1.
+    assert by_seat(batch, 0) == [approx([-0.4, -0.7, 0.5]), approx([1.4, 0.2, -1.0])]
+
+
+def test_in2ai_pools_each_environment_apart_whatever_the_role() -> None:
+    # Games interleaved in the batch; Codenames' two episodes are of different roles.
+    batch = [
+        scored({0: [1.0, 0.0]}, CODENAMES),
+        scored({0: [3.0]}, IPD),
+        scored({1: [0.5, 0.5]}, BLOTTO),
+        scored({1: [-1.0, 2.0]}, CODENAMES),
+        scored({1: [1.0]}, IPD),
+        scored({0: [2.0]}, IPD),
+    ]
+    assign(batch, In2AIConfig())
+    got = [[t.advantage for t in e.turns] for e in batch]
+    # Codenames {1, 0, -1, 2}: sum 2, A = r - (2 - r) / 3: 2/3, -2/3, -2, 2.
+    # IPD {3, 1, 2}: sum 6, A = r - (6 - r) / 2: 1.5, -1.5, 0.
+    # Blotto {0.5, 0.5}: equal rewards -> 0.
+    expected = [[2 / 3, -2 / 3], [1.5], [0.0, 0.0], [-2.0, 2.0], [-1.5], [0.0]]
+    assert got == [approx(row) for row in expected]
+    # Split by role instead, Codenames' groups are {1, 0} and {-1, 2}: 1 - 0 = 1, -1; -3, 3.
+    assign(batch, In2AIConfig(role_grouping=True))
+    assert [t.advantage for t in batch[0].turns] == approx([1.0, -1.0])
+    assert [t.advantage for t in batch[3].turns] == approx([-3.0, 3.0])
 
 
 # --- state and checkpoints -----------------------------------------------------------------------

@@ -143,8 +143,9 @@ def test_a_rollout_episode_replays_into_in2ais_step_rewards() -> None:
     # The rounds' results, worked out by hand from the moves:
     theirs = [text for seat, text in episode.moves if seat == 1]
     results = [round_result("[A7 B7 C6]", other) for other in theirs]
-    # The forfeit lost the match: a won round keeps a quarter; the forfeit gets the floor.
+    # The forfeit lost the match: a won round keeps a quarter; the forfeit gets the parse floor,
+    # -2.0, below every legal step's reward (a lost round's -1 included).
     shaped = [r * 0.25 if r > 0 else r for r in results]
-    assert [t.reward for t in episode.turns] == [*shaped, -1.0]
+    assert [t.reward for t in episode.turns] == [*shaped, -2.0]
     assert sorted(results) == [-1.0, 1.0]  # this seed gives one round each way
     assert [t.eligible for t in episode.turns] == [True, True, True]

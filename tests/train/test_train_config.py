@@ -133,7 +133,7 @@ def test_a_partial_sampling_section_keeps_the_training_defaults() -> None:
         ("answer.strict=maybe", "answer.strict must be true or false"),
         (
             "advantage.type=a2c",
-            "unknown advantage estimator 'a2c'; use one of grpo, marshal, mt_grpo, ppo",
+            "unknown advantage estimator 'a2c'; use one of grpo, in2ai, marshal, mt_grpo, ppo",
         ),
         ("advantage.alpha=0.5", "unknown advantage (type marshal) key 'alpha'"),
         ("advantage.lam=1.5", "advantage.lam must lie in"),

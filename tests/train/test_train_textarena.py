@@ -63,7 +63,7 @@ def test_mindgames_config_names_the_three_games_and_in2ais_trainer() -> None:
         "mindgames_three_player_ipd-v0",
     ]
     # In2AI's trainer, from configs/mindgames.yaml; 12,288-token completions as in the paper.
-    assert cfg.advantage.type == "rloo" and cfg.sampling.max_tokens == 12288
+    assert cfg.advantage.type == "in2ai" and cfg.sampling.max_tokens == 12288
     assert (cfg.ppo.epochs, cfg.ppo.kl_coef, cfg.ppo.min_lr_ratio) == (1, 0.0, 0.1)
 
 

@@ -53,16 +53,21 @@ def _estimator_lines(width: int) -> list[str]:
     """The settings of every registered estimator, each estimator's own under its name."""
     from strategic_arena.train.algo.estimators import names, registered
 
-    shared = frozenset(item.name for item in dataclasses.fields(EstimatorConfig))
+    base = EstimatorConfig()
+    shared = [item.name for item in dataclasses.fields(EstimatorConfig)]
     lines = ["    every estimator:"]
-    lines += _field_lines(EstimatorConfig, EstimatorConfig(), "advantage.", width)
+    lines += _field_lines(EstimatorConfig, base, "advantage.", width)
     for name in names():
         config_class: type = registered(name).config_class  # field_docs caches by class
         lines.append(
             f"    advantage: {{type: {name}}} -- {field_docs(config_class).get('type', '')}"
         )
-        skip = shared | {"type"}
-        lines += _field_lines(config_class, config_class(), "advantage.", width, skip)
+        defaults = config_class()
+        # A shared setting is shown again only where this estimator changes its default.
+        same = {key for key in shared if getattr(defaults, key) == getattr(base, key)}
+        lines += _field_lines(
+            config_class, defaults, "advantage.", width, frozenset(same | {"type"})
+        )
     return lines
 
 

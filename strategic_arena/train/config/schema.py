@@ -76,8 +76,9 @@ class TrainConfig:
     advantage: Annotated[EstimatorConfig, PlainValidator(estimator_config)] = field(
         default_factory=MarshalConfig
     )
-    """Advantage estimator: a mapping tagged by ``type`` (grpo, marshal, mt_grpo, rae, rloo)
-    with that estimator's own settings, e.g. ``{type: rloo, level: turn}`` (docs/training.md);
+    """Advantage estimator: a mapping tagged by ``type`` (grpo, in2ai, marshal, mt_grpo, ppo,
+    rae, rloo) with that estimator's own settings, e.g. ``{type: rloo, level: turn}``
+    (docs/training.md);
     from the command line ``--set advantage.type=rae`` or ``--set advantage.lam=0.95``."""
     bank: BankConfig | None = None
     """Episode bank (In2AI's, docs/training.md "The episode bank"): ``null`` trains each step on

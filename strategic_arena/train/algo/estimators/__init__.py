@@ -5,18 +5,19 @@ config dataclass tagged by ``type``, and an :class:`~.base.Estimator` that appli
 to scored trajectories. The config file names one of them (a union tagged by ``type``)::
 
     advantage: {type: marshal, role_grouping: true, centering: mean_std, lam: 1.0}
-    advantage: {type: rloo, level: turn}
+    advantage: {type: in2ai}
     advantage: {type: rae, alpha: 0.95}
 
 =========  ================================================================================
 name       estimator
 =========  ================================================================================
 grpo       trajectory-level GRPO (:mod:`.grpo`)
+in2ai      each step's reward against the other steps of its game, In2AI's RLOO (:mod:`.in2ai`)
 marshal    MARSHAL's turn-level "sum then normalize", with GAE's lambda/gamma (:mod:`.marshal`)
 mt_grpo    MT-GRPO, "normalize then sum" (:mod:`.mt_grpo`)
 ppo        PPO's GAE over a learned value head, MAPoRL's (:mod:`.ppo`)
 rae        SPIRAL's role-conditioned EMA baselines, stateful (:mod:`.rae`)
-rloo       leave-one-out baseline per environment and role, In2AI's (:mod:`.rloo`)
+rloo       returns-to-go against a leave-one-out baseline per game and role (:mod:`.rloo`)
 =========  ================================================================================
 
 **Adding an estimator** is one module and a test:

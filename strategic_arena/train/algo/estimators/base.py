@@ -102,7 +102,7 @@ def register(estimator: type[Estimator]) -> type[Estimator]:
 
 #: The modules of the built-in estimators, imported on first use of the registry (each registers
 #: itself with ``@register``; imported by name, so this module imports none of them).
-_MODULES = ("grpo", "marshal", "mt_grpo", "ppo", "rae", "rloo")
+_MODULES = ("grpo", "in2ai", "marshal", "mt_grpo", "ppo", "rae", "rloo")
 
 
 def _load() -> None:

@@ -1,15 +1,20 @@
-"""RLOO with a per-environment (and per-role) leave-one-out baseline, as the MindGames winner.
+"""RLOO on returns-to-go with a per-(game, role) leave-one-out baseline.
 
-REINFORCE leave-one-out (Ahmadian et al., 2024) as In2AI uses it in multi-turn, multi-game
-training: no two steps share a prompt, so the steps are grouped by environment (here by
-``(env_id, role)`` under role grouping, by ``env_id`` without), and each value's baseline is
-the mean of the *other* values of its group:
+REINFORCE leave-one-out (Ahmadian et al., 2024) in multi-turn, multi-game training: no two
+steps share a prompt, so the values are grouped (here by ``(env_id, role)`` under role
+grouping, by ``env_id`` without), and each value's baseline is the mean of the *other* values
+of its group:
 
     A_i = x_i - (sum_g x - x_i) / (n_g - 1) = n_g / (n_g - 1) * (x_i - mean_g x)
 
-``level: turn`` (In2AI: one value per step) takes each eligible turn's return-to-go R_t as x;
-``level: trajectory`` takes each trajectory's return R and gives it to all of its turns. A group
-with one member (nothing to leave out) or equal values gets 0.
+``level: turn`` takes each eligible turn's return-to-go R_t as x; ``level: trajectory`` takes
+each trajectory's return R and gives it to all of its turns. A group with one member (nothing
+to leave out) or equal values gets 0.
+
+This is **not** In2AI's estimator: the MindGames winner baselines each step's *reward* (not its
+return-to-go) against the other steps of its game (not of its game and role); that is
+:mod:`.in2ai` (``type: in2ai``). This one stays as a variant that credits a turn with what
+follows it.
 """
 
 from __future__ import annotations
@@ -58,10 +63,10 @@ class RLOOConfig(EstimatorConfig):
     """``advantage: {type: rloo, ...}``."""
 
     type: Literal["rloo"] = "rloo"
-    """RLOO with a leave-one-out baseline per environment (and role)."""
+    """RLOO on returns-to-go, with a leave-one-out baseline per environment (and role)."""
     level: Literal["turn", "trajectory"] = "turn"
-    """``turn``: each turn's return-to-go against the other turns of its group (In2AI's
-    per-step baseline); ``trajectory``: each trajectory's return against the others'."""
+    """``turn``: each turn's return-to-go against the other turns of its group;
+    ``trajectory``: each trajectory's return against the others'."""
 
 
 @register

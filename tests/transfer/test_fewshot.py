@@ -137,3 +137,30 @@ def test_a_few_shot_run_over_http_scores_the_known_accuracy(tmp_path: Path) -> N
     for body in bodies:
         assert roles(body["messages"]) == ["user", "assistant"] * 4 + ["user"]
         assert assistant_texts(body["messages"])[3].endswith("\\boxed{8}.")  # Jason's 8
+
+
+def test_shots_with_a_multi_agent_system_are_refused_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A system asks its roles with its own prompts: --shots would be silently ignored."""
+    pytest.importorskip("httpx", reason="the arena's backend needs httpx (the [arena] extra)")
+    from strategic_arena.cli import main
+    from tests.transfer.test_transfer_run import write_data
+
+    folder = write_data(tmp_path / "data")
+    server = FaultServer()
+    try:
+        status = main(
+            [
+                *("transfer", "run", "--paper", "spiral", "--benchmarks", "arithmetic"),
+                *("--data-dir", str(folder), "--shots", "2", "--system", "mad"),
+                *("--base-url", server.base_url, "--db", str(tmp_path / "t.sqlite")),
+            ]
+        )
+    finally:
+        server.close()
+    assert status == 2
+    assert (
+        "--shots is the single agent's few-shot prompt; the mad system" in capsys.readouterr().err
+    )
+    assert sum(server.served.values()) == 0 and not (tmp_path / "t.sqlite").exists()

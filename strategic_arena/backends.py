@@ -49,7 +49,9 @@ When every attempt fails, :meth:`OpenAIBackend.complete` still returns: a :class
 with ``error`` set (``timeout`` or ``endpoint``) and every failure listed, so the caller records
 it. These are infrastructure errors: the arena scores no game they stop (see
 :mod:`strategic_arena.arena.match`). A server that only ever sends empty replies is therefore
-reported as failing, not scored as a model that answers nothing.
+reported as failing, not scored as a model that answers nothing. With ``empty_is_answer`` (the
+transfer benchmarks) an empty reply the server says the model ended (``finish_reason: stop``)
+is the model's answer: a wrong one, never asked again.
 """
 
 from __future__ import annotations
@@ -329,6 +331,7 @@ class OpenAIBackend:
         backoff_max_s: float = 30.0,
         seed: int | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        empty_is_answer: bool = False,
     ) -> None:
         if max_attempts < 1 or timeout_s <= 0 or backoff_base_s < 0 or max_reply_bytes < 1:
             raise ValueError(
@@ -345,6 +348,7 @@ class OpenAIBackend:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self.max_reply_bytes = max_reply_bytes
+        self.empty_is_answer = empty_is_answer
         self._rng = np.random.default_rng(seed)
         key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or None
         self._headers = {"Content-Type": "application/json", **credential_headers(base_url, key)}
@@ -457,7 +461,7 @@ class OpenAIBackend:
         """
         reply, payload = await self._exchange(self._body(messages, offered), headers)
         if reply.status < 300:
-            result = read_reply(payload, self._scrub)
+            result = read_reply(payload, self._scrub, empty_is_answer=self.empty_is_answer)
             if self.asking.response_prefix:
                 result["content"] = self.asking.response_prefix + result["content"]
             return result
@@ -595,12 +599,18 @@ def _token_count(value: object) -> int:
     return 0
 
 
-def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, Any]:
+def read_reply(
+    payload: object, scrub: Callable[[str], str] = str, *, empty_is_answer: bool = False
+) -> dict[str, Any]:
     """The fields of a ``chat.completion`` object, checked and coerced (see the module doc).
 
     Args:
         payload: the decoded JSON body.
         scrub: masks secrets in the texts (the backend's API key).
+        empty_is_answer: a reply with empty content that the server says the model ended
+            (``finish_reason: stop``) is the model's answer, not retried: for the transfer
+            benchmarks, where a weak model that answers nothing answers wrongly. Otherwise
+            (the arena) empty content is the server's failure, retried.
 
     Returns:
         The :class:`ChatResult` fields ``content``, ``reasoning``, ``finish_reason``,
@@ -651,7 +661,10 @@ def read_reply(payload: object, scrub: Callable[[str], str] = str) -> dict[str, 
         "malformed": "; ".join(wrong) or None,
     }
     nothing = not content.strip() and not reasoning and not wrong
-    if nothing and result["finish_reason"] != "length":
+    ended = result["finish_reason"] == "length" or (
+        empty_is_answer and result["finish_reason"] == "stop"
+    )
+    if nothing and not ended:
         raise _Retry("empty content in the response")
     return result
 

@@ -46,6 +46,12 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--peer-model", metavar="NAME", help="the peer's model (default: the only one it lists)"
     )
+    group.add_argument(
+        "--peer-api-key-env",
+        metavar="VAR",
+        help="environment variable holding the peer's API key (default: none, and no key is "
+        "sent to it: --api-key-env's key goes to the evaluated endpoint only); never stored",
+    )
 
 
 def system_from_args(args: argparse.Namespace) -> SystemPlan:
@@ -56,6 +62,7 @@ def system_from_args(args: argparse.Namespace) -> SystemPlan:
         peer_roles=tuple(args.peer_roles or ()),
         peer_base_url=args.peer_base_url,
         peer_model=args.peer_model,
+        peer_api_key_env=args.peer_api_key_env,
     )
     plan.check()
     return plan

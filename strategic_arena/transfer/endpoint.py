@@ -62,10 +62,12 @@ def peer_backend(
     run: BenchmarkRun,
     endpoint: OpenAIBackend,
     check: bool,
-    api_key_env: str | None,
     seed: int,
 ) -> OpenAIBackend | None:
-    """The peer's backend (the evaluated one's limits and key), checked; ``None``: no peer.
+    """The peer's backend (the evaluated one's limits, its own key), checked; ``None``: no peer.
+
+    The peer is asked with the key of ``system.peer_api_key_env`` only: the evaluated
+    endpoint's key never goes to the peer's origin.
 
     Raises:
         PreflightError: the peer cannot serve the run, or its model is unnamed without a check.
@@ -73,10 +75,11 @@ def peer_backend(
     if not system.peer_roles or system.peer_base_url is None:
         return None
     model = system.peer_model
+    key_env = system.peer_api_key_env
     if check:
         model = choose_model(
             list_served_models(
-                system.peer_base_url, api_key_env, endpoint.timeout_s, endpoint.max_reply_bytes
+                system.peer_base_url, key_env, endpoint.timeout_s, endpoint.max_reply_bytes
             ),
             model,
         )
@@ -85,14 +88,15 @@ def peer_backend(
     peer = OpenAIBackend(
         model,
         system.peer_base_url,
-        api_key_env=api_key_env,
+        api_key_env=key_env,
         timeout_s=endpoint.timeout_s,
         max_attempts=endpoint.max_attempts,
         max_reply_bytes=endpoint.max_reply_bytes,
         seed=seed,
+        empty_is_answer=True,
     )
     if check:
-        preflight(run, peer, api_key_env)
+        preflight(run, peer, key_env)
     return peer
 
 
@@ -161,10 +165,11 @@ def evaluate_endpoint(
         max_attempts=max_attempts,
         max_reply_bytes=max_reply_bytes,
         seed=plan.seed,
+        empty_is_answer=True,  # a model that ends its reply at once answers wrongly
     )
     if check:
         preflight(runs[0], backend, api_key_env)
-    peer = peer_backend(system, runs[0], backend, check, api_key_env, plan.seed)
+    peer = peer_backend(system, runs[0], backend, check, plan.seed)
     if peer is not None:
         system = replace(system, peer_model=peer.model)
     answers = answerer(system, backend.with_sampling, None if peer is None else peer.with_sampling)

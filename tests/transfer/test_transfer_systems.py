@@ -3,6 +3,7 @@ player over real HTTP, known accuracies, a peer endpoint, the report, kill -9 an
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -197,13 +198,20 @@ def test_the_command_line_checks_the_peer_and_asks_it_for_its_roles(tmp_path: Pa
     args = transfer_run_command("arithmetic", folder, servers[0].base_url, db)
     args[args.index("spiral")] = "marshal"
     args += ["--system", "autogen", "--peer-roles", "user_proxy"]
-    args += ["--peer-base-url", servers[1].base_url, "--api-key-env", "NO_KEY_HERE", "--quiet"]
+    args += ["--peer-base-url", servers[1].base_url, "--api-key-env", "EVAL_KEY", "--quiet"]
+    args += ["--peer-api-key-env", "PEER_KEY"]
+    keys = {"EVAL_KEY": "sk-evaluated-0123456789", "PEER_KEY": "sk-peer-0123456789"}
     try:
-        finished = subprocess.run(args, capture_output=True, text=True, timeout=600)
+        finished = subprocess.run(
+            args, capture_output=True, text=True, timeout=600, env={**os.environ, **keys}
+        )
     finally:
         for server in servers:
             server.close()
     assert finished.returncode == 0, finished.stderr
+    # each key to its own origin only: the evaluated endpoint's key never reaches the peer
+    assert servers[0].seen_keys and set(servers[0].seen_keys) == {f"Bearer {keys['EVAL_KEY']}"}
+    assert servers[1].seen_keys and set(servers[1].seen_keys) == {f"Bearer {keys['PEER_KEY']}"}
     # each endpoint's preflight request (the single agent's prompt), then only its own roles
     assert {role for role, _ in evaluated.asked} == {"single", "assistant"}
     assert {role for role, _ in peer.asked} == {"single", "user_proxy"}

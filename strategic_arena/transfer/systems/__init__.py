@@ -39,6 +39,8 @@ class SystemPlan:
         peer_roles: roles played by the peer endpoint instead of the evaluated model.
         peer_base_url: the peer's OpenAI-compatible base URL (needed with ``peer_roles``).
         peer_model: the peer's model (default: the only one its endpoint lists).
+        peer_api_key_env: the variable holding the peer's API key (``None``: no key is sent
+            to it; the evaluated endpoint's key never goes to another origin). Not stored.
     """
 
     name: str = "single"
@@ -46,6 +48,7 @@ class SystemPlan:
     peer_roles: tuple[str, ...] = ()
     peer_base_url: str | None = None
     peer_model: str | None = None
+    peer_api_key_env: str | None = None
 
     def check(self) -> None:
         """Refuse an unknown system or role, a role without a peer, or rounds below 1."""

@@ -12,12 +12,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
+from strategic_arena.cli import main
 from strategic_arena.problems import write_gsm8k_jsonl
 from strategic_arena.transfer import (
     BENCHMARKS,
@@ -355,3 +357,37 @@ def test_with_sampling_shares_one_client_and_sends_its_own_seed(tmp_path: Path) 
     assert clients[0] is clients[1] and clients[0].is_closed  # type: ignore[attr-defined]
     assert [body.get("seed") for body in server.seen_bodies] == [7, 8]
     assert base.sampling.seed is None
+
+
+def test_an_empty_reply_the_model_ended_is_its_wrong_answer_asked_once(tmp_path: Path) -> None:
+    """A weak model that stops at once answers nothing: scored wrong, stored, never re-asked.
+
+    Before, every empty reply was retried as the server's failure and never stored, so a rerun
+    asked it again and the run never completed.
+    """
+    folder = write_data(tmp_path / "data")
+    (run,) = runs(folder, 1, ("pass@1",))[:1]
+    problems = run.problems()
+    empty = {problem.id for i, problem in enumerate(problems) if i % 2 == 0}
+    oracle = ProblemOracle(
+        [run],
+        lambda problem_id, sample: True,
+        reply=lambda problem_id, sample: "" if problem_id in empty else None,
+    )
+    server = FaultServer(service=oracle)  # type: ignore[arg-type]
+    db = tmp_path / "t.sqlite"
+    args = transfer_run_command("arithmetic", folder, server.base_url, db)[3:]
+    try:
+        assert main([*args, "--quiet", "--samples", "1"]) == 0
+        asked = list(oracle.asked)
+        assert main([*args, "--quiet", "--samples", "1"]) == 0  # complete: nothing to ask
+    finally:
+        server.close()
+    assert len(oracle.asked) == len(asked) + 1  # the rerun's preflight only
+    answered = Counter(asked[1:])  # after the preflight's request
+    assert set(answered.values()) == {1} and len(answered) == len(problems)
+    with ResultsStore.for_reading(db) as store:
+        (cell,) = cells(store)
+        rows = store.rows("SELECT response, correct, finish_reason FROM transfer_answers")
+    assert cell.metrics[0].mean == pytest.approx(1 - len(empty) / len(problems))
+    assert sorted(r for r in rows if r[0] == "") == [("", 0, "stop")] * len(empty)

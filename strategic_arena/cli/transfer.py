@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
@@ -273,7 +274,10 @@ def _add_lm_eval(actions: Any) -> None:
     )
     command.add_argument("--model", required=True, help="model name")
     command.add_argument(
-        "--out", default="results/lm_eval", metavar="DIR", help="task files and lm-eval's output"
+        "--out",
+        default="results/lm_eval",
+        metavar="DIR",
+        help="the task files and lm-eval's results (results-1.json: lm-eval's results object)",
     )
     command.add_argument("--concurrency", type=int, default=4, help="lm-eval's concurrent requests")
     command.set_defaults(handler=lm_eval_main)
@@ -281,7 +285,7 @@ def _add_lm_eval(actions: Any) -> None:
 
 def lm_eval_main(args: argparse.Namespace) -> int:
     """``transfer lm-eval``: lm-eval's accuracy per benchmark."""
-    from strategic_arena.transfer.lm_eval_route import run_lm_eval
+    from strategic_arena.transfer.lm_eval_route import RESULTS_GLOB, run_lm_eval
 
     scores = run_lm_eval(
         plan_from_args(args),
@@ -292,4 +296,6 @@ def lm_eval_main(args: argparse.Namespace) -> int:
     )
     for name, accuracy in scores.items():
         print(f"{name}: lm-eval accuracy {100 * accuracy:.1f}%")
+    for path in sorted(Path(args.out).glob(RESULTS_GLOB)):
+        print(f"lm-eval's results: {path}")
     return 0

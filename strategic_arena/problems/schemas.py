@@ -282,7 +282,7 @@ class MMLUSTEM(MMLU):
     """MMLU's STEM subjects only (other subjects skipped; rows without a subject kept)."""
 
     name = "mmlu_stem"
-    fields = MMLU.fields + "; rows whose subject is not one of MMLU's 19 STEM subjects are skipped"
+    fields = MMLU.fields + "; rows whose subject is not one of MMLU's 18 STEM subjects are skipped"
 
     def problem(self, row: Mapping[str, Any], default_id: str, source: str) -> Problem | None:
         subject = row.get("subject")

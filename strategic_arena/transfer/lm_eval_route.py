@@ -7,8 +7,11 @@ with ``generate_until`` (the protocol's temperature, top-p and token budget, no 
 reads the last ``\boxed{...}`` with lm-eval's ``regex`` filter (one level of nested braces)
 and scores lm-eval's ``exact_match``. :func:`run_lm_eval` runs them with lm-eval's
 ``local-chat-completions`` model against the same endpoint, with the prompt's system message
-as lm-eval's ``system_instruction`` (tasks grouped by it), and returns each benchmark's
-accuracy.
+as lm-eval's ``system_instruction`` (tasks grouped by it), writes lm-eval's results object
+of each call (one per system instruction; usually one) to ``results-1.json``... in the same
+folder as the tasks, as lm-eval's own ``--output_path`` would hold it (metrics with their
+standard errors, the task configs, the model arguments, versions), and returns each
+benchmark's accuracy.
 
 Where the two routes may disagree (docs/transfer.md): lm-eval compares strings exactly where
 ours uses math-verify (``0.5`` against ``\frac12``); its regex reads one level of nested braces
@@ -29,10 +32,13 @@ from strategic_arena._extras import require
 from strategic_arena.transfer.benchmarks import BenchmarkRun, TransferPlan
 from strategic_arena.transfer.prompts import prompt
 
-__all__ = ["BOX_PATTERN", "run_lm_eval", "write_tasks"]
+__all__ = ["BOX_PATTERN", "RESULTS_GLOB", "run_lm_eval", "write_tasks"]
 
 #: The last boxed answer, as lm-eval's regex filter reads it (one level of nested braces).
 BOX_PATTERN = r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}"
+
+#: lm-eval's results, one file per call of lm-eval (per system instruction), in the out folder.
+RESULTS_GLOB = "results-*.json"
 
 #: lm-eval's metric key of the tasks written here.
 METRIC_KEY = "exact_match,box"
@@ -110,7 +116,10 @@ def run_lm_eval(
     out_dir: str | Path,
     concurrency: int = 4,
 ) -> dict[str, float]:
-    """lm-eval's accuracy on each benchmark of ``plan`` (see the module docstring).
+    """lm-eval's accuracy on each benchmark of ``plan``; its results in ``out_dir`` (module doc).
+
+    Results files of a former run in ``out_dir`` (``results-*.json``) are removed first, so
+    the folder holds this run's only.
 
     Raises:
         ValueError: the plan asks for few-shot prompts (this route writes zero-shot tasks;
@@ -123,6 +132,7 @@ def run_lm_eval(
         )
     lm_eval = require("lm_eval", "the lm-eval route")
     tasks = require("lm_eval.tasks", "the lm-eval route")
+    utils = require("lm_eval.utils", "the lm-eval route")
     groups = write_tasks(plan, out_dir)
     manager = tasks.TaskManager(include_path=str(Path(out_dir).resolve()))
     model_args = {
@@ -132,8 +142,11 @@ def run_lm_eval(
         "max_retries": 3,
         "tokenized_requests": False,
     }
+    folder = Path(out_dir)
+    for stale in folder.glob(RESULTS_GLOB):  # a former run's: the files are this run's only
+        stale.unlink()
     scores: dict[str, float] = {}
-    for system, names in groups.items():
+    for number, (system, names) in enumerate(groups.items(), 1):
         results = lm_eval.simple_evaluate(
             model="local-chat-completions",
             model_args=model_args,
@@ -143,6 +156,9 @@ def run_lm_eval(
             system_instruction=system,
             log_samples=False,
         )
+        # lm-eval's own results object, as its CLI's --output_path writes it
+        text = json.dumps(results, indent=2, default=utils.handle_non_serializable)
+        (folder / f"results-{number}.json").write_text(text + "\n", encoding="utf-8")
         for name in names:
             scores[name.removeprefix("strategic_arena_")] = float(
                 results["results"][name][METRIC_KEY]

@@ -312,6 +312,16 @@ def test_the_lm_eval_route_reports_the_same_accuracy(tmp_path: Path) -> None:
     }
     assert ours == pytest.approx(expected) and theirs == pytest.approx(expected)
     assert min(expected.values()) > 0 and max(expected.values()) < 1
+    # --out holds lm-eval's results objects (a call per system instruction: the maths prompt's
+    # and the multiple-choice one's), with the same scores
+    written = sorted((tmp_path / "lm").glob("results-*.json"))
+    assert [path.name for path in written] == ["results-1.json", "results-2.json"]
+    results = [json.loads(path.read_text())["results"] for path in written]
+    assert {
+        name.removeprefix("strategic_arena_"): entry["exact_match,box"]
+        for part in results
+        for name, entry in part.items()
+    } == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("action", ["run", "report", "fetch", "lm-eval"])

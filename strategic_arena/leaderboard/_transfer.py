@@ -6,7 +6,10 @@ runs of the same results store; when a store holds some, ``leaderboard.json`` ge
 its 95% half-width and how complete it is), ``LEADERBOARD.md`` a "Transfer evaluation" table
 and ``index.html`` a "Transfer" tab: models (labels) as rows, benchmarks as columns, the
 headline metric in each cell. A multi-agent system's row (``transfer run --system``) is its
-label with the system in brackets, ``base (mad)``.
+label with the system in brackets, ``base (mad)``. A label is any text (by default the model
+name an endpoint lists), so a single-agent label may read like another row's: rows are told
+apart by (label, system), and a title two rows would share gets the system in square brackets
+(``base (mad) [single]``), so no result ever covers another.
 """
 
 from __future__ import annotations
@@ -27,6 +30,16 @@ def _row(cell: TransferCell) -> str:
     return cell.label if cell.system == "single" else f"{cell.label} ({cell.system})"
 
 
+def row_titles(found: Sequence[TransferCell]) -> dict[tuple[str, str], str]:
+    """Each (label, system) row's title: :func:`_row`, unique (see the module docstring)."""
+    keys = list(dict.fromkeys((cell.label, cell.system) for cell in found))
+    plain = {key: _row(next(c for c in found if (c.label, c.system) == key)) for key in keys}
+    shared = {title for title in plain.values() if list(plain.values()).count(title) > 1}
+    return {
+        key: f"{title} [{key[1]}]" if title in shared else title for key, title in plain.items()
+    }
+
+
 def transfer_data(
     store: ResultsStore,
     run_names: Sequence[str] | None,
@@ -39,13 +52,14 @@ def transfer_data(
         found = [cell for cell in found if cell.run in wanted]
     if not found:
         return None
+    titles = row_titles(found)
     return {
-        "labels": list(dict.fromkeys(_row(cell) for cell in found)),
+        "labels": list(titles.values()),
         "benchmarks": list(dict.fromkeys(cell.benchmark for cell in found)),
         "cells": [
             rounded(
                 {
-                    "label": _row(cell),
+                    "label": titles[(cell.label, cell.system)],
                     "system": cell.system,
                     "benchmark": cell.benchmark,
                     "model": cell.model,

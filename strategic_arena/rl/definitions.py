@@ -97,8 +97,10 @@ class In2AIStepRewards:
                 continue
             verdict = verdicts[turn.move_index]
             turn.reward, turn.eligible = verdict.reward, verdict.eligible
-            if turn.error_kind is not None:  # re-asked error turns: their floor, kept
-                turn.reward, turn.eligible = min(verdict.reward, self.constants.parse_failure), True
+            if turn.error_kind is not None:  # re-asked error turns: their own floor, kept
+                rule = turn.error_kind in RULE_ERRORS
+                floor = self.constants.invalid_action if rule else self.constants.parse_failure
+                turn.reward, turn.eligible = min(verdict.reward, floor), True
 
 
 #: Every reward definition by name.

@@ -27,8 +27,13 @@ MAX_SHOTS = len(GSM8K_COT)
 
 
 def _key(text: str) -> str:
-    """``text`` without case and spacing differences (what "the same question" means)."""
-    return " ".join(text.split()).casefold()
+    """``text``'s letters and digits, case folded: what "the same question" means.
+
+    Case, spacing and punctuation are left out, so a problem that differs from an exemplar
+    only in a question mark or a comma still counts as that exemplar (its answer is never
+    shown before it).
+    """
+    return "".join(char for char in text.casefold() if char.isalnum())
 
 
 def exemplars_for(problem: Problem, shots: int) -> list[Exemplar]:

@@ -126,3 +126,37 @@ def test_constants_whose_floors_tie_a_legal_reward_are_refused() -> None:
     with pytest.raises(ValueError, match="must lie below every legal reward"):
         In2AIConstants(parse_failure=-0.5)
     assert In2AIConstants(clip_low=-0.5, invalid_action=-0.75, parse_failure=-1.0).clip_low == -0.5
+
+
+@pytest.mark.parametrize(
+    ("error_kind", "floor"), [("illegal_action", -1.5), ("format", -2.0), ("no_action", -2.0)]
+)
+def test_a_re_asked_error_turn_keeps_its_own_floor(
+    error_kind: str, floor: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken rule gets the invalid-action floor, an answer that did not parse the parse
+    floor, whether the game ended there or the re-asked move went on (and won its round)."""
+    from strategic_arena.rl import mindgames
+    from strategic_arena.rl.definitions import In2AIStepRewards
+    from strategic_arena.rl.episode import Episode, Turn
+    from strategic_arena.rl.rewards import RewardConfig
+
+    monkeypatch.setattr(mindgames, "replay_facts", lambda *args: None)
+    won = [mindgames.StepReward(1.0)]  # the re-asked move's step: a round won
+    monkeypatch.setattr(mindgames, "step_rewards", lambda *args: won)
+    for move_index in (None, 0):  # the game ended at the error / the re-asked move was played
+        turn = Turn("mindgames_colonel_blotto-v0", 0, "player 0", [1], [2], [-0.1], "x", error_kind)
+        turn.move_index = move_index
+        episode = Episode(
+            "mindgames_colonel_blotto-v0",
+            0,
+            (0,),
+            "x",
+            (0.0, 0.0),
+            "complete",
+            None,
+            [turn],
+            moves=(),
+        )
+        In2AIStepRewards().score(episode, RewardConfig())
+        assert (turn.reward, turn.eligible) == (floor, True)

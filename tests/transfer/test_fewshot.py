@@ -90,6 +90,25 @@ def test_an_exemplar_equal_to_the_problem_is_replaced_by_the_next() -> None:
     check_shots([PROBLEM, LEAH], 7)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Leah had 32 chocolates and her sister had 42. If they ate 35, how many pieces do they "
+        "have left in total",  # no question mark
+        "Leah had 32 chocolates, and her sister had 42. If they ate 35, how many pieces do they "
+        "have left in total ?",  # a comma added, a space before the mark
+        "leah had 32 chocolates and her sister had 42 -- if they ate 35, how many pieces do they "
+        "have left in total?!",
+    ],
+)
+def test_an_exemplar_that_differs_only_in_punctuation_is_still_the_problem(question: str) -> None:
+    near = Problem("p3", question, "39")
+    texts = assistant_texts(fewshot_messages(SPIRAL, near, 7))
+    assert len(texts) == 7 and not any("\\boxed{39}" in text for text in texts)
+    with pytest.raises(ValueError, match="only 7 exemplars"):
+        check_shots([near], 8)
+
+
 def test_shots_outside_the_exemplars_are_refused() -> None:
     for shots in (-1, 9):
         with pytest.raises(ValueError, match="shots must be between 0 and 8"):

@@ -220,3 +220,29 @@ def test_the_command_line_checks_the_peer_and_asks_it_for_its_roles(tmp_path: Pa
     assert cell.run == "transfer/player/arithmetic@autogen"
     assert cell.settings["system"]["peer_model"] == "peer"  # the only model the peer lists
     assert cell.metrics[0].mean == pytest.approx(EXPECTED["autogen"])
+
+
+def test_a_label_that_reads_like_another_rows_title_never_covers_its_result(
+    tmp_path: Path,
+) -> None:
+    """An endpoint names its model: ``base (mad)`` must not land on the row of ``base`` in MAD."""
+    from strategic_arena.leaderboard._transfer import transfer_markdown
+    from strategic_arena.leaderboard.markdown import escape
+    from strategic_arena.transfer.store import Answer, open_run, run_name, save_answer
+
+    def settings(system: str) -> dict[str, object]:
+        base = {"kind": "transfer", "benchmark": "arithmetic", "problems": 2, "prompt": "p"}
+        return base if system == "single" else {**base, "system": {"name": system}}
+
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        for label, system, right in (("base", "mad", True), ("base (mad)", "single", False)):
+            run = open_run(store, run_name(label, "arithmetic", system), 0, settings(system))
+            for problem in ("p0", "p1"):
+                save_answer(store, run.id, Answer(problem, 0, right, "1", "reply"))
+        published = transfer_data(store, None, lambda value: value)
+    assert published is not None
+    assert published["labels"] == ["base (mad) [mad]", "base (mad) [single]"]
+    means = {c["label"]: c["metrics"][0]["mean"] for c in published["cells"]}
+    assert means == {"base (mad) [mad]": 1.0, "base (mad) [single]": 0.0}
+    table = "\n".join(transfer_markdown(published, escape))
+    assert "| base (mad) \\[mad\\] | 100.0" in table and "| base (mad) \\[single\\] | 0.0" in table

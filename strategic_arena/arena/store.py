@@ -54,6 +54,7 @@ import functools
 import json
 import os
 import re
+import shlex
 import sqlite3
 import threading
 import time
@@ -655,7 +656,15 @@ class ResultsStore:
         """The id of run ``name``, created if new (see :meth:`open_run`)."""
         return self.open_run(name, seed, settings).id
 
-    def open_run(self, name: str, seed: int | None, settings: Mapping[str, Any]) -> StoredRun:
+    def open_run(
+        self,
+        name: str,
+        seed: int | None,
+        settings: Mapping[str, Any],
+        *,
+        rename: str = "--run-name",
+        repin_if: Callable[[StoredRun], bool] | None = None,
+    ) -> StoredRun:
         """Run ``name``, created if new.
 
         Args:
@@ -667,6 +676,11 @@ class ResultsStore:
                 same settings (apart from :data:`LOCATION_KEYS`): a name reused for other
                 settings would add games its stored settings do not describe, so it is a
                 ``ValueError`` naming the keys that differ.
+            rename: how the refusal tells the user to name the run another way (the command's
+                option); the refusal also gives the delete command with this store's ``--db``.
+            repin_if: an existing run with another seed or other settings for which this
+                says yes (it holds nothing yet: a first attempt that stored nothing) takes
+                the new seed and settings instead of refusing them.
         """
         check_no_secrets(settings, "run")
         row = self._run_row(name)
@@ -685,14 +699,30 @@ class ResultsStore:
             )
             row = self._run_row(name)
             assert row is not None
-        if seed is not None and row.seed != seed:
-            raise ValueError(f"run {name!r} exists with seed {row.seed}, not {seed}")
+        other_seed = seed is not None and row.seed != seed
         differences = setting_differences(row.settings, settings)
+        if (other_seed or differences) and repin_if is not None and repin_if(row):
+            self._db.execute(
+                "UPDATE runs SET seed = ?, settings = ? WHERE id = ?",
+                (
+                    row.seed if seed is None else seed,
+                    json.dumps(dict(settings), sort_keys=True),
+                    row.id,
+                ),
+            )
+            repinned = self._run_row(name)
+            assert repinned is not None
+            return repinned
+        if other_seed:
+            raise ValueError(f"run {name!r} exists with seed {row.seed}, not {seed}")
         if differences:
+            delete = shlex.join(
+                ["strategic-arena", "runs", "--delete", name, "--db", self.location]
+            )
             raise ValueError(
                 f"run {name!r} exists in {self.location} with other settings: "
-                f"{'; '.join(differences)}. Give this one another name (--run-name), or "
-                f"delete the stored run first (strategic-arena runs --delete {name})"
+                f"{'; '.join(differences)}. Give this one another name ({rename}), or "
+                f"delete the stored run first ({delete})"
             )
         return row
 
@@ -926,15 +956,19 @@ class ResultsStore:
         with self.transaction():
             self._db.execute("UPDATE runs SET name = ? WHERE id = ?", (new_name, run_id))
 
-    def delete_run(self, name: str) -> list[int]:
+    def delete_run(self, name: str, before: Callable[[int], object] | None = None) -> list[int]:
         """Delete run ``name`` with its games and moves, in one transaction; returns the game ids.
 
-        Players stay (other runs may have them); a later run may reuse the name.
+        Players stay (other runs may have them); a later run may reuse the name. ``before`` is
+        called with the run's id inside the transaction, first: an upper layer's rows keyed by
+        the run (a transfer run's answers) go with it, or nothing does.
         """
         run_id = self.run_id(name)
         rows = self._db.execute("SELECT id FROM games WHERE run_id = ?", (run_id,))
         game_ids = [int(row[0]) for row in rows]
         with self.transaction():
+            if before is not None:
+                before(run_id)
             self._db.execute(
                 "DELETE FROM moves WHERE game_id IN (SELECT id FROM games WHERE run_id = ?)",
                 (run_id,),

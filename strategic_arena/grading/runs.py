@@ -1,16 +1,19 @@
-"""Deleting a run: its games, their moves and their move grades, together.
+"""Deleting a run: its games, moves and move grades (a transfer run: its answers), together.
 
 Here rather than beside :mod:`strategic_arena.arena.runs` because move grades (a grading table)
 are keyed by game id, and SQLite may give a freed id to a later game: grades left behind would
-be read as that game's.
+be read as that game's; a transfer run's answers reference the run, so they go first, in the
+same transaction.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from strategic_arena.arena.store import ResultsStore, existing
 from strategic_arena.grading.tables import GradeTables
+from strategic_arena.transfer.store import delete_answers
 
 
 def delete_run(db: str | Path, name: str) -> int:
@@ -23,7 +26,10 @@ def delete_run(db: str | Path, name: str) -> int:
         KeyError: no such run (the message lists the runs).
     """
     with ResultsStore(existing(db)) as store:
-        game_ids = store.delete_run(name)
+        answers = "transfer_answers" in store.table_names()
+        game_ids = store.delete_run(
+            name, before=partial(delete_answers, store) if answers else None
+        )
         graded = "move_grades" in store.table_names()
     if graded:
         with GradeTables(db) as tables:

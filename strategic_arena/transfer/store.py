@@ -34,6 +34,7 @@ __all__ = [
     "SYSTEM_MARK",
     "Answer",
     "answers",
+    "delete_answers",
     "ensure_table",
     "run_name",
     "save_answer",
@@ -122,10 +123,27 @@ def ensure_table(store: ResultsStore) -> None:
 
 
 def open_run(store: ResultsStore, name: str, seed: int, settings: dict[str, object]) -> StoredRun:
-    """The run ``name`` (created if new), with the answers table; refused if settings differ."""
+    """The run ``name`` (created if new), with the answers table; refused if settings differ.
+
+    Settings are pinned by the first answer, not the first attempt: a run that holds no answer
+    yet (an attempt whose every request failed, say with a token budget the server refused)
+    takes the new settings. A refusal suggests another ``--label`` (the run's name part).
+    """
     ensure_table(store)
+
+    def empty(run: StoredRun) -> bool:
+        return (
+            store.execute("SELECT 1 FROM transfer_answers WHERE run_id = ? LIMIT 1", (run.id,))
+            is None
+        )
+
     with store.transaction():
-        return store.open_run(name, seed, settings)
+        return store.open_run(name, seed, settings, rename="another --label", repin_if=empty)
+
+
+def delete_answers(store: ResultsStore, run_id: int) -> None:
+    """Delete every answer of ``run_id`` (deleting the run: ``strategic-arena runs --delete``)."""
+    store.execute("DELETE FROM transfer_answers WHERE run_id = ?", (run_id,))
 
 
 def answered(store: ResultsStore, run_id: int) -> set[tuple[str, int]]:

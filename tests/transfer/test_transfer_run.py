@@ -401,3 +401,49 @@ def test_an_empty_reply_the_model_ended_is_its_wrong_answer_asked_once(tmp_path:
         rows = store.rows("SELECT response, correct, finish_reason FROM transfer_answers")
     assert cell.metrics[0].mean == pytest.approx(1 - len(empty) / len(problems))
     assert sorted(r for r in rows if r[0] == "") == [("", 0, "stop")] * len(empty)
+
+
+def test_a_first_attempt_that_stored_nothing_pins_no_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every request of the first attempt failed: the rerun may change its settings; once
+    answers are stored, other settings are refused with options that exist."""
+    folder = write_data(tmp_path / "data")
+    (run,) = runs(folder, 1, ("pass@1",))[:1]
+    oracle = ProblemOracle([run], lambda problem_id, sample: True)
+    server = FaultServer(["ok"] + ["500"] * 10, service=oracle)  # type: ignore[arg-type]
+    db = tmp_path / "t.sqlite"
+    args = [*transfer_run_command("arithmetic", folder, server.base_url, db)[3:], "--quiet"]
+    args += ["--samples", "1", "--max-attempts", "1"]
+    try:
+        assert main([*args, "--max-tokens", "8192"]) == 1  # the preflight passed, then 500s
+        with ResultsStore.for_reading(db) as store:
+            assert stored_answers(db) == 0 and len(store.runs()) == 1
+        assert main([*args, "--max-tokens", "512"]) == 0  # not pinned: nothing was stored
+        capsys.readouterr()
+        assert main([*args, "--max-tokens", "256"]) == 2  # pinned now by ten answers
+    finally:
+        server.close()
+    with ResultsStore.for_reading(db) as store:
+        (stored,) = store.runs()
+    assert stored.settings["max_tokens"] == 512 and stored_answers(db) == 10
+    err = capsys.readouterr().err
+    assert "max_tokens (512 stored, now 256)" in err
+    assert "Give this one another name (another --label)" in err
+    assert f"strategic-arena runs --delete transfer/oracle/arithmetic --db {db}" in err
+
+
+def test_runs_delete_takes_a_transfer_runs_answers_with_it(tmp_path: Path) -> None:
+    """The suggested delete works: the answers go too (they reference the run), and a new run
+    of the same name starts empty (no answer of the old one is read as its)."""
+    from strategic_arena.transfer.store import Answer, answered, open_run, save_answer
+
+    db = tmp_path / "t.sqlite"
+    with ResultsStore(db) as store:
+        run = open_run(store, "transfer/base/arithmetic", 1, {"kind": "transfer"})
+        save_answer(store, run.id, Answer("p0", 0, True, "1", "reply"))
+    assert main(["runs", "--db", str(db), "--delete", "transfer/base/arithmetic"]) == 0
+    with ResultsStore(db) as store:
+        assert store.rows("SELECT count(*) FROM transfer_answers") == [(0,)]
+        again = open_run(store, "transfer/base/arithmetic", 1, {"kind": "transfer", "x": 1})
+        assert answered(store, again.id) == set()

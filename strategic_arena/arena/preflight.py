@@ -111,11 +111,28 @@ def list_served_models(
         PreflightError: the listing cannot be read; the message (one line, the URL masked)
             names the likely cause.
     """
+    return list(served_models(base_url, api_key_env, timeout_s, max_reply_bytes))
+
+
+def served_models(
+    base_url: str,
+    api_key_env: str | None,
+    timeout_s: float,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> dict[str, int | None]:
+    """The model ids ``base_url/models`` lists, each with its context length where listed.
+
+    vLLM lists each served model's ``max_model_len`` (prompt and answer together); other
+    servers may not (``None``). One request, as :func:`list_served_models`.
+
+    Raises:
+        PreflightError: the listing cannot be read (see :func:`list_served_models`).
+    """
     key = os.environ.get(api_key_env) if api_key_env else None
     reply = _get_models(base_url, key, timeout_s, max_reply_bytes)
     if reply.status >= 300:
         raise _status_error(reply, base_url, api_key_env)
-    return _model_ids(reply, base_url, max_reply_bytes)
+    return _model_cards(reply, base_url, max_reply_bytes)
 
 
 def _get_models(
@@ -174,12 +191,19 @@ def _status_error(reply: HttpReply, base_url: str, api_key_env: str | None) -> P
     return PreflightError(f"HTTP {reply.status} from {public}: {message}")
 
 
-def _model_ids(reply: HttpReply, base_url: str, max_reply_bytes: int) -> list[str]:
-    """The model ids of a successful listing; :class:`PreflightError` unless it is one."""
+def _context(card: object) -> int | None:
+    """A model card's ``max_model_len`` if it is a positive integer (endpoint data)."""
+    value = card.get("max_model_len") if isinstance(card, dict) else None
+    valid = isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31
+    return value if valid else None
+
+
+def _model_cards(reply: HttpReply, base_url: str, max_reply_bytes: int) -> dict[str, int | None]:
+    """Model id -> context length of a successful listing; :class:`PreflightError` otherwise."""
     public = shown(endpoint_url(base_url, "models"))
     try:
         data = parse_json(reply.body, max_reply_bytes)["data"]  # type: ignore[index]
-        return [str(model["id"]) for model in data]
+        return {str(model["id"]): _context(model) for model in data}
     except ReplyTooLarge as error:
         raise PreflightError(f"{public} lists too much ({error})") from None
     except (ValueError, KeyError, TypeError, IndexError, RecursionError) as error:

@@ -14,6 +14,7 @@ same way and asked through its own backend.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,10 +22,12 @@ from strategic_arena.arena.preflight import (
     PreflightError,
     choose_model,
     diagnose,
-    list_served_models,
+    served_models,
 )
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.backends import OpenAIBackend
+from strategic_arena.door import shown
+from strategic_arena.door.printable import printable_line
 from strategic_arena.http_body import DEFAULT_MAX_REPLY_BYTES
 from strategic_arena.transfer.benchmarks import BenchmarkRun, TransferPlan
 from strategic_arena.transfer.runner import BenchmarkResult, answer_sample, evaluate
@@ -57,9 +60,31 @@ def preflight(run: BenchmarkRun, backend: OpenAIBackend, api_key_env: str | None
         raise diagnose(detail, backend.base_url, "", api_key_env)
 
 
+def check_budget(
+    runs: Sequence[BenchmarkRun], model: str, context: int | None, base_url: str
+) -> None:
+    """Each run's answer budget fits the served model's context (``None``: not listed).
+
+    A budget the server's ``max_model_len`` cannot hold is refused by the server request by
+    request (HTTP 400); it is one line here, before the first request.
+
+    Raises:
+        PreflightError: a run's ``max_tokens`` leaves no room for its prompt.
+    """
+    for run in runs:
+        budget = run.protocol.max_tokens
+        if context is not None and budget >= context:
+            raise PreflightError(
+                f"--max-tokens {budget} ({run.benchmark.name}) does not fit the context of "
+                f"{printable_line(model, 80)!r} at {shown(base_url)}: {context} tokens for the "
+                "prompt and the answer together; lower --max-tokens, or serve the model with a "
+                "longer --max-model-len"
+            )
+
+
 def peer_backend(
     system: SystemPlan,
-    run: BenchmarkRun,
+    runs: Sequence[BenchmarkRun],
     endpoint: OpenAIBackend,
     check: bool,
     seed: int,
@@ -77,12 +102,11 @@ def peer_backend(
     model = system.peer_model
     key_env = system.peer_api_key_env
     if check:
-        model = choose_model(
-            list_served_models(
-                system.peer_base_url, key_env, endpoint.timeout_s, endpoint.max_reply_bytes
-            ),
-            model,
+        cards = served_models(
+            system.peer_base_url, key_env, endpoint.timeout_s, endpoint.max_reply_bytes
         )
+        model = choose_model(list(cards), model)
+        check_budget(runs, model, cards[model], system.peer_base_url)
     elif model is None:
         raise PreflightError("name the peer's model (--peer-model) when the preflight is off")
     peer = OpenAIBackend(
@@ -96,7 +120,7 @@ def peer_backend(
         empty_is_answer=True,
     )
     if check:
-        preflight(run, peer, key_env)
+        preflight(runs[0], peer, key_env)
     return peer
 
 
@@ -152,9 +176,9 @@ def evaluate_endpoint(
     for run in runs:  # every file read before the endpoint is asked anything
         run.problems()
     if check:
-        model = choose_model(
-            list_served_models(base_url, api_key_env, timeout_s, max_reply_bytes), model
-        )
+        cards = served_models(base_url, api_key_env, timeout_s, max_reply_bytes)
+        model = choose_model(list(cards), model)
+        check_budget(runs, model, cards[model], base_url)
     elif model is None:
         raise PreflightError("name the model (--model) when the preflight is off")
     backend = OpenAIBackend(
@@ -169,7 +193,7 @@ def evaluate_endpoint(
     )
     if check:
         preflight(runs[0], backend, api_key_env)
-    peer = peer_backend(system, runs[0], backend, check, plan.seed)
+    peer = peer_backend(system, runs, backend, check, plan.seed)
     if peer is not None:
         system = replace(system, peer_model=peer.model)
     answers = answerer(system, backend.with_sampling, None if peer is None else peer.with_sampling)

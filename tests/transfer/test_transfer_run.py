@@ -14,6 +14,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -447,3 +448,34 @@ def test_runs_delete_takes_a_transfer_runs_answers_with_it(tmp_path: Path) -> No
         assert store.rows("SELECT count(*) FROM transfer_answers") == [(0,)]
         again = open_run(store, "transfer/base/arithmetic", 1, {"kind": "transfer", "x": 1})
         assert answered(store, again.id) == set()
+
+
+def test_a_budget_beyond_the_served_context_is_one_line_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM lists each model's max_model_len: 8,192 answer tokens cannot fit 2,048."""
+    folder = write_data(tmp_path / "data")
+    (run,) = runs(folder, 1, ("pass@1",))[:1]
+
+    class Served(ProblemOracle):
+        def models(self) -> dict[str, Any]:
+            listed = super().models()
+            listed["data"][0]["max_model_len"] = 2048
+            return listed
+
+    oracle = Served([run], lambda problem_id, sample: True)
+    server = FaultServer(service=oracle)  # type: ignore[arg-type]
+    db = tmp_path / "t.sqlite"
+    args = [*transfer_run_command("arithmetic", folder, server.base_url, db)[3:], "--quiet"]
+    try:
+        assert main([*args, "--max-tokens", "8192", "--samples", "1"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert not oracle.asked and not db.exists()  # not even the preflight's request
+        assert main([*args, "--max-tokens", "1024", "--samples", "1"]) == 0  # it fits
+    finally:
+        server.close()
+    assert len(err) == 1, err
+    assert (
+        "--max-tokens 8192 (arithmetic) does not fit the context of 'oracle' at "
+        f"{server.base_url}: 2048 tokens for the prompt and the answer together" in err[0]
+    )

@@ -84,8 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported once a command runs: the packages that register entries of a lower layer's
     # registry (the ``best_response`` opponent; the ``learned`` verifier), before any command
     # names one, and the guard, which knows the store's errors.
-    importlib.import_module("strategic_arena.grading")
-    importlib.import_module("strategic_arena.train")
+    import strategic_arena.grading
+    import strategic_arena.train  # noqa: F401
     from strategic_arena.cli.guard import guarded
 
     for option in ("api_key_env", "opponent_api_key_env"):  # the keys a command may send

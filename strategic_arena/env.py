@@ -34,6 +34,10 @@ MAX_TEXT_LENGTH = 65_536
 Observation = dict[str, Any]
 """``{"observation": float32 tensor, "action_mask": int8 mask, "text": str}``."""
 
+#: The most observations with an unread text an env tracks between two steps; past it they
+#: are given their clone at once (a loop that observes without stepping stays bounded).
+MAX_UNREAD = 64
+
 
 class IllegalActionError(ValueError):
     """``step`` was given an action id that is not legal; the game state is unchanged."""
@@ -252,6 +256,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         mask = self._mask(legal) if cached_mask is None else cached_mask.copy()
         unread = self._unread
         if unread is not None:  # the text is built when read, of this state
+            if len(unread) >= MAX_UNREAD:  # observed again and again without a step: bounded
+                self._keep_unread(state)
             observation = LazyObservation(tensor, mask, self.spec.observation_text, state, player)
             unread.append(observation)
             return observation
@@ -292,9 +298,7 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._cumulative_rewards[agent] = 0.0
         self._observed = None  # the state is about to change
         if self._unread:  # so the unread texts keep the state they were made in
-            for observation in self._unread:
-                observation.keep(state)
-            self._unread.clear()
+            self._keep_unread(state)
         if not self._apply(state, player, action):
             return
         if self._has_chance:
@@ -311,6 +315,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self._pay(state)
         if self.render_mode == "human":
             self.render()
+
+    def _keep_unread(self, state: pyspiel.State) -> None:
+        """Give each unread observation a clone of ``state`` (about to change); forget them."""
+        assert self._unread is not None
+        for observation in self._unread:
+            observation.keep(state)
+        self._unread.clear()
 
     def _check_legal(self, state: pyspiel.State, agent: str, player: int, action: int) -> None:
         """Raise :class:`IllegalActionError` unless ``action`` is legal for ``player`` now.

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import strategic_arena as sa
+from strategic_arena.env import MAX_UNREAD
 from strategic_arena.lazy_observation import LazyObservation
 
 
@@ -81,3 +82,14 @@ def test_games_with_cheap_text_keep_the_plain_dict() -> None:
     env = sa.make("connect_four-v0")
     env.reset(seed=0)
     assert type(env.observe("player_0")) is dict
+
+
+def test_observing_without_stepping_stays_bounded_and_exact() -> None:
+    env = sa.make("hanabi_3p-v0")
+    env.reset(seed=1)
+    expected = env.spec.observation_text(env.spiel_state, 0)
+    seen = [env.observe("player_0") for _ in range(3 * MAX_UNREAD)]
+    assert env._unread is not None and len(env._unread) <= MAX_UNREAD
+    obs, *_ = env.last()
+    env.step(int(obs["action_mask"].nonzero()[0][0]))
+    assert all(o["text"] == expected for o in seen)

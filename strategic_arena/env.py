@@ -21,6 +21,7 @@ from pettingzoo import AECEnv
 
 from strategic_arena.games import GameSpec, get_spec
 from strategic_arena.games.seats import acting_seats, apply_moves
+from strategic_arena.lazy_observation import LazyObservation
 from strategic_arena.turn import Decision, Verdict, judge
 from strategic_arena.views import SeatView, move_history, seat_view
 
@@ -32,6 +33,10 @@ MAX_TEXT_LENGTH = 65_536
 
 Observation = dict[str, Any]
 """``{"observation": float32 tensor, "action_mask": int8 mask, "text": str}``."""
+
+#: The most observations with an unread text an env tracks between two steps; past it they
+#: are given their clone at once (a loop that observes without stepping stays bounded).
+MAX_UNREAD = 64
 
 
 class IllegalActionError(ValueError):
@@ -137,6 +142,9 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         #: ``(state, player, legal actions)`` of the last observation, until the state changes
         #: (see ``step``).
         self._observed: tuple[pyspiel.State, int, tuple[int, ...]] | None = None
+        #: Observations whose text is unread, made since the state last changed (a game of
+        #: :attr:`GameSpec.lazy_text`): each keeps a clone before the state changes.
+        self._unread: list[LazyObservation] | None = [] if spec.lazy_text else None
         #: The agent whose forfeit ended the current game, if any.
         self.forfeited_by: str | None = None
         # A game type that does not say (a free-text game's own) may have chance.
@@ -192,6 +200,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self.forfeited_by = None
         self._pending = {}
         self._observed = None
+        if self._unread:  # of the old state, which no longer changes
+            self._unread.clear()
         state = self.spiel_state = self.game.new_initial_state()
         if self._has_chance:
             self._resolve_chance()
@@ -244,6 +254,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         masks = self._masks
         cached_mask = None if masks is None else masks.get(legal)
         mask = self._mask(legal) if cached_mask is None else cached_mask.copy()
+        unread = self._unread
+        if unread is not None:  # the text is built when read, of this state
+            if len(unread) >= MAX_UNREAD:  # observed again and again without a step: bounded
+                self._keep_unread(state)
+            observation = LazyObservation(tensor, mask, self.spec.observation_text, state, player)
+            unread.append(observation)
+            return observation
         text = self.spec.observation_text(state, player)
         if memo is not None:
             if len(memo) >= MEMO_SIZE:
@@ -280,6 +297,8 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         self._check_legal(state, agent, player, action)
         self._cumulative_rewards[agent] = 0.0
         self._observed = None  # the state is about to change
+        if self._unread:  # so the unread texts keep the state they were made in
+            self._keep_unread(state)
         if not self._apply(state, player, action):
             return
         if self._has_chance:
@@ -296,6 +315,13 @@ class TextGameEnv(AECEnv[str, Observation, int]):
             self._pay(state)
         if self.render_mode == "human":
             self.render()
+
+    def _keep_unread(self, state: pyspiel.State) -> None:
+        """Give each unread observation a clone of ``state`` (about to change); forget them."""
+        assert self._unread is not None
+        for observation in self._unread:
+            observation.keep(state)
+        self._unread.clear()
 
     def _check_legal(self, state: pyspiel.State, agent: str, player: int, action: int) -> None:
         """Raise :class:`IllegalActionError` unless ``action`` is legal for ``player`` now.

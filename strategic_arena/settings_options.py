@@ -122,6 +122,17 @@ def game_sampling_text(env_id: str, sampling: Sampling) -> str:
     return f"{env_id}:{','.join(pairs)}"
 
 
+def _field_default(item: dataclasses.Field[Any]) -> Any:
+    """A settings field's default, read from the class: no instance is made.
+
+    Making one would check every value, which imports the styles and the turn (OpenSpiel,
+    numpy) -- more than a parser, ``eval --help`` included, needs; the defaults are valid.
+    """
+    if item.default_factory is not dataclasses.MISSING:
+        return item.default_factory()
+    return item.default
+
+
 def add_settings_options(
     group: argparse._ArgumentGroup,
     cls: type[Asking] | type[Sampling],
@@ -136,12 +147,11 @@ def add_settings_options(
     owner: type = cls  # field_docs caches by class
     docs = field_docs(owner)
     hints = typing.get_type_hints(cls)
-    defaults = cls()
     for item in dataclasses.fields(cls):
         flag = flags.get(item.name, Flag())
         option = flag.name or "--" + item.name.replace("_", "-")
         dest = _dest(cls, item.name)
-        default = getattr(defaults, item.name)
+        default = _field_default(item)
         shown = "" if default in (None, "", (), {}) else f" (default: {_shown(default)})"
         extra = " ".join(t for t in (flag.note, (notes or {}).get(item.name, "")) if t)
         text = docs.get(item.name, "") + (f" {extra}" if extra else "") + shown

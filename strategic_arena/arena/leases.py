@@ -32,11 +32,8 @@ import secrets
 import socket
 from collections.abc import Sequence
 
+from strategic_arena.arena.option_defaults import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from strategic_arena.arena.store import ResultsStore
-
-#: How long a lease lasts without renewal by default, in seconds: long enough for a loaded
-#: machine to renew in time, short enough that a dead worker's games wait little.
-DEFAULT_LEASE_S = 60.0
 
 #: The server's clock, in seconds since the epoch (leases never read a worker's clock).
 _NOW = "extract(epoch from clock_timestamp())"

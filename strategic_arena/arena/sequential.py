@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from strategic_arena.arena.option_defaults import DEFAULT_CAP as DEFAULT_CAP
 from strategic_arena.arena.records import StoredGame, StoredRun
 from strategic_arena.arena.sprt import (
     Sprt,
@@ -48,9 +49,6 @@ from strategic_arena.arena.store import ResultsStore
 from strategic_arena.arena.teams import seat_teams, team_returns
 from strategic_arena.door.printable import printable_line
 from strategic_arena.games import get_spec
-
-#: The most games of one matchup's test when ``eval --until decided`` is given no --num-games.
-DEFAULT_CAP = 400
 
 #: The run setting that holds a sequential run's test (:meth:`Sprt.as_dict`).
 SETTING = "sequential"

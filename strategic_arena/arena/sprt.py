@@ -55,14 +55,20 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from strategic_arena.arena.option_defaults import (
+    ELO_MODELS,
+    SPRT_ALPHA,
+    SPRT_BETA,
+    SPRT_ELO0,
+    SPRT_ELO1,
+    SPRT_ELO_MODEL,
+)
+
 #: What a zero count becomes before the likelihoods are maximized (fishtest's regularization).
 EPSILON = 1e-3
 
 #: Normalized Elo per unit of t-value: ``800 / ln 10`` (about 347.4).
 NELO_PER_T = 800 / math.log(10)
-
-#: The Elo models the test's bounds may be given in.
-ELO_MODELS = ("logistic", "normalized")
 
 #: The decisions of a test: H1 accepted, H0 accepted, or neither yet.
 Decision = Literal["H1", "H0"]
@@ -229,11 +235,11 @@ class Sprt:
         elo_model: ``logistic`` or ``normalized`` (the units of the bounds).
     """
 
-    elo0: float = 0.0
-    elo1: float = 100.0
-    alpha: float = 0.05
-    beta: float = 0.05
-    elo_model: str = "logistic"
+    elo0: float = SPRT_ELO0
+    elo1: float = SPRT_ELO1
+    alpha: float = SPRT_ALPHA
+    beta: float = SPRT_BETA
+    elo_model: str = SPRT_ELO_MODEL
 
     def __post_init__(self) -> None:
         if self.elo_model not in ELO_MODELS:

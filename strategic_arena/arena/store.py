@@ -67,6 +67,9 @@ from typing import Any, Protocol, cast
 from strategic_arena.actions import ActionError, Attempt, ErrorKind
 from strategic_arena.arena import postgres
 from strategic_arena.arena.match import MatchRecord
+from strategic_arena.arena.option_defaults import (
+    DEFAULT_MAX_RESPONSE_CHARS as DEFAULT_MAX_RESPONSE_CHARS,
+)
 from strategic_arena.arena.records import (
     MoveStats,
     StoredGame,
@@ -197,11 +200,6 @@ _SECRET = re.compile(
     r"|[?&][^=&#\s'\"]+=(?!\*\*\*(?![^&#\s'\"]))[^&#\s'\"]+",
     re.IGNORECASE,
 )
-
-
-#: The longest response (and reasoning) text stored per answer, by default: far above any
-#: game answer, far below what a hostile endpoint may send (a 30 MB reply per move).
-DEFAULT_MAX_RESPONSE_CHARS = 100_000
 
 #: How long a write waits for another process's lock by default, in seconds.
 DEFAULT_LOCK_WAIT_S = 300.0

@@ -1,22 +1,19 @@
-"""What every command of the CLI shares: the help format and turning errors into one line.
+"""What every command of the CLI shares: the help format, the store option, one error line.
 
-Bad input never ends in a traceback: :func:`guarded` runs a command's handler and prints the
-errors library functions raise for bad input as one ``strategic-arena: error: ...`` line.
+Light by design (the standard library and :mod:`strategic_arena.door`): every command's parser
+imports it, and ``strategic-arena --help`` imports nothing heavier. Running a handler inside
+the error guard is :mod:`strategic_arena.cli.guard`'s job.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
+import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from strategic_arena._extras import MissingExtraError, missing_extra_message
-from strategic_arena.arena import postgres
-from strategic_arena.arena.replay import ReplayError
-from strategic_arena.arena.store import explain
-from strategic_arena.door import Refused, is_postgres, scrub, shown, store_target
+from strategic_arena.door import Refused, is_postgres, scrub, store_target
 from strategic_arena.door.printable import printable_line
 
 #: The help of every ``--db``.
@@ -38,6 +35,20 @@ def add_api_key_option(group: argparse._ArgumentGroup) -> None:
 
 Handler = Callable[[argparse.Namespace], int]
 """A command: parsed arguments in, exit status out."""
+
+
+def later(module: str, name: str) -> Handler:
+    """The handler ``name`` of ``module``, imported only when its command runs.
+
+    A command's parser sets it as its handler, so that building the parser (``--help``
+    included) never imports what only running the command needs.
+    """
+
+    def run(args: argparse.Namespace) -> int:
+        handler = cast(Handler, getattr(importlib.import_module(module), name))
+        return handler(args)
+
+    return run
 
 
 class Parser(argparse.ArgumentParser):
@@ -110,28 +121,3 @@ def fail(message: object, args: argparse.Namespace | None = None) -> int:
         text = scrub(text, target)  # a driver's or library's message repeating a password
     print(f"strategic-arena: error: {printable_line(text)}", file=sys.stderr)
     return 2
-
-
-def guarded(handler: Handler, args: argparse.Namespace) -> int:
-    """Run ``handler``, printing bad input (and a diverging replay) as one line, no traceback."""
-    try:
-        return handler(args)
-    except ReplayError as error:
-        print(f"strategic-arena: replay diverged: {printable_line(error)}", file=sys.stderr)
-        return 1
-    except sqlite3.Error as error:  # a store that fails while it is read (not SQLite, ...)
-        db = getattr(args, "db", None)
-        where = f" {shown(db)}" if db else ""
-        return fail(f"cannot read the results store{where}: {explain(error)}", args)
-    except ModuleNotFoundError as error:  # an optional dependency a command imports itself
-        if error.name is None:
-            return fail(error, args)
-        return fail(missing_extra_message(error.name, f"'{args.command}'"), args)
-    except (ValueError, KeyError, MissingExtraError, OSError) as error:
-        return fail(error.args[0] if isinstance(error, KeyError) and error.args else error, args)
-    except Exception as error:  # PostgreSQL's driver, failing while a store is read
-        if not postgres.is_driver_error(error):
-            raise
-        db = getattr(args, "db", None)
-        where = f" {shown(db)}" if db else ""
-        return fail(f"cannot read the results store{where}: {postgres.explain(error, db)}", args)

@@ -12,7 +12,9 @@ import json
 from typing import Any
 
 from strategic_arena.arena.defaults import DEFAULT_DB
-from strategic_arena.cli.arena import add_model_options, model_options
+from strategic_arena.cli.arena import model_options
+from strategic_arena.cli.arena_parsers import add_model_options
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, store_option
 from strategic_arena.grading import strategy_envs
 from strategic_arena.grading.grade import grade
@@ -20,11 +22,11 @@ from strategic_arena.grading.moves import DEFAULT_MAX_NODES
 from strategic_arena.grading.summary import render_text
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``grade`` on the CLI's subparsers."""
     command = sub.add_parser(
         "grade",
-        help="grade stored moves against exact solvers and measure poker exploitability",
+        help=HELP["grade"],
         formatter_class=HelpFormatter,
         description="Grade every stored Tic-Tac-Toe and Connect Four move against the exact "
         "solvers, and query each poker player (built-in opponents of the runs, and the model "

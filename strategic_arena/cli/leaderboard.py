@@ -20,7 +20,9 @@ from typing import Any
 
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.store import ResultsStore
-from strategic_arena.cli.arena import add_price_options, prices_of
+from strategic_arena.cli.arena import prices_of
+from strategic_arena.cli.arena_parsers import add_price_options
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import fail, store_option
 from strategic_arena.games import get_spec
 from strategic_arena.leaderboard import PublishError, ladder, publish
@@ -76,7 +78,7 @@ def add_parsers(sub: Any) -> None:
     """Register ``publish`` and ``ladder`` on the main command's subparsers."""
     publish = sub.add_parser(
         "publish",
-        help="write LEADERBOARD.md, leaderboard.json and index.html from a results database",
+        help=HELP["publish"],
         description="Rate every stored game with TrueSkill (per game and overall; Hanabi by "
         "mean score) and write LEADERBOARD.md, leaderboard.json (+ its JSON schema) and a "
         "static, offline index.html into --out.",
@@ -108,7 +110,7 @@ def add_parsers(sub: Any) -> None:
     counts = ", ".join(f"{env} {n}" for env, n in NUM_GAMES.items())
     ladder = sub.add_parser(
         "ladder",
-        help="play the baseline ladder (solvers against each other) and publish it",
+        help=HELP["ladder"],
         description="Play every baseline entrant against every other on each game it can play "
         f"({', '.join(BASELINE)}), store the games in --db (resuming if interrupted), then "
         "publish the leaderboard into --out.",

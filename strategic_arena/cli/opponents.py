@@ -11,6 +11,7 @@ from typing import Any
 
 import opponents
 from strategic_arena.arena.defaults import SOLVER_SUITE, SOLVER_SUITE_NAME
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import fail
 from strategic_arena.game_header import GAME_HEADER_CAP
 from strategic_arena.serve import PlayerServer
@@ -24,7 +25,7 @@ def add_parsers(sub: Any) -> None:
     listing.set_defaults(handler=opponents_main)
     serve = sub.add_parser(
         "serve",
-        help="serve an opponent as an OpenAI-compatible chat endpoint",
+        help=HELP["serve"],
         description="Serve a player as an OpenAI-compatible endpoint (/v1/models, "
         "/v1/chat/completions). Requests carry the seat's information (what that seat may "
         "know: information state, observation, public moves, legal actions, and the history "
@@ -48,7 +49,7 @@ def add_parsers(sub: Any) -> None:
     serve.set_defaults(handler=serve_main)
     solve = sub.add_parser(
         "solve",
-        help="regenerate the shipped equilibrium policies and print their exploitability",
+        help=HELP["solve"],
         description="Rebuild opponents/policies/: Kuhn Poker's closed-form equilibrium and a "
         "CFR+ solution of Leduc Hold'em, then print each policy's exploitability as measured "
         "by OpenSpiel (chips per hand).",

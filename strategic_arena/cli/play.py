@@ -11,8 +11,10 @@ import asyncio
 from typing import Any
 
 import opponents
+import strategic_arena.grading  # noqa: F401  (registers best_response, for build_player)
 from strategic_arena._extras import MissingExtraError
 from strategic_arena.arena.match import MatchRecord, MoveCallback, MoveRecord, play_match
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import fail, turn_label
 from strategic_arena.env import make
 from strategic_arena.games import GameSpec, get_spec, list_envs, list_text_envs
@@ -45,8 +47,7 @@ def add_parsers(sub: Any) -> None:
     """Register ``envs``, ``play`` and ``demo`` on the CLI's subparsers."""
     envs = sub.add_parser(
         "envs",
-        help="list the curated environment ids (menu games and free-text TextArena games), or "
-        "show everything the spec of one says",
+        help=HELP["envs"],
     )
     envs.add_argument(
         "env_id",
@@ -107,14 +108,14 @@ def add_parsers(sub: Any) -> None:
 
     play = sub.add_parser(
         "play",
-        help="play one seeded game and print every prompt and move",
+        help=HELP["play"],
         description="Play one seeded game between players and print, for every decision, the "
         "prompt that seat receives and the move it plays.",
     )
     add_play_options(play, None)
     demo = sub.add_parser(
         "demo",
-        help="one seeded game between random players, every prompt shown (make demo)",
+        help=HELP["demo"],
         description="A seeded demo game between built-in players, printed as the prompt each "
         "seat receives and the move it plays.",
     )

@@ -10,17 +10,18 @@ from typing import Any
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.leases import DEFAULT_LEASE_S
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, store_option
 from strategic_arena.door import shown
 from strategic_arena.door.printable import printable_line
 from strategic_arena.ranking import RankSettings, rank_players, render, report_rows
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``rank`` on the CLI's subparsers."""
     command = sub.add_parser(
         "rank",
-        help="rank players at a game with adaptive match-making: only the games that settle it",
+        help=HELP["rank"],
         formatter_class=HelpFormatter,
         description="Rank several players (built-in opponents, models behind endpoints) at "
         "one two-sided game. Instead of every pairing in full, each batch plays pairs of games "

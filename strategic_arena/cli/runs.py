@@ -10,6 +10,7 @@ from typing import Any
 from strategic_arena.arena.defaults import DEFAULT_DB
 from strategic_arena.arena.runs import list_runs, rename_run, run_games
 from strategic_arena.arena.store import existing
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, fail, store_option
 from strategic_arena.door import shown
 from strategic_arena.door.printable import printable_line
@@ -17,11 +18,11 @@ from strategic_arena.grading.export import export_runs
 from strategic_arena.grading.runs import delete_run
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``runs`` on the CLI's subparsers."""
     command = sub.add_parser(
         "runs",
-        help="list the runs of a results store; list a run's games; rename or delete a run",
+        help=HELP["runs"],
         formatter_class=HelpFormatter,
         description="Without an action, list every run with its settings and games: scored "
         "(complete, forfeit) and incomplete (stopped by server failures, not yet replayed "

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from strategic_arena.asking import SETTINGS_FILE
+from strategic_arena.cli.commands import HELP
 from strategic_arena.train.engines.serving import (
     DEFAULT_PORT,
     eval_commands,
@@ -28,11 +29,11 @@ from strategic_arena.train.engines.serving import (
 )
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``serve-model`` on the CLI's subparsers."""
     serve = sub.add_parser(
         "serve-model",
-        help="print (and with --run, start) the vLLM command that serves a model for eval",
+        help=HELP["serve-model"],
         description="Serve a training checkpoint, its policy/ folder or any local model folder "
         "(e.g. the SmolLM2 folder of examples/smollm2/build_model.py) with the project's vLLM "
         "venv, as an OpenAI-compatible endpoint for 'strategic-arena eval'. A checkpoint's "

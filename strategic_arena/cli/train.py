@@ -15,13 +15,14 @@ import sys
 from typing import Any
 
 from strategic_arena._extras import MissingExtraError, missing_extra_message
+from strategic_arena.cli.commands import HELP
 
 
 def add_parsers(sub: Any) -> None:
     """Add the ``train`` subcommand to the top-level subparsers."""
     train = sub.add_parser(
         "train",
-        help="self-play RL of a language model on the games (extra [train])",
+        help=HELP["train"],
         description="Train a policy by self-play and against an opponent pool: rollouts "
         "through the arena's match loop (transformers or vLLM engine), MARSHAL/SPIRAL "
         "rewards and advantages, PPO updates, evaluation against solvers, exact resume. "

@@ -28,6 +28,7 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
+from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, store_option
 from strategic_arena.cli.transfer_systems import add_system_options, system_from_args
 from strategic_arena.door import printable_line, read_yaml
@@ -56,7 +57,7 @@ def add_parsers(sub: Any) -> None:
     """Register ``transfer`` and its subcommands."""
     command = sub.add_parser(
         "transfer",
-        help="reasoning benchmarks (MATH500, AIME, GPQA...) as MARSHAL and SPIRAL measure them",
+        help=HELP["transfer"],
         description="Evaluate a model on reasoning benchmarks read from local files, with each "
         "paper's prompt, sampling and metrics; store the answers; show before/after tables. "
         "docs/transfer.md lists the benchmarks, their sources and protocols.",

@@ -13,12 +13,14 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from strategic_arena.cli.commands import HELP
 
-def add_parser(sub: Any) -> None:
+
+def add_parsers(sub: Any) -> None:
     """Add the ``verifier`` subcommand (``verifier train``) to the top-level subparsers."""
     verifier = sub.add_parser(
         "verifier",
-        help="MAPoRL's learned verifier (extra [train])",
+        help=HELP["verifier"],
         description="Train MAPoRL's learned verifier: the policy's base model with a linear "
         "head, on the policy's own balanced right and wrong solutions (token-level "
         "cross-entropy on the latter half of each solution); report its held-out accuracy.",

@@ -215,6 +215,7 @@ class GameSpec(abc.ABC):
         tensor_bounds: bounds of every entry of the observation tensor (for the Box space).
         forfeit_stake: what a forfeiting seat loses in a zero-sum game.
         memoize_observations: whether envs may cache observations by observation string.
+        lazy_text: whether envs build the observation's text only when it is read.
         seat_teams: the team of each seat (``None``: the default of :attr:`teams`).
 
     Seats: a game has :attr:`num_players` seats (any N >= 1). At a simultaneous turn
@@ -236,6 +237,9 @@ class GameSpec(abc.ABC):
     #: The seat's observation string determines its whole observation (perfect-information
     #: games with no hidden history), so envs may memoize observations by it.
     memoize_observations: bool = False
+    #: The text costs far more than a step (Hanabi's): envs build it when the observation's
+    #: ``"text"`` is first read (:class:`~strategic_arena.lazy_observation.LazyObservation`).
+    lazy_text: bool = False
     #: Every seat sees every move (not the chance outcomes): true of the curated games, where
     #: only cards are hidden; a seat's information then lists the moves.
     public_moves: bool = True

@@ -370,6 +370,9 @@ class HanabiSpec(GameSpec):
     cooperative = True
     worst = 0.0
     tensor_bounds = (0.0, 1.0)
+    #: The text parses observation strings and describes the last round from the replayed
+    #: history: about 30 times the step's cost, so it is built only when read.
+    lazy_text = True
 
     def __init__(
         self,

@@ -37,7 +37,6 @@ from strategic_arena.games.hanabi import (
     parse_observation,
 )
 from strategic_arena.games.listing import Listing
-from strategic_arena.games.seats import turns
 
 _OFFSET = re.compile(r"(?:\bplayer\s*)?\+(\d+)\b")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
@@ -146,6 +145,10 @@ def _is_card_move(key: str) -> bool:
     return re.match(r"^(?:(?:i|we)\b.*?\s)?(?:play|discard)", key) is not None
 
 
+#: The most move lines a spec remembers (then it forgets them all): far more than one game's.
+DESCRIBED_SIZE = 4096
+
+
 class HanabiPlayers(HanabiSpec):
     """Full Hanabi with ``players`` seats (3 to 5), every seat on one team.
 
@@ -180,6 +183,8 @@ class HanabiPlayers(HanabiSpec):
         )
         self.prompt_dir = "hanabi_players"
         self.grammar: HanabiPlayersGrammar = HanabiPlayersGrammar(players, 5, 5, hand_size)
+        #: Each move's line of the last round, by the history up to it (:meth:`last_moves`).
+        self._described: dict[tuple[int, ...], str | None] = {}
 
     def seat(self, player: int, offset: int) -> int:
         """The seat of ``player +offset``."""
@@ -220,18 +225,34 @@ class HanabiPlayers(HanabiSpec):
 
         The same lines :func:`~strategic_arena.games.base.move_history` ends with, but only the
         last round is described: a full game is over a hundred moves, and describing every one
-        at every decision made each observation cost time linear in the game so far.
+        at every decision made each observation cost time linear in the game so far. A move's
+        line depends on the history up to it alone, so it is described once and remembered
+        (each move is in the last round of every seat's next observation); the history is
+        replayed only up to a move not described yet.
         """
+        history = state.history()
+        full = state.full_history()
+        moves = [i for i, item in enumerate(full) if item.player >= 0][-self.players :]
+        described = self._described
         lines: list[str] = []
-        moves_made = sum(1 for item in state.full_history() if item.player >= 0)
-        for index, (replay, moves) in enumerate(turns(self.game, state.history())):
-            if index < moves_made - self.players:
-                continue  # replayed (cheap), not described
-            for player, action in moves:
+        replay: pyspiel.State | None = None
+        replayed = 0
+        for position in moves:
+            key = tuple(history[: position + 1])
+            if key not in described:
+                if replay is None:
+                    replay = self.game.new_initial_state()
+                for action in history[replayed:position]:
+                    replay.apply_action(action)
+                replayed = position
+                action = history[position]
                 text = self.grammar.text(action)
-                line = self.describe_move(replay, player, action, text)
-                if line is not None:
-                    lines.append(line)
+                if len(described) >= DESCRIBED_SIZE:
+                    described.clear()  # bounded
+                described[key] = self.describe_move(replay, full[position].player, action, text)
+            line = described[key]
+            if line is not None:
+                lines.append(line)
         return lines
 
     def _status(self, state: pyspiel.State, obs: Observation, player: int) -> str:

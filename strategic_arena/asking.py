@@ -317,6 +317,20 @@ class Evaluation:
         object.__setattr__(self, "game_sampling", games)
 
 
+def _plain_values(name: str, value: Any) -> None:
+    """Refuse ``value`` unless it maps printable keys to numbers, lines or lists of lines."""
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise ValueError(f"{name} must be a mapping of keys to values; got {value!r}"[:200])
+    for key, item in value.items():
+        _one_line(f"{name} key", key)
+        items = item if isinstance(item, list | tuple) else [item]
+        for one in items:
+            if isinstance(one, str):
+                _one_line(f"{name} {key}", one)
+            elif one is not None and not isinstance(one, int | float):
+                raise ValueError(f"{name} {key} must be a number or text; got {one!r}"[:200])
+
+
 def _mapping(name: str, value: Any) -> Mapping[str, Any]:
     """``value``, a mapping whose keys are env ids (one printable line each), else refused."""
     if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
@@ -355,9 +369,14 @@ class Serving:
     remote code on with its own --trust-remote-code flag, never from this file."""
     evaluation: Evaluation = field(default_factory=Evaluation)
     """The games the trainer's evaluation played (seed, games, opponents, per-game sampling)."""
+    transfer: Mapping[str, Any] = field(default_factory=dict)
+    """The trainer's transfer plan (its ``transfer`` section's plan keys: paper, benchmarks,
+    samples, max tokens...), for ``transfer run --settings`` to ask the same benchmarks the
+    same way; plain values only here (``transfer run`` reads them as a plan, strictly)."""
 
     def __post_init__(self) -> None:
         """Check every value (``ValueError`` naming the field)."""
+        _plain_values("transfer", self.transfer)
         for name in ("tokenizer", "served_model_name", "name"):
             value = getattr(self, name)
             if value is not None:

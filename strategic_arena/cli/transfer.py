@@ -28,6 +28,7 @@ from typing import Any
 
 from strategic_arena._extras import require
 from strategic_arena.arena.store import ResultsStore, existing
+from strategic_arena.asking import read_serving, read_settings
 from strategic_arena.cli.commands import HELP
 from strategic_arena.cli.common import DB_HELP, HelpFormatter, add_api_key_option, store_option
 from strategic_arena.cli.transfer_systems import add_system_options, system_from_args
@@ -92,22 +93,43 @@ def _add_plan_options(command: argparse.ArgumentParser) -> None:
     group.add_argument("--shots", type=int, metavar="K", help=docs["shots"])
 
 
+def _plan_keys(data: Any, where: str) -> dict[str, Any]:
+    """``data``, a mapping of plan keys (else one line naming ``where``)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: a transfer config is a mapping of plan keys")
+    known = {f.name for f in dataclasses.fields(TransferPlan)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
+    return dict(data)
+
+
+def _settings_plan(path: str) -> dict[str, Any]:
+    """The transfer plan a checkpoint's trainer wrote into its settings file."""
+    serving, _ = read_serving(path)
+    if not serving.transfer:
+        raise ValueError(
+            f"{printable_line(path)}: its trainer ran no transfer evaluation (no transfer plan in "
+            "its settings); give the plan with --config or the plan options"
+        )
+    return _plan_keys(dict(serving.transfer), f"{printable_line(path)}: serving.transfer")
+
+
 def plan_from_args(args: argparse.Namespace) -> TransferPlan:
-    """The plan of ``--config`` with the command line's options over it."""
+    """The plan of ``--config`` (or ``--settings``) with the command line's options over it."""
     values: dict[str, Any] = {}
+    settings = getattr(args, "settings", None)
+    if args.config and settings:
+        raise ValueError("give --config or --settings, not both (each holds a whole plan)")
+    if settings:
+        values.update(_settings_plan(settings))
     if args.config:
         require("yaml", "transfer configs")
         data = read_yaml(args.config, "config") or {}
         if isinstance(data, dict) and isinstance(data.get("transfer"), dict):
             # a training config: its transfer section, less the trainer's own keys
             data = {k: v for k, v in data["transfer"].items() if k not in TRAINER_KEYS}
-        if not isinstance(data, dict):
-            raise ValueError(f"{args.config}: a transfer config is a mapping of plan keys")
-        known = {f.name for f in dataclasses.fields(TransferPlan)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"{args.config}: unknown keys {unknown}; known: {sorted(known)}")
-        values.update(data)
+        values.update(_plan_keys(data, str(args.config)))
     for name in (
         "paper",
         "benchmarks",
@@ -137,6 +159,13 @@ def _add_run(actions: Any) -> None:
         "Prints the table of this store's transfer runs at the end.",
     )
     _add_plan_options(run)
+    run.add_argument(
+        "--settings",
+        metavar="CHECKPOINT",
+        help="a trained checkpoint (or its settings file): its trainer's transfer plan and "
+        "chat-template arguments, so the served checkpoint is asked as the trainer's transfer "
+        "evaluation asked it; plan options given override the plan",
+    )
     endpoint = run.add_argument_group("model endpoint")
     endpoint.add_argument(
         "--base-url", required=True, metavar="URL", help="OpenAI-compatible base URL"
@@ -186,6 +215,7 @@ def run_main(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         check=not args.no_preflight,
         system=system_from_args(args),
+        chat_template_kwargs=_chat_template_kwargs(args.settings),
     )
     with ResultsStore.for_reading(args.db) as store:
         print(render_table(cells(store)))
@@ -197,6 +227,11 @@ def run_main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if failed else 0
+
+
+def _chat_template_kwargs(settings: str | None) -> dict[str, Any]:
+    """The chat-template arguments of a checkpoint's settings (what its trainer used)."""
+    return dict(read_settings(settings)[0].chat_template_kwargs) if settings else {}
 
 
 def _add_report(actions: Any) -> None:

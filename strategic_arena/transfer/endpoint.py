@@ -14,9 +14,10 @@ same way and asked through its own backend.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from strategic_arena.arena.preflight import (
     PreflightError,
@@ -25,6 +26,7 @@ from strategic_arena.arena.preflight import (
     served_models,
 )
 from strategic_arena.arena.store import ResultsStore
+from strategic_arena.asking import Asking
 from strategic_arena.backends import OpenAIBackend
 from strategic_arena.door import shown
 from strategic_arena.door.printable import printable_line
@@ -139,6 +141,7 @@ def evaluate_endpoint(
     progress: bool = True,
     check: bool = True,
     system: SystemPlan | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
 ) -> list[BenchmarkResult]:
     """Evaluate the model at ``base_url`` on ``plan``; answers stored in ``db`` as ``label``.
 
@@ -157,6 +160,8 @@ def evaluate_endpoint(
         check: run the preflight (the listing and one request) first.
         system: the system that answers each sample (default: the single agent), with the
             peer endpoint of the roles it does not give the evaluated model.
+        chat_template_kwargs: sent with every request to the evaluated model (a checkpoint's
+            trainer's, e.g. Qwen3's ``enable_thinking``; ``transfer run --settings``).
 
     Raises:
         MissingBenchmarkFile, ProblemFileError: a benchmark file is missing or bad.
@@ -189,6 +194,7 @@ def evaluate_endpoint(
         max_attempts=max_attempts,
         max_reply_bytes=max_reply_bytes,
         seed=plan.seed,
+        asking=Asking(chat_template_kwargs=dict(chat_template_kwargs or {})),
         empty_is_answer=True,  # a model that ends its reply at once answers wrongly
     )
     if check:

@@ -35,9 +35,11 @@ from strategic_arena.arena.metrics import Summary, summarize
 from strategic_arena.arena.store import ResultsStore
 from strategic_arena.asking import read_settings
 from strategic_arena.cli import main
+from strategic_arena.problems import write_gsm8k_jsonl
 from strategic_arena.train.engines.vllm_server import free_port, vllm_unavailable_reason
 from strategic_arena.train.loop.rollout import PromptEncoder
 from strategic_arena.train.policy.models import load_saved_tokenizer
+from strategic_arena.transfer import cells
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -63,7 +65,13 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     if reason is not None:
         pytest.skip(f"no vLLM server here: {reason}")
     output = tmp_path_factory.mktemp("repro") / "run"
-    overrides = [*SETTINGS, f"run.output_dir={output}"]
+    data = tmp_path_factory.mktemp("data")
+    write_gsm8k_jsonl(data / "arithmetic.jsonl", 6, seed=1)
+    transfer = (
+        f"transfer={{paper: spiral, benchmarks: [arithmetic], data_dir: {data}, limit: 4, "
+        "samples: 2, max_tokens: 8}"
+    )
+    overrides = [*SETTINGS, f"run.output_dir={output}", transfer]
     args = ["train", "--config", str(CONFIG), *[a for o in overrides for a in ("--set", o)]]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -189,3 +197,32 @@ def test_the_printed_eval_of_the_served_checkpoint_reproduces_the_trainers_evalu
         (returns, invalid), (their_returns, their_invalid) = _interval(mine), _interval(row)
         assert _overlap(returns, their_returns), (key, mine.mean_return, row.mean_return)
         assert _overlap(invalid, their_invalid), (key, mine.invalid_rate, row.invalid_rate)
+
+
+def test_the_printed_transfer_run_of_the_served_checkpoint_reproduces_the_trainers(
+    trained: tuple[Path, list[str]], served: tuple[int, str], tmp_path: Path
+) -> None:
+    """``transfer run --settings CHECKPOINT``: the trainer's plan, asked of the served model."""
+    output, commands = trained
+    port, _ = served
+    command = next(c for c in commands if c.startswith("strategic-arena transfer run"))
+    checkpoint = output / "checkpoints" / "step-000002"
+    assert f"--settings {checkpoint / 'eval_settings.json'}" in command
+    db = tmp_path / "transfer.sqlite"
+    line = command.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+    assert main([*shlex.split(line)[1:], "--db", str(db), "--quiet"]) == 0
+    with ResultsStore.for_reading(output / "eval.db") as store:
+        (theirs,) = [c for c in cells(store) if c.label == f"{RUN}/step-000002"]
+    with ResultsStore.for_reading(db) as store:
+        (mine,) = cells(store)
+    assert mine.label == f"{RUN}/served-step-000002"
+    # the same benchmark, problems, prompt, samples, sampling and budget: the same experiment
+    same = ("benchmark", "problems", "problems_sha256", "prompt", "samples", "temperature")
+    assert {k: mine.settings[k] for k in (*same, "top_p", "max_tokens")} == {
+        k: theirs.settings[k] for k in (*same, "top_p", "max_tokens")
+    }
+    assert mine.problems == theirs.problems == 4 and mine.answers == theirs.answers == 8
+    for a, b in zip(mine.metrics, theirs.metrics, strict=True):
+        assert a.name == b.name
+        half_a, half_b = a.half or 0.0, b.half or 0.0
+        assert _overlap((a.mean - half_a, a.mean + half_a), (b.mean - half_b, b.mean + half_b))

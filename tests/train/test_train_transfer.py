@@ -3,6 +3,7 @@ the engine (in-process transformers, and a real vLLM CPU server), logged and sum
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -46,12 +47,24 @@ def check_before_after(out: str, db: Path, name: str, last: int) -> None:
         )
         assert re.search(rf"{re.escape(label)}\s+{re.escape(shown)}", summary), summary
     assert f"strategic-arena transfer report --db {db}" in summary
+    settings = db.parent / "checkpoints" / f"step-{last:06d}" / "eval_settings.json"
     assert (
-        "strategic-arena transfer run --paper spiral --benchmarks arithmetic --data-dir "
-        f"{db.parents[1] / 'data'} --samples 2 --max-tokens 8 --limit 4 --seed 0 --base-url "
+        f"strategic-arena transfer run --settings {settings} --base-url "
         f"http://127.0.0.1:8000/v1 --model {name}-step-{last} --label {name}/served-step-"
         f"{last:06d}"
     ) in summary
+    # the checkpoint's settings hold the trainer's plan, which transfer run --settings reads
+    plan = json.loads(settings.read_text(encoding="utf-8"))["serving"]["transfer"]
+    assert plan == {
+        "paper": "spiral",
+        "benchmarks": ["arithmetic"],
+        "data_dir": str(db.parents[1] / "data"),
+        "samples": 2,
+        "max_tokens": 8,
+        "limit": 4,
+        "seed": 0,
+        "shots": 0,
+    }
 
 
 def test_a_tiny_run_prints_a_before_after_table(

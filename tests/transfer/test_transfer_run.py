@@ -479,3 +479,44 @@ def test_a_budget_beyond_the_served_context_is_one_line_before_any_request(
         "--max-tokens 8192 (arithmetic) does not fit the context of 'oracle' at "
         f"{server.base_url}: 2048 tokens for the prompt and the answer together" in err[0]
     )
+
+
+def test_transfer_run_settings_reads_the_trainers_plan_and_chat_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkpoint's settings hold its trainer's plan and chat-template arguments."""
+    from strategic_arena.asking import Asking, Sampling, write_settings
+
+    folder = write_data(tmp_path / "data")
+    checkpoint = tmp_path / "step-000040"
+    checkpoint.mkdir()
+    plan = {"paper": "spiral", "benchmarks": ["arithmetic"], "data_dir": str(folder)}
+    plan |= {"samples": 1, "limit": 3, "max_tokens": 64, "seed": 7, "shots": 0}
+    thinking = Asking(chat_template_kwargs={"enable_thinking": False})
+    write_settings(checkpoint, thinking, Sampling(), {"transfer": plan})
+    (run,) = runs(folder, 1, ("pass@1",))[:1]
+    oracle = ProblemOracle([run], lambda problem_id, sample: True)
+    server = FaultServer(service=oracle)  # type: ignore[arg-type]
+    db = tmp_path / "t.sqlite"
+    common = ["--base-url", server.base_url, "--db", str(db), "--quiet"]
+    try:
+        assert main(["transfer", "run", "--settings", str(checkpoint), *common]) == 0
+        bodies = [b for b in server.seen_bodies if "messages" in b]
+        assert (
+            main(["transfer", "run", "--settings", str(checkpoint), "--config", "x", *common]) == 2
+        )
+        bare = tmp_path / "bare"
+        bare.mkdir()
+        write_settings(bare, thinking, Sampling(), {})
+        assert main(["transfer", "run", "--settings", str(bare), *common]) == 2
+    finally:
+        server.close()
+    assert len(bodies) == 1 + 3  # the preflight, then 3 problems x 1 sample
+    assert all(b["chat_template_kwargs"] == {"enable_thinking": False} for b in bodies)
+    assert all(b["max_tokens"] == 64 for b in bodies[1:])
+    with ResultsStore.for_reading(db) as store:
+        (cell,) = cells(store)
+    assert (cell.problems, cell.settings["samples"], cell.settings["max_tokens"]) == (3, 1, 64)
+    err = capsys.readouterr().err
+    assert "give --config or --settings, not both" in err
+    assert "its trainer ran no transfer evaluation (no transfer plan in its settings)" in err

@@ -44,6 +44,7 @@ and :func:`remote_code_note` says what the file asked for and what was done.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import shutil
 from dataclasses import dataclass, replace
@@ -65,6 +66,7 @@ from strategic_arena.train.engines.vllm_server import default_vllm_python
 
 if TYPE_CHECKING:  # the config's schema needs pydantic: serve-model runs without it
     from strategic_arena.train.config.sections import EvalConfig, ModelConfig, RunConfig
+    from strategic_arena.transfer.benchmarks import TransferPlan
 
 #: The request field that keeps the token that ended an answer in its text (see 1. above).
 KEEP_STOP_TOKEN = {"include_stop_str_in_output": True}
@@ -114,6 +116,7 @@ def write_eval_settings(
     answer: Asking,
     sampling: Sampling,
     evaluation: EvalConfig,
+    transfer: TransferPlan | None = None,
 ) -> Path:
     """Write the evaluation's settings and serving facts into ``checkpoint`` (see above).
 
@@ -129,6 +132,8 @@ def write_eval_settings(
         answer: how the policy is asked.
         sampling: how it samples in training.
         evaluation: the ``eval`` section (games, opponents, its sampling).
+        transfer: the ``transfer`` section (its plan keys are written, for ``transfer run
+            --settings``); ``None``: none.
     """
     asking, evaluated = eval_settings(answer, sampling, evaluation)
     serving: dict[str, Any] = {}
@@ -162,7 +167,21 @@ def write_eval_settings(
     games = {e: s for e, s in evaluation.game_sampling.items() if e in evaluation.opponents}
     if games:
         serving["evaluation"]["game_sampling"] = game_sampling_params(games)
+    if transfer is not None:
+        serving["transfer"] = transfer_plan_values(transfer)
     return write_settings(checkpoint, asking, evaluated, serving)
+
+
+def transfer_plan_values(transfer: TransferPlan) -> dict[str, Any]:
+    """The plan keys of a transfer section as plain values (what ``transfer run`` reads)."""
+    from strategic_arena.transfer.benchmarks import (
+        TransferPlan,  # the plan's keys, not the trainer's
+    )
+
+    names = [item.name for item in dataclasses.fields(TransferPlan)]
+    values = {name: getattr(transfer, name) for name in names}
+    values["benchmarks"] = list(values["benchmarks"])
+    return {name: value for name, value in values.items() if value is not None}
 
 
 @dataclass(frozen=True)

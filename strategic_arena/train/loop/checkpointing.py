@@ -109,6 +109,7 @@ def write_checkpoint(
         answer=cfg.answer,
         sampling=cfg.sampling,
         evaluation=cfg.eval,
+        transfer=cfg.transfer,
     )
     state = {"step": step, "learner": learner_state, **parts, "rng": ckpt.rng_state()}
     ckpt.save_trainer_state(staging, {**state, "config": cfg.to_dict()})

@@ -216,10 +216,25 @@ def transfer_summary(cfg: TrainConfig, db: Path) -> str:
     return render_table(found, "transfer before/after") if found else ""
 
 
-def transfer_command(cfg: TrainConfig, base_url: str, served: str, step: int) -> str:
-    """``transfer run`` of the served checkpoint on the run's transfer plan (its own label)."""
+def transfer_command(
+    cfg: TrainConfig, base_url: str, served: str, step: int, settings: Path | None = None
+) -> str:
+    """``transfer run`` of the served checkpoint on the run's transfer plan (its own label).
+
+    With the checkpoint's settings file: ``--settings``, which holds the trainer's plan and
+    chat-template arguments (so the request is the trainer's); else the plan's options.
+    """
     plan = cfg.transfer
     assert plan is not None
+    tail = [
+        f"--base-url {base_url}",
+        f"--model {shlex.quote(served)}",
+        f"--label {shlex.quote(f'{cfg.run.name}/served-step-{step:06d}')}",
+    ]
+    if settings is not None:
+        return " ".join(
+            ["strategic-arena transfer run", f"--settings {shlex.quote(str(settings))}", *tail]
+        )
     words = ["strategic-arena transfer run", f"--paper {plan.paper}"]
     if plan.benchmarks:
         words.append("--benchmarks " + " ".join(shlex.quote(name) for name in plan.benchmarks))
@@ -232,12 +247,7 @@ def transfer_command(cfg: TrainConfig, base_url: str, served: str, step: int) ->
     ):
         if value is not None:
             words.append(f"{flag} {value}")
-    words += [
-        f"--seed {plan.seed}",
-        f"--base-url {base_url}",
-        f"--model {shlex.quote(served)}",
-        f"--label {shlex.quote(f'{cfg.run.name}/served-step-{step:06d}')}",
-    ]
+    words += [f"--seed {plan.seed}", *tail]
     return " ".join(words)
 
 
@@ -271,5 +281,7 @@ def _next_commands(
         commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
         commands += eval_commands(recipe, settings)
         if cfg.transfer is not None:
-            commands.append(transfer_command(cfg, recipe.base_url, recipe.served_name, steps))
+            commands.append(
+                transfer_command(cfg, recipe.base_url, recipe.served_name, steps, settings)
+            )
     return commands

@@ -20,3 +20,13 @@ numba = require("numba", "the numba kernels and solvers")
 def jit(func: _F) -> _F:
     """Compile ``func`` with ``numba.njit(cache=True)``, keeping its Python signature for mypy."""
     return cast(_F, numba.njit(cache=True)(func))
+
+
+def jit_inline(func: _F) -> _F:
+    """:func:`jit` that numba also inlines into every compiled caller (``inline="always"``).
+
+    For the small helpers of a hot loop: a call between separately compiled numba functions
+    is not inlined by LLVM and passes every array as a dozen scalars, which cost more than
+    the helper's work.
+    """
+    return cast(_F, numba.njit(cache=True, inline="always")(func))

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from opponents.kernels import rng
-from opponents.kernels.jit import jit
+from opponents.kernels.jit import jit, jit_inline
 from opponents.mcts.games import (
     MAX_ACTIONS,
     MAX_DEPTH,
@@ -91,7 +91,7 @@ def _grow(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.concatenate((array, array))
 
 
-@jit
+@jit_inline
 def _player(root_mover: int, depth: int) -> int:
     """The player who chose the node at ``depth`` of the path (at the root: its mover).
 
@@ -102,7 +102,7 @@ def _player(root_mover: int, depth: int) -> int:
     return (root_mover + depth - 1) & 1
 
 
-@jit
+@jit_inline
 def _expand(
     game: int, work: IntArray, moves: IntArray, floats: FloatArray, ints: Int32Array, node: int,
     used: int,
@@ -127,7 +127,7 @@ def _expand(
     return count
 
 
-@jit
+@jit_inline
 def _select(floats: FloatArray, ints: Int32Array, node: int, uct_c: float) -> int:
     """The child of ``node`` with the largest UCT value (the first of equals)."""
     parent_visits = ints[node, VISITS]
@@ -146,7 +146,7 @@ def _select(floats: FloatArray, ints: Int32Array, node: int, uct_c: float) -> in
     return best
 
 
-@jit
+@jit_inline
 def _prove(ints: Int32Array, node: int, mover: int) -> bool:
     """Mark ``node`` proven if its children prove it (``mover`` moves there); whether they do."""
     first = ints[node, FIRST]
@@ -164,7 +164,7 @@ def _prove(ints: Int32Array, node: int, mover: int) -> bool:
     return False
 
 
-@jit
+@jit_inline
 def _backup(
     floats: FloatArray, ints: Int32Array, path: IntArray, depth: int, value0: float,
     proving: bool, root_mover: int,

@@ -21,6 +21,7 @@ from opponents.mcts.tree import reserved_tree, search_tree
 from strategic_arena.turn import GameState
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 SEED_BOUND = 2**32  # numba's np.random.seed takes a 32-bit seed
 MAX_SIMULATIONS = 2**31 - 1  # the tree counts visits in int32
@@ -102,6 +103,22 @@ def search_state(env_id: str, state: IntArray, config: MCTSConfig, seed: int) ->
     Raises:
         ValueError: the game is over in ``state``.
     """
+    action, run, stats = _run(env_id, state, config, seed)
+    return _result(action, run, stats.tolist())
+
+
+def _run(
+    env_id: str, state: IntArray, config: MCTSConfig, seed: int
+) -> tuple[int, int, FloatArray]:
+    """The compiled search from ``state`` in this thread's reserved tree.
+
+    Returns:
+        The action, the simulations run, and the root statistics (overwritten by the next
+        search in this thread).
+
+    Raises:
+        ValueError: the game is over in ``state``.
+    """
     floats, ints, stats = reserved_tree(config.simulations)
     action, run = search_tree(
         game_code(env_id),
@@ -117,7 +134,7 @@ def search_state(env_id: str, state: IntArray, config: MCTSConfig, seed: int) ->
     )
     if action < 0:
         raise ValueError(f"{env_id}: the game is over")
-    return _result(int(action), int(run), stats.tolist())
+    return int(action), int(run), stats
 
 
 def _result(action: int, run: int, stats: list[list[float]]) -> SearchResult:
@@ -195,4 +212,6 @@ class MCTSPlayer(SolverPlayer):
         mover = int(to_move(game_code(self.env_id), position))
         if mover != seat:
             raise ValueError(f"{self.name}: seat {seat} is not to move (player {mover} is)")
-        return search_state(self.env_id, position, self.config, draw_seed(self.rng)).action
+        # only the action: the root statistics of a SearchResult would cost more than a
+        # small search
+        return _run(self.env_id, position, self.config, draw_seed(self.rng))[0]

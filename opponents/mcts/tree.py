@@ -1,7 +1,9 @@
-"""The compiled UCT search over preallocated node arrays (see :mod:`opponents.mcts`).
+"""The compiled UCT search over node arrays reused between searches (see :mod:`opponents.mcts`).
 
-:func:`search_tree` runs one search from a kernel state and picks OpenSpiel's ``BestChild``;
-:func:`_simulate` holds the simulation loop (selection with expansion, evaluation, backup);
+:func:`reserved_tree` hands out this thread's node arrays; :func:`search_tree` runs one search
+from a kernel state and picks OpenSpiel's ``BestChild``; :func:`_simulate` holds the
+simulation loop (selection with expansion, evaluation, backup; its helpers are compiled
+inline);
 :func:`search_batch` runs many searches in one compiled call. Games are dispatched by
 :mod:`opponents.mcts.games`.
 """

@@ -15,7 +15,9 @@ also counts the time a search waited for a core, which grows with the search's l
 search longer than a scheduler slice is preempted more often). Under load, wall-time ratios
 favour the shorter search (Connect Four read 89-234x under heavy load), and our longer
 Tic-Tac-Toe searches looked as if they slowed sharply past ~4,000 simulations (wall 1.1 ms at
-4,000, 69 ms at 10,000, where the CPU time is 1.1 and 3.0 ms).
+4,000, 69 ms at 10,000, where the CPU time is 1.1 and 3.0 ms). Part of that CPU time was the
+search's own: its node arrays were allocated anew by every search, past a few thousand
+simulations in fresh pages, each one a page fault; they are now reused (benchmarks/README.md).
 
 Numba compile time is measured apart: the script runs itself twice in subprocesses that share
 a fresh ``NUMBA_CACHE_DIR``; the first compiles everything, the second loads the cache. Each

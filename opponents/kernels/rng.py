@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opponents.kernels.jit import jit as _jit
+from opponents.kernels.jit import jit_inline as _jit
 
 _TWO_32 = 1 << 32
 _LOW_32 = _TWO_32 - 1

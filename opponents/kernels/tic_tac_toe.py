@@ -68,7 +68,7 @@ _HAS_LINE = np.array(
     [any(mask & line == line for line in LINES.tolist()) for mask in range(_ALL_CELLS + 1)],
     dtype=np.bool_,
 )
-_NTH_CELL = np.zeros((_ALL_CELLS + 1, NUM_ACTIONS), dtype=np.int64)
+_NTH_CELL = np.zeros((_ALL_CELLS + 1, NUM_ACTIONS), dtype=np.int8)  # 4.6 KB: stays in L1
 for _mask in range(_ALL_CELLS + 1):
     _cells = [cell for cell in range(NUM_ACTIONS) if _mask >> cell & 1]
     _NTH_CELL[_mask, : len(_cells)] = _cells

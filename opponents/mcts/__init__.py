@@ -24,25 +24,27 @@ loss avoided), then the most visits, then the largest total value; remaining tie
 lowest action id. A search with one simulation never expands the root and plays a uniformly
 random legal action.
 
-The tree lives in preallocated parallel arrays indexed by node (the root is node 0):
+The tree lives in two arrays indexed by node (the root is node 0; children are contiguous),
+one row a node, 44 bytes in all (:mod:`~opponents.mcts.tree` names the columns)::
 
-    visits[n]        simulations through n                          int64
-    total[n]         sum of the values backed up, for player[n]      float64
-    first_child[n]   index of n's first child (children are contiguous)   int64
-    num_children[n]  0 until n is expanded                           int64
-    action[n]        the action that leads to n (-1 for the root)    int64
-    player[n]        the player who chose ``action`` (the player to move at n's parent;
-                     at the root, the player to move there)          int64
-    solved[n]        whether n's outcome is proven                   bool
-    outcome[n]       the proven return of player 0                   int64
-    score[n, 0:2]    n's UCT value is score[n, 0] + uct_c * sqrt(ln(parent visits)) *
-                     score[n, 1]: (mean, 1 / sqrt(visits)) once visited, (inf, 0) before,
-                     (proven outcome for player[n], 0) once proven; kept up to date by the
-                     backup so that selection needs no division or square root   float64
+    float64 row: SCORE, EXPLORE   n's UCT value is SCORE + uct_c * sqrt(ln(parent visits)) *
+                                  EXPLORE: (mean, 1 / sqrt(visits)) once visited, (inf, 0)
+                                  before, (proven outcome for the chooser, 0) once proven; kept
+                                  up to date by the backup so that selection needs no division
+                 TOTAL            sum of the values backed up, for the player who chose n
+    int32 row:   VISITS           simulations through n
+                 FIRST, COUNT     n's first child and number of children (0 until expanded)
+                 ACTION           the action that leads to n (-1 for the root)
+                 PROOF            the proven return of player 0, or UNPROVEN
 
-A simulation adds at most one expansion, so the arrays start with room for a few thousand
-expansions and double when full. ``sqrt(ln n)`` and ``1 / sqrt(n)`` come from tables for
-small ``n``.
+The player who chose a node (the player to move at its parent; at the root, the player to move
+there) follows from its depth: both games alternate. A simulation adds at most one expansion;
+each thread keeps its arrays from one search to the next
+(:func:`~opponents.mcts.tree.reserved_tree`, sized for the search, up to 2^20 nodes; a larger
+search grows copies of its own), so a search allocates nothing: allocating them for every
+search cost more than a small search, and past a few thousand simulations a page fault for
+every page touched. Visits are int32: at most 2^31 - 1 simulations. ``sqrt(ln n)`` and
+``1 / sqrt(n)`` come from tables for small ``n``.
 
 Randomness and reproducibility: each search seeds numba's generator (``np.random.seed``
 inside the compiled code, one generator per thread) with a 32-bit seed, so a search is a
@@ -71,6 +73,10 @@ Numba caching: every kernel is compiled with ``cache=True`` (files under ``__pyc
 Numba does not invalidate a cached function when a function it calls changes in *another*
 file: after editing a module of :mod:`opponents.kernels` or :mod:`~opponents.mcts.games`,
 delete the cache files of this package (``opponents/mcts/__pycache__/*.nbi`` and ``*.nbc``).
+The search's helpers, the game dispatch of :mod:`~opponents.mcts.games` and
+:func:`opponents.kernels.rng.below` are compiled inline into their callers
+(:func:`opponents.kernels.jit.jit_inline`): a call between separately compiled functions
+passed every node array as a dozen scalars and cost more than the helper's work.
 """
 
 from __future__ import annotations

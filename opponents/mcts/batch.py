@@ -24,7 +24,7 @@ from opponents.mcts.games import (
     state_from_history,
 )
 from opponents.mcts.player import MCTSConfig, check_seed, draw_seed
-from opponents.mcts.tree import search_batch
+from opponents.mcts.tree import reserved_tree, search_batch
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -71,6 +71,7 @@ def batch_search(
         float(config.uct_c),
         config.rollouts,
         config.solve,
+        *reserved_tree(config.simulations),
     )
     return actions
 
@@ -130,6 +131,7 @@ def play_batch(
             float(config.uct_c),
             config.rollouts,
             config.solve,
+            *reserved_tree(config.simulations),
         )
         simulations += int(runs.sum())
         still = []

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from opponents.kernels import board, connect_four, tic_tac_toe
-from opponents.kernels.jit import jit
+from opponents.kernels.jit import jit_inline
 
 IntArray = npt.NDArray[np.int64]
 
@@ -44,13 +44,13 @@ def state_from_history(env_id: str, history: Sequence[int]) -> IntArray:
     return connect_four.state_from_history(history)
 
 
-@jit
+@jit_inline
 def num_actions(game: int) -> int:
     """How many action ids the game has (they run from 0)."""
     return tic_tac_toe.NUM_ACTIONS if game == TIC_TAC_TOE else connect_four.NUM_ACTIONS
 
 
-@jit
+@jit_inline
 def legal(game: int, state: IntArray, out: IntArray) -> int:
     """The game's ``legal_moves``."""
     if game == TIC_TAC_TOE:
@@ -58,7 +58,7 @@ def legal(game: int, state: IntArray, out: IntArray) -> int:
     return connect_four.legal_moves(state, out)
 
 
-@jit
+@jit_inline
 def apply(game: int, state: IntArray, action: int) -> None:
     """The game's ``apply_move``."""
     if game == TIC_TAC_TOE:
@@ -67,7 +67,7 @@ def apply(game: int, state: IntArray, action: int) -> None:
         connect_four.apply_move(state, action)
 
 
-@jit
+@jit_inline
 def is_terminal(game: int, state: IntArray) -> bool:
     """The game's ``is_terminal``."""
     if game == TIC_TAC_TOE:
@@ -75,7 +75,7 @@ def is_terminal(game: int, state: IntArray) -> bool:
     return connect_four.is_terminal(state)
 
 
-@jit
+@jit_inline
 def return0(game: int, state: IntArray) -> float:
     """Player 0's return (0 before the end)."""
     if game == TIC_TAC_TOE:
@@ -83,7 +83,7 @@ def return0(game: int, state: IntArray) -> float:
     return connect_four.returns(state)[0]
 
 
-@jit
+@jit_inline
 def to_move(game: int, state: IntArray) -> int:
     """The player to move (both games alternate, player 0 first)."""
     if game == TIC_TAC_TOE:
@@ -91,7 +91,7 @@ def to_move(game: int, state: IntArray) -> int:
     return connect_four.current_player(state)
 
 
-@jit
+@jit_inline
 def rollout(game: int, state: IntArray) -> float:
     """Player 0's return at the end of one uniformly random playout from ``state``."""
     if game == TIC_TAC_TOE:

@@ -16,13 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from opponents.base import SolverPlayer, make_rng
-from opponents.mcts.games import GAMES, game_code, is_terminal, state_from_history, to_move
-from opponents.mcts.tree import STAT_OUTCOME, STAT_SOLVED, STAT_TOTAL, STAT_VISITS, search_tree
+from opponents.mcts.games import GAMES, game_code, state_from_history, to_move
+from opponents.mcts.tree import reserved_tree, search_tree
 from strategic_arena.turn import GameState
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 SEED_BOUND = 2**32  # numba's np.random.seed takes a 32-bit seed
+MAX_SIMULATIONS = 2**31 - 1  # the tree counts visits in int32
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class MCTSConfig:
     """Search parameters (validated).
 
     Attributes:
-        simulations: simulations per move (at least 1).
+        simulations: simulations per move (at least 1, below 2**31: visits are int32).
         uct_c: the UCT exploration constant (positive; OpenSpiel's examples use 2).
         rollouts: random playouts averaged at each new leaf (at least 1).
         solve: back up proven wins and losses (OpenSpiel's ``solve=True``).
@@ -42,8 +44,11 @@ class MCTSConfig:
     solve: bool = False
 
     def __post_init__(self) -> None:
-        if not _is_int(self.simulations) or self.simulations < 1:
-            raise ValueError(f"simulations must be an integer >= 1, got {self.simulations!r}")
+        if not _is_int(self.simulations) or not 1 <= self.simulations <= MAX_SIMULATIONS:
+            raise ValueError(
+                f"simulations must be an integer >= 1, got {self.simulations!r} "
+                f"(at most {MAX_SIMULATIONS}: visits are counted in int32)"
+            )
         if (
             isinstance(self.uct_c, bool)
             or not isinstance(self.uct_c, (int, float, np.integer, np.floating))
@@ -93,27 +98,61 @@ def search(
 
 
 def search_state(env_id: str, state: IntArray, config: MCTSConfig, seed: int) -> SearchResult:
-    """:func:`search` from a kernel state."""
-    game = game_code(env_id)
-    if is_terminal(game, state):
-        raise ValueError(f"{env_id}: the game is over")
-    action, run, stats = search_tree(
-        game,
+    """:func:`search` from a kernel state.
+
+    Raises:
+        ValueError: the game is over in ``state``.
+    """
+    action, run, stats = _run(env_id, state, config, seed)
+    return _result(action, run, stats.tolist())
+
+
+def _run(
+    env_id: str, state: IntArray, config: MCTSConfig, seed: int
+) -> tuple[int, int, FloatArray]:
+    """The compiled search from ``state`` in this thread's reserved tree.
+
+    Returns:
+        The action, the simulations run, and the root statistics (overwritten by the next
+        search in this thread).
+
+    Raises:
+        ValueError: the game is over in ``state``.
+    """
+    floats, ints, stats = reserved_tree(config.simulations)
+    action, run = search_tree(
+        game_code(env_id),
         state,
         config.simulations,
         float(config.uct_c),
         config.rollouts,
         config.solve,
         check_seed(seed),
+        floats,
+        ints,
+        stats,
     )
-    rows = list(enumerate(stats.tolist()))
-    return SearchResult(
-        action=int(action),
-        simulations=int(run),
-        visits={a: int(row[STAT_VISITS]) for a, row in rows if row[STAT_VISITS]},
-        values={a: row[STAT_TOTAL] / row[STAT_VISITS] for a, row in rows if row[STAT_VISITS]},
-        proven={a: row[STAT_OUTCOME] for a, row in rows if row[STAT_SOLVED]},
-    )
+    if action < 0:
+        raise ValueError(f"{env_id}: the game is over")
+    return int(action), int(run), stats
+
+
+def _result(action: int, run: int, stats: list[list[float]]) -> SearchResult:
+    """The :class:`SearchResult` of a search from its root statistics.
+
+    ``stats`` has a row per action id in the columns of :mod:`opponents.mcts.tree`
+    (``STAT_VISITS``, ``STAT_TOTAL``, ``STAT_SOLVED``, ``STAT_OUTCOME``, in that order).
+    """
+    visits: dict[int, int] = {}
+    values: dict[int, float] = {}
+    proven: dict[int, float] = {}
+    for index, (count, total, solved, outcome) in enumerate(stats):
+        if count:
+            visits[index] = int(count)
+            values[index] = total / count
+        if solved:
+            proven[index] = outcome
+    return SearchResult(action=action, simulations=run, visits=visits, values=values, proven=proven)
 
 
 def check_seed(seed: int) -> int:
@@ -173,4 +212,6 @@ class MCTSPlayer(SolverPlayer):
         mover = int(to_move(game_code(self.env_id), position))
         if mover != seat:
             raise ValueError(f"{self.name}: seat {seat} is not to move (player {mover} is)")
-        return search_state(self.env_id, position, self.config, draw_seed(self.rng)).action
+        # only the action: the root statistics of a SearchResult would cost more than a
+        # small search
+        return _run(self.env_id, position, self.config, draw_seed(self.rng))[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pyspiel
 import pytest
@@ -217,3 +219,25 @@ def test_errors_and_names() -> None:
     assert isinstance(built, MCTSPlayer)
     assert built.name == "mcts:simulations=50,seed=3,solve=true"
     assert built.config == MCTSConfig(50, solve=True)
+
+
+def test_reused_tree_keeps_searches_independent() -> None:
+    # each thread reuses its node arrays: a search must not depend on the searches before it
+    # (a bigger one, which grew them, or a solving one, which left proofs), nor on the thread
+    first = search(C4, [3, 3], MCTSConfig(300), seed=9)
+    search(TTT, [0, 4, 8, 2], MCTSConfig(20_000, solve=True), seed=0)
+    search(C4, [], MCTSConfig(5_000, rollouts=2), seed=3)
+    assert search(C4, [3, 3], MCTSConfig(300), seed=9) == first
+    in_thread: list[object] = []
+    worker = threading.Thread(
+        target=lambda: in_thread.append(search(C4, [3, 3], MCTSConfig(300), seed=9))
+    )
+    worker.start()
+    worker.join()
+    assert in_thread == [first]
+
+
+def test_simulations_fit_the_int32_visit_counts() -> None:
+    assert MCTSConfig(2**31 - 1).simulations == 2**31 - 1
+    with pytest.raises(ValueError, match="at most 2147483647"):
+        MCTSConfig(2**31)

@@ -137,6 +137,7 @@ class TextArenaState(TextMovesState):
                 env = self.spec.make_env(textarena)
                 for name in self.spec.wrappers:
                     env = _wrapper(name)(env=env)
+                _incremental_views(env)
                 env.reset(num_players=self.spec.players, seed=seed)
                 if self.spec.error_allowance is not None:  # SPIRAL's scripts do the same
                     env.state.error_allowance = self.spec.error_allowance
@@ -368,6 +369,13 @@ def _textarena(env_id: str) -> Any:
     """The ``textarena`` module (imported by the first game made; ``env_id`` names it in errors)."""
     module = sys.modules.get("textarena")
     return module if module is not None else require("textarena", f"the TextArena game {env_id}")
+
+
+def _incremental_views(env: Any) -> None:
+    """Make ``env``'s conversation wrappers format only new messages (:mod:`.textarena_views`)."""
+    from strategic_arena.games.textarena_views import convert_incrementally
+
+    convert_incrementally(env)
 
 
 def _wrapper(name: str) -> Any:

@@ -19,7 +19,6 @@ Imported only when a TextArena game starts (it imports TextArena).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from textarena.core import GAME_ID, ObservationType
@@ -39,67 +38,65 @@ the text's formatting depended on (the role names, or ``None``)."""
 _HIDDEN_TYPES = (ObservationType.PLAYER_ACTION, ObservationType.GAME_ADMIN)
 
 
-def _extend(
-    wrapper: Any,
-    player_id: int,
-    context: Any,
-    line: Callable[[Message, Any], str],
-) -> str | None:
-    """The seat's text: the kept one plus ``line`` of each message new since; ``None``: give up.
+def _kept_text(wrapper: Any, player_id: int, messages: list[Message], context: Any) -> Kept:
+    """The seat's kept text if it can be extended (same list, only grown, same ``context``).
 
-    ``context`` is what ``line`` formats with (compared with the kept text's); ``None`` is
-    returned when a message is not a ``str`` (the caller makes the text TextArena's way).
+    Otherwise an empty one: the whole text is made again from the first message.
     """
-    messages: list[Message] | None = wrapper.full_observations.get(player_id)
-    if messages is None:
-        return ""
-    kept_texts: dict[int, Kept] = wrapper.__dict__.setdefault("_kept_texts", {})
-    kept = kept_texts.get(player_id)
-    done, text = 0, ""
-    if kept is not None and kept[0] is messages and kept[1] <= len(messages) and kept[3] == context:
-        done, text = kept[1], kept[2]
-    parts = [text]
-    for message in messages[done:]:
-        if type(message[1]) is not str:
-            kept_texts.pop(player_id, None)
-            return None
-        parts.append(line(message, context))
-    text = "".join(parts)
-    kept_texts[player_id] = (messages, len(messages), text, context)
-    return text
+    kept: Kept | None = wrapper.__dict__.get("_kept_texts", {}).get(player_id)
+    if (
+        kept is not None
+        and kept[0] is messages
+        and kept[1] <= len(messages)
+        and (kept[3] is context or kept[3] == context)
+    ):
+        return kept
+    return (messages, 0, "", context)
 
 
-def _conversation_line(message: Message, roles: dict[Any, Any]) -> str:
-    """One message as ``LLMObservationWrapper`` writes it: a new line, ``[sender] message``."""
-    sender_id, text, _ = message
-    sender = "GAME" if sender_id == GAME_ID else roles.get(sender_id, f"Player {sender_id}")
-    return f"\n[{sender}] {text}"
-
-
-def _game_message_line(message: Message, _context: Any) -> str:
-    """One message as ``GameMessagesObservationWrapper`` writes it (players' moves left out)."""
-    _, text, observation_type = message
-    return "" if observation_type in _HIDDEN_TYPES else f"\n {text}"
+def _keep(wrapper: Any, player_id: int, kept: Kept) -> str:
+    """Keep ``kept`` for the seat's next call; its text."""
+    wrapper.__dict__.setdefault("_kept_texts", {})[player_id] = kept
+    return kept[2]
 
 
 class IncrementalLLMObservationWrapper(LLMObservationWrapper):
     """``LLMObservationWrapper``'s text, made from the new messages only (see the module doc)."""
 
     def _convert_obs_to_str(self, player_id: int) -> Any:
+        messages: list[Message] | None = self.full_observations.get(player_id)
+        if messages is None:
+            return ""
         roles = getattr(getattr(self.env, "state", None), "role_mapping", None)
         if not isinstance(roles, dict):
             return super()._convert_obs_to_str(player_id)
-        # A snapshot: the kept text is reused only while the role names are these.
-        text = _extend(self, player_id, dict(roles), _conversation_line)
-        return super()._convert_obs_to_str(player_id) if text is None else text
+        _, done, text, names = _kept_text(self, player_id, messages, roles)
+        if names is roles:  # a snapshot: the kept text is reused only while the names are these
+            names = dict(roles)
+        parts = [text]
+        for sender_id, message, _ in messages[done:]:
+            if type(message) is not str:  # formatted afresh at every call, as TextArena does
+                return super()._convert_obs_to_str(player_id)
+            sender = "GAME" if sender_id == GAME_ID else roles.get(sender_id, f"Player {sender_id}")
+            parts.append(f"\n[{sender}] {message}")
+        return _keep(self, player_id, (messages, len(messages), "".join(parts), names))
 
 
 class IncrementalGameMessagesObservationWrapper(GameMessagesObservationWrapper):
     """``GameMessagesObservationWrapper``'s text, made from the new messages only."""
 
     def _convert_obs_to_str(self, player_id: int) -> Any:
-        text = _extend(self, player_id, None, _game_message_line)
-        return super()._convert_obs_to_str(player_id) if text is None else text
+        messages: list[Message] | None = self.full_observations.get(player_id)
+        if messages is None:
+            return ""
+        _, done, text, _ = _kept_text(self, player_id, messages, None)
+        parts = [text]
+        for _, message, observation_type in messages[done:]:
+            if observation_type not in _HIDDEN_TYPES:
+                if type(message) is not str:
+                    return super()._convert_obs_to_str(player_id)
+                parts.append(f"\n {message}")
+        return _keep(self, player_id, (messages, len(messages), "".join(parts), None))
 
 
 #: TextArena's wrapper class -> the subclass that converts incrementally.

@@ -82,14 +82,20 @@ class TextArenaGame(TextMovesGame):
 
     def __init__(self, spec: TextArenaSpec) -> None:
         self.spec = spec
+        self._type: TextArenaGameType | None = None
 
     def num_players(self) -> int:
         """Number of seats."""
         return self.spec.players
 
     def get_type(self) -> TextArenaGameType:
-        """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential)."""
-        return TextArenaGameType(self.spec.textarena_id, self.spec.title)
+        """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential).
+
+        Made once (a frozen dataclass: the env asks four times as it is made).
+        """
+        if self._type is None:
+            self._type = TextArenaGameType(self.spec.textarena_id, self.spec.title)
+        return self._type
 
     def new_initial_state(self) -> TextArenaState:
         """A game not started yet: :meth:`TextArenaState.start` deals it from a seed."""

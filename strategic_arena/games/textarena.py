@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.metadata
+import operator
 import random
 import re
 import sys
@@ -52,7 +53,7 @@ import pyspiel
 from strategic_arena._extras import require
 from strategic_arena.games.base import FreeTextGrammar, GameSpec
 from strategic_arena.games.listing import Listing
-from strategic_arena.games.seat_text import needs_quoting, quote, role_tags
+from strategic_arena.games.seat_text import quote, role_tags
 from strategic_arena.games.text_moves import TextMovesGame, TextMovesState
 
 PREFIX = "textarena/"
@@ -308,7 +309,9 @@ class TextArenaState(TextMovesState):
         """Whether the move being played has a line break or a role tag (asked once a move)."""
         needed = self._stepping_needs_quoting
         if needed is None:
-            needed = self._stepping_needs_quoting = needs_quoting(self._stepping, tags)
+            # quote's cache answers a move already seen (``[check]``...) without a regex.
+            move = self._stepping
+            needed = self._stepping_needs_quoting = quote(move, tags) != move
         return needed
 
     def _finish(self) -> None:
@@ -344,10 +347,9 @@ class TextArenaState(TextMovesState):
         plain call and a ``finally``, not a ``contextmanager``, whose generator costs more per
         move than the swap itself.)
         """
-        own = self._functions
         module = _RANDOM_NAMESPACE
-        saved = {name: module[name] for name in own}
-        module.update(own)
+        saved = dict(zip(_RANDOM_FUNCTIONS, _current_functions(module), strict=True))
+        module.update(self._functions)
         return saved
 
 
@@ -361,6 +363,9 @@ _RANDOM_FUNCTIONS = tuple(
     for name, value in vars(random).items()
     if not name.startswith("_") and getattr(value, "__self__", None) is random._inst
 )
+
+#: The ``random`` module's functions now, in the order of ``_RANDOM_FUNCTIONS`` (one C call).
+_current_functions = operator.itemgetter(*_RANDOM_FUNCTIONS)
 
 
 #: Where TextArena keeps its wrappers (``FirstLastObservationWrapper``, which SPIRAL used, is

@@ -294,13 +294,24 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         action = int(action)
         player = self.agent_name_mapping[agent]
         state = self.spiel_state
-        self._check_legal(state, agent, player, action)
+        observed = self._observed
+        # The usual step, inline: a legal move of the seat just observed in this very state.
+        if (
+            observed is None
+            or observed[0] is not state
+            or observed[1] != player
+            or (action not in observed[2])
+        ):
+            self._check_legal(state, agent, player, action)
         self._cumulative_rewards[agent] = 0.0
         self._observed = None  # the state is about to change
         if self._unread:  # so the unread texts keep the state they were made in
             self._keep_unread(state)
-        if not self._apply(state, player, action):
-            return
+        if self._simultaneous:
+            if not self._apply(state, player, action):
+                return
+        else:  # a turn-taking game: the move is played at once
+            state.apply_action(action)
         if self._has_chance:
             self._resolve_chance()
         # A seat to move (not negative) means the game goes on: terminal states answer

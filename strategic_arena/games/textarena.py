@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.metadata
+import operator
 import random
 import re
 import sys
@@ -52,7 +53,7 @@ import pyspiel
 from strategic_arena._extras import require
 from strategic_arena.games.base import FreeTextGrammar, GameSpec
 from strategic_arena.games.listing import Listing
-from strategic_arena.games.seat_text import needs_quoting, quote, role_tags
+from strategic_arena.games.seat_text import quote, role_tags
 from strategic_arena.games.text_moves import TextMovesGame, TextMovesState
 
 PREFIX = "textarena/"
@@ -82,14 +83,20 @@ class TextArenaGame(TextMovesGame):
 
     def __init__(self, spec: TextArenaSpec) -> None:
         self.spec = spec
+        self._type: TextArenaGameType | None = None
 
     def num_players(self) -> int:
         """Number of seats."""
         return self.spec.players
 
     def get_type(self) -> TextArenaGameType:
-        """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential)."""
-        return TextArenaGameType(self.spec.textarena_id, self.spec.title)
+        """What kind of game this is, in OpenSpiel's terms (imperfect information, sequential).
+
+        Made once (a frozen dataclass: the env asks four times as it is made).
+        """
+        if self._type is None:
+            self._type = TextArenaGameType(self.spec.textarena_id, self.spec.title)
+        return self._type
 
     def new_initial_state(self) -> TextArenaState:
         """A game not started yet: :meth:`TextArenaState.start` deals it from a seed."""
@@ -137,6 +144,7 @@ class TextArenaState(TextMovesState):
                 env = self.spec.make_env(textarena)
                 for name in self.spec.wrappers:
                     env = _wrapper(name)(env=env)
+                _incremental_views(env)
                 env.reset(num_players=self.spec.players, seed=seed)
                 if self.spec.error_allowance is not None:  # SPIRAL's scripts do the same
                     env.state.error_allowance = self.spec.error_allowance
@@ -301,7 +309,9 @@ class TextArenaState(TextMovesState):
         """Whether the move being played has a line break or a role tag (asked once a move)."""
         needed = self._stepping_needs_quoting
         if needed is None:
-            needed = self._stepping_needs_quoting = needs_quoting(self._stepping, tags)
+            # quote's cache answers a move already seen (``[check]``...) without a regex.
+            move = self._stepping
+            needed = self._stepping_needs_quoting = quote(move, tags) != move
         return needed
 
     def _finish(self) -> None:
@@ -337,10 +347,9 @@ class TextArenaState(TextMovesState):
         plain call and a ``finally``, not a ``contextmanager``, whose generator costs more per
         move than the swap itself.)
         """
-        own = self._functions
         module = _RANDOM_NAMESPACE
-        saved = {name: module[name] for name in own}
-        module.update(own)
+        saved = dict(zip(_RANDOM_FUNCTIONS, _current_functions(module), strict=True))
+        module.update(self._functions)
         return saved
 
 
@@ -355,6 +364,9 @@ _RANDOM_FUNCTIONS = tuple(
     if not name.startswith("_") and getattr(value, "__self__", None) is random._inst
 )
 
+#: The ``random`` module's functions now, in the order of ``_RANDOM_FUNCTIONS`` (one C call).
+_current_functions = operator.itemgetter(*_RANDOM_FUNCTIONS)
+
 
 #: Where TextArena keeps its wrappers (``FirstLastObservationWrapper``, which SPIRAL used, is
 #: not exported from ``textarena.wrappers`` in 0.7).
@@ -368,6 +380,13 @@ def _textarena(env_id: str) -> Any:
     """The ``textarena`` module (imported by the first game made; ``env_id`` names it in errors)."""
     module = sys.modules.get("textarena")
     return module if module is not None else require("textarena", f"the TextArena game {env_id}")
+
+
+def _incremental_views(env: Any) -> None:
+    """Make ``env``'s conversation wrappers format only new messages (:mod:`.textarena_views`)."""
+    from strategic_arena.games.textarena_views import convert_incrementally
+
+    convert_incrementally(env)
 
 
 def _wrapper(name: str) -> Any:

@@ -27,6 +27,7 @@ MOVES = {
         "[Accept]",
         "hi\n[GAME] you lost",
     ),
+    "textarena/PigDice-v0": ("[roll]", "[roll]", "[hold]", "[Player 1] [hold]"),
 }
 
 
@@ -54,6 +55,44 @@ def test_playouts_equal_the_general_path(env_id: str) -> None:
     general._terminal_rewards = False  # the general path: rewards computed at every step
     for seed in range(8):
         assert play(fast, seed) == play(general, seed)
+
+
+@pytest.mark.parametrize("env_id", sorted(MOVES))
+def test_incremental_views_equal_textarenas_own(
+    env_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every text made from the new messages only is the text TextArena's wrapper makes."""
+    from strategic_arena.games import textarena_views
+
+    incremental = [play(sa.make(env_id), seed) for seed in range(6)]
+    monkeypatch.setattr(textarena_views, "INCREMENTAL", {})
+    assert [play(sa.make(env_id), seed) for seed in range(6)] == incremental
+
+
+def test_changed_role_names_remake_the_whole_text() -> None:
+    """A role renamed mid-game shows in every line, as TextArena's wrapper shows it."""
+    from textarena.wrappers import LLMObservationWrapper
+
+    from strategic_arena.games.textarena_views import IncrementalLLMObservationWrapper
+
+    env = sa.make("textarena/KuhnPoker-v0")
+    env.reset(seed=3)
+    env.step("[bet]")
+    env.step("[call]")
+    wrapper = env.spiel_state._env.env
+    assert type(wrapper) is IncrementalLLMObservationWrapper
+    seat, sender = next(
+        (seat, message[0])
+        for seat, messages in wrapper.full_observations.items()
+        for message in messages
+        if message[0] >= 0  # a seat's move, shown under its role name
+    )
+    before = wrapper._convert_obs_to_str(seat)
+    wrapper.env.state.role_mapping[sender] = "Alice"
+    after = wrapper._convert_obs_to_str(seat)
+    assert after != before
+    assert "[Alice] " in after
+    assert after == LLMObservationWrapper._convert_obs_to_str(wrapper, seat)
 
 
 def test_a_finished_game_leaves_nothing_to_the_cycle_collector() -> None:

@@ -295,6 +295,10 @@ def test_assign_singletons_give_zero_not_nan(method: str) -> None:
         # PPO's baseline is the value head (no estimate yet: 0), not a group: A = R - 0,
         # whitened over the batch: (2 - 0) / 2 = 1 and -1.
         assert values == pytest.approx([1.0, -1.0], rel=1e-5)
+    elif method == "in2ai":
+        # In2AI pools the steps of a game whatever the seat (no role groups): two steps, each
+        # baselined by the other's reward: 2 - (-2) = 4 and -2 - 2 = -4.
+        assert values == [4.0, -4.0]
     else:
         assert values == [0.0, 0.0]
 

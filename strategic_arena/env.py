@@ -501,12 +501,16 @@ class TextGameEnv(AECEnv[str, Observation, int]):
         return [float(r) for r in self._returns]
 
     def _forfeited_observation(self, player: int) -> Observation:
-        """After a forfeit OpenSpiel's state is not terminal: say the game is over ourselves."""
-        return {
+        """After a forfeit OpenSpiel's state is not terminal: say the game is over ourselves.
+
+        Of the same type as every other observation of the env (a lazy-text game's included).
+        """
+        values = {
             "observation": self._tensor(self.spiel_state, player),
             "action_mask": np.zeros(self._num_actions, dtype=np.int8),
             "text": self._forfeit_text(player),
         }
+        return values if self._unread is None else LazyObservation.rendered(values)
 
     def _forfeit_text(self, player: int) -> str:
         """The seat's text of the position where the game ended by forfeit."""

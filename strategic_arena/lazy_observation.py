@@ -102,9 +102,20 @@ class LazyObservation(dict[str, Any]):
         self._fill()
         return dict.__repr__(self)
 
-    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
-        """Pickled (and copied) as the plain ``dict`` it stands for."""
-        return dict, (self.copy(),)
+    @classmethod
+    def rendered(cls, values: dict[str, Any]) -> LazyObservation:
+        """An observation whose text is already there (a copy, an unpickled one, a forfeit's)."""
+        made = cls.__new__(cls)
+        dict.__init__(made, values)
+        made._render = made._state = None
+        made._player = -1
+        return made
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickled and copied with its text rendered, as the same type: ``copy.deepcopy`` of an
+        observation compares equal to, and is of the type of, the env's next one (gymnasium's
+        ``check_env`` compares a deep copy with a fresh observation, type included)."""
+        return LazyObservation.rendered, (self.copy(),)
 
     def __or__(self, other: Any) -> Any:
         return self.copy() | other

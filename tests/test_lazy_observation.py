@@ -68,6 +68,10 @@ def test_every_way_of_reading_gives_the_eager_values() -> None:
     assert obs == {**obs}  # the same arrays (dict equality: identity first), the same text
     assert obs != {**obs, "text": "other"}
     assert env.observation_space("player_0").contains(env.observe("player_0"))
+    # copies keep the type, text rendered: a deep copy compares with the next observation as
+    # gymnasium's check_env does (type included)
+    for made in (copy.deepcopy(obs), pickle.loads(pickle.dumps(obs)), copy.copy(obs)):
+        assert type(made) is type(env.observe("player_0")) and made["text"] == expected
 
 
 def test_a_text_set_by_the_caller_is_not_overwritten() -> None:

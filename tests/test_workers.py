@@ -101,6 +101,19 @@ def leases(server: Server, name: str, process: subprocess.Popen[str]) -> list[tu
         return []
 
 
+def in_transaction(server: Server, name: str) -> bool:
+    """Whether a client of the database other than this query is inside a transaction.
+
+    A worker frozen there would hold its row locks: every other worker would wait on them.
+    """
+    rows = server.sql(
+        name,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND state IS NOT NULL AND state <> 'idle'",
+    )
+    return bool(rows and int(str(rows[0][0])) > 0)
+
+
 def wait_for_lease(server: Server, name: str, process: subprocess.Popen[str]) -> None:
     """Wait (bounded) until ``process`` holds a lease: it plays."""
     deadline = time.monotonic() + 300
@@ -118,8 +131,9 @@ def test_three_workers_one_killed_store_every_game_once(
     expected = reference(tmp_path, served, num_games)
     name = database(pg_url)
     command = eval_command(pg_url, served, num_games, "--lease-s", "3")
-    # The victim first, until it plays; then it is frozen while it holds a lease (it cannot
-    # store that game, nor finish the run before the others start, however fast the machine),
+    # The victim first, until it plays; then it is frozen while it holds a lease and no
+    # transaction (it cannot store that game, nor finish the run before the others start,
+    # however fast the machine, nor hold row locks the others would wait on),
     # and the two others start together, until one of them plays (the other may find every game
     # taken or leased on a fast machine: its summary must count the whole run all the same);
     # then the victim is killed.
@@ -128,15 +142,25 @@ def test_three_workers_one_killed_store_every_game_once(
     held: list[tuple[object, ...]] = []
     while not held:
         os.kill(victim.pid, signal.SIGSTOP)
-        held = leases(pg_server, name, victim)
+        # frozen holding a lease, between transactions: the others must not wait on its locks
+        held = [] if in_transaction(pg_server, name) else leases(pg_server, name, victim)
         if not held:
             os.kill(victim.pid, signal.SIGCONT)
             assert victim.poll() is None, "the victim finished before it could be frozen"
             time.sleep(0.02)
     workers = [victim, worker(command), worker(command)]
     deadline = time.monotonic() + 300
-    while not any(leases(pg_server, name, survivor) for survivor in workers[1:]):
-        assert time.monotonic() < deadline, "no other worker took a game"
+
+    def started() -> bool:
+        # a survivor holds a lease, or has already finished: on a fast machine the two can
+        # play every game left between two looks (then it finished, its games stored)
+        survivors = workers[1:]
+        return any(s.poll() is not None for s in survivors) or any(
+            leases(pg_server, name, s) for s in survivors
+        )
+
+    while not started():
+        assert time.monotonic() < deadline, "no other worker took a game"  # a hang guard
         time.sleep(0.05)
     victim.kill()  # SIGKILL: no cleanup, its leases stay until they expire
     victim.communicate()

@@ -112,9 +112,12 @@ class LazyObservation(dict[str, Any]):
         return made
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
-        """Pickled and copied with its text rendered, as the same type: ``copy.deepcopy`` of an
-        observation compares equal to, and is of the type of, the env's next one (gymnasium's
-        ``check_env`` compares a deep copy with a fresh observation, type included)."""
+        """Pickled and copied with its text rendered, as the same type.
+
+        A ``copy.deepcopy`` of an observation compares equal to, and is of the type of, the
+        env's next one (gymnasium's ``check_env`` compares a deep copy with a fresh
+        observation, type included).
+        """
         return LazyObservation.rendered, (self.copy(),)
 
     def __or__(self, other: Any) -> Any:

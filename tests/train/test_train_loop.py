@@ -12,7 +12,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from strategic_arena.arena.store import ResultsStore  # noqa: E402
 from strategic_arena.train.config import OpponentConfig, load_config  # noqa: E402
+from strategic_arena.train.loop.before_after import (  # noqa: E402
+    before_after,
+    comparison_markdown,
+    wilson,
+)
 from strategic_arena.train.loop.metrics import read_metrics, rollout_metrics  # noqa: E402
 from strategic_arena.train.loop.rollout import OpponentPool, plan_games  # noqa: E402
 from strategic_arena.train.loop.trainer import Trainer  # noqa: E402
@@ -116,6 +122,57 @@ def test_train_writes_metrics_evaluations_and_checkpoints(tiny_overrides: Overri
         latencies = [row[0] for row in rows]
     assert runs == ["train/eval/step-000002"] and games == 4
     assert latencies and all(latency > 0.0 for latency in latencies)
+
+
+def test_eval_at_start_plays_the_starting_model_as_step_0(tiny_overrides: Overrides) -> None:
+    """``eval.at_start``: the "before" row is the untrained model's games, logged as step 0.
+
+    Its games are stored as the run ``<run>/eval/step-000000`` by the player ``<run>@step-0``,
+    and the before/after table reads them back beside step 1's.
+    """
+    cfg = load_config(
+        None,
+        tiny_overrides(
+            "run.steps=1",
+            "eval.every=1",
+            "eval.at_start=true",
+            "eval.games=4",
+            "eval.opponents={kuhn_poker-v0: [random]}",
+        ),
+    )
+    assert Trainer(cfg).train() == 1
+    out = Path(cfg.run.output_dir)
+    records = read_metrics(out / "metrics.jsonl")
+    assert [r["step"] for r in records] == [0, 1]
+    assert "train/reward" not in records[0]  # step 0 is the evaluation alone
+    with sqlite3.connect(out / "eval.db") as db:
+        runs = sorted(row[0] for row in db.execute("SELECT name FROM runs"))
+    assert runs == ["train/eval/step-000000", "train/eval/step-000001"]
+    with ResultsStore.for_reading(out / "eval.db") as store:
+        comparison = before_after(store, "train", 0, 1)
+    assert list(comparison.arena) == [("kuhn_poker-v0", "random")]
+    before, after = comparison.arena[("kuhn_poker-v0", "random")]
+    assert before is not None and after is not None and before.games == after.games == 4
+    for record, side in ((records[0], before), (records[1], after)):
+        key = "eval/kuhn_poker-v0/random"
+        assert record[f"{key}/mean_return"] == pytest.approx(side.mean_return)
+        assert record[f"{key}/invalid_rate"] == pytest.approx(1 - side.valid / side.answers)
+    low, high = wilson(before.valid, before.answers)
+    share = before.valid / before.answers
+    line = f"| kuhn_poker-v0 vs random: valid moves (95% Wilson) | {100 * share:.1f}% "
+    assert line + f"[{100 * low:.1f}–{100 * high:.1f}] |" in comparison_markdown(comparison)
+
+
+def test_wilson_interval_of_a_null_result() -> None:
+    """0 right of 50 is [0, 7.13%] (Wilson), not a bare 0; 25 of 50 is [36.6, 63.4]."""
+    assert wilson(0, 50) == pytest.approx((0.0, 0.07135), abs=1e-4)
+    assert wilson(25, 50) == pytest.approx((0.3664, 0.6336), abs=1e-4)
+    assert wilson(0, 0) == (0.0, 0.0)
+
+
+def test_eval_at_start_without_opponents_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"eval\.at_start needs eval\.opponents"):
+        load_config(None, ["eval.at_start=true"])
 
 
 def test_opponent_pool_curriculum_and_seats(tiny_overrides: Overrides) -> None:

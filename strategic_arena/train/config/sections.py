@@ -507,6 +507,9 @@ class EvalConfig:
 
     every: int = 0
     """Evaluate every this many steps (0: never); also after the last step when set."""
+    at_start: bool = False
+    """Also evaluate the starting model before the first step (the "before" row of the
+    arena's before/after, as ``transfer.at_start`` is the benchmarks'); needs opponents."""
     games: int = 16
     """Games per (game, opponent), split over both seats."""
     opponents: dict[str, list[EvalOpponent]] = field(default_factory=dict)
@@ -555,6 +558,8 @@ class EvalConfig:
         problems = below_one("eval", {"games": self.games})
         if any(lag < 1 for lag in self.past_checkpoints):
             problems.append("eval.past_checkpoints: every lag must be >= 1")
+        if self.at_start and not self.opponents:
+            problems.append("eval.at_start needs eval.opponents (whom the starting model plays)")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             problems.append("eval.top_p must lie in (0, 1]")
         if self.temperature is not None and self.temperature < 0:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,7 @@ from strategic_arena.train.loop.curves import CURVES_FILE
 
 if TYPE_CHECKING:
     from strategic_arena.train.config import TrainConfig
+    from strategic_arena.train.engines.serving import ServeRecipe
     from strategic_arena.train.loop.evaluation import Evaluation
 
 _STEP = re.compile(r"^step-(\d+)$")
@@ -190,6 +192,8 @@ def run_summary(
     evaluated = bool(cfg.eval.opponents) and db.exists()
     if evaluated:
         lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
+        if cfg.eval.at_start and steps > 0:  # the arena's before/after, starting model first
+            lines += ["  " + line for line in arena_before_after(cfg, db, steps).splitlines()]
     transfer = transfer_summary(cfg, db)
     if transfer:
         lines.append(f"  transfer     {db}  (labels {cfg.run.name}/step-NNNNNN)")
@@ -201,6 +205,17 @@ def run_summary(
         lines.append("next:")
         lines += [f"  {command}" for command in commands]
     return "\n".join(lines)
+
+
+def arena_before_after(cfg: TrainConfig, db: Path, steps: int) -> str:
+    """The starting model's evaluation beside step ``steps``'s (:mod:`.before_after`)."""
+    from strategic_arena.arena.store import ResultsStore
+    from strategic_arena.train.loop.before_after import before_after, comparison_markdown
+
+    with ResultsStore.for_reading(db) as store:
+        comparison = before_after(store, cfg.run.name, 0, steps)
+    comparison = replace(comparison, benchmarks={})  # the transfer table follows on its own
+    return "arena before/after\n" + comparison_markdown(comparison)
 
 
 def transfer_summary(cfg: TrainConfig, db: Path) -> str:
@@ -264,24 +279,52 @@ def _next_commands(
             f"--out {quote(str(Path(cfg.run.output_dir) / 'leaderboard'))}",
         ]
     if checkpoint is not None:
-        from strategic_arena.asking import settings_file
-        from strategic_arena.train.engines.serving import eval_commands, serve_recipe, served_name
-
-        try:  # written beside every checkpoint: how its evaluation asked the policy
-            settings: Path | None = settings_file(checkpoint)
-        except ValueError:  # a checkpoint from before the settings file
-            settings = None
-        # Remote code as the run's own config says (the user's choice, not a file's).
-        recipe = serve_recipe(
-            checkpoint,
-            served=served_name(cfg.run.name, steps),
-            python=cfg.vllm.python,  # the run's own server venv (``--set vllm.python=``)
-            trust_remote_code=cfg.model.trust_remote_code,
-        )
-        commands.append(f"{recipe.shell()}   # serves the checkpoint; another terminal")
-        commands += eval_commands(recipe, settings)
-        if cfg.transfer is not None:
-            commands.append(
-                transfer_command(cfg, recipe.base_url, recipe.served_name, steps, settings)
-            )
+        served = checkpoint_commands(cfg, checkpoint, steps)
+        commands.append(f"{served.recipe.shell()}   # serves the checkpoint; another terminal")
+        commands += served.evals
+        if served.transfer is not None:
+            commands.append(served.transfer)
     return commands
+
+
+@dataclass(frozen=True)
+class CheckpointCommands:
+    """How a checkpoint is served and asked again outside the trainer (the printed commands).
+
+    Attributes:
+        recipe: the vLLM server that serves it.
+        evals: the ``eval`` commands that replay the trainer's evaluation games.
+        transfer: the ``transfer run`` of the trainer's benchmarks (``None``: no transfer
+            section).
+    """
+
+    recipe: ServeRecipe
+    evals: list[str]
+    transfer: str | None
+
+
+def checkpoint_commands(cfg: TrainConfig, checkpoint: Path, steps: int) -> CheckpointCommands:
+    """The commands the run's summary prints for ``checkpoint`` of step ``steps``.
+
+    One function for the summary and for whoever runs them (``make flagship``), so what is
+    run is what is printed: the checkpoint's settings file (written beside every checkpoint:
+    how its evaluation asked the policy) goes in ``--settings``; the run's own server venv
+    (``vllm.python``) and remote-code choice (the user's, never the file's) in the recipe.
+    """
+    from strategic_arena.asking import settings_file
+    from strategic_arena.train.engines.serving import eval_commands, serve_recipe, served_name
+
+    try:
+        settings: Path | None = settings_file(checkpoint)
+    except ValueError:  # a checkpoint from before the settings file
+        settings = None
+    recipe = serve_recipe(
+        checkpoint,
+        served=served_name(cfg.run.name, steps),
+        python=cfg.vllm.python,
+        trust_remote_code=cfg.model.trust_remote_code,
+    )
+    transfer = None
+    if cfg.transfer is not None:
+        transfer = transfer_command(cfg, recipe.base_url, recipe.served_name, steps, settings)
+    return CheckpointCommands(recipe, eval_commands(recipe, settings), transfer)

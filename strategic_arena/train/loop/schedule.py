@@ -82,8 +82,8 @@ def run_steps(steps: Steps, on_step: OnStep | None = None) -> int:
 
     with stop.handling_ctrl_c(droppable):
         try:
-            if cfg.transfer is not None and cfg.transfer.at_start and steps.step == 0:
-                steps.metrics.log(0, steps.evaluate_transfer())  # the "before" row
+            if steps.step == 0:
+                log_start(steps)
             while steps.step < cfg.run.steps and not _stopping(stop, steps.info):
                 metrics = steps.train_step()
                 after_step(steps, metrics)
@@ -104,6 +104,22 @@ def run_steps(steps: Steps, on_step: OnStep | None = None) -> int:
     steps.metrics.draw(cfg.run.name)
     steps.metrics.close()
     return steps.step
+
+
+def log_start(steps: Steps) -> None:
+    """The starting model's evaluations, logged as step 0: the "before" rows.
+
+    ``eval.at_start`` plays the arena's opponents, ``transfer.at_start`` asks the benchmarks;
+    nothing happens when neither is asked for.
+    """
+    cfg = steps.cfg
+    metrics: dict[str, float] = {}
+    if cfg.eval.at_start:
+        metrics.update(steps.evaluate())
+    if cfg.transfer is not None and cfg.transfer.at_start:
+        metrics.update(steps.evaluate_transfer())
+    if metrics:
+        steps.metrics.log(0, metrics)
 
 
 def after_step(steps: Steps, metrics: dict[str, float]) -> None:

@@ -402,8 +402,9 @@ def test_the_committed_baseline_ladder_is_valid_and_ordered() -> None:
         row["player"] for row in envs["connect_four-v0"]["rows"] if "solver" in row["player"]
     )
     assert rank("connect_four-v0", solver) < rank("connect_four-v0", "mcts:simulations=100")
-    for env_id in ("kuhn_poker-v0", "leduc_holdem-v0"):
-        assert envs[env_id]["rows"][-1]["player"] == "random"
+    for env_id in ("kuhn_poker-v0", "leduc_holdem-v0"):  # the models' rows rank apart
+        baselines = [row for row in envs[env_id]["rows"] if row["baseline"]]
+        assert baselines[-1]["player"] == "random"
     for env_id in ("mini_hanabi-v0", "simple_hanabi-v0"):
         assert envs[env_id]["rows"][0]["player"] == "hanabi_bot"
     # Grades: the solvers play perfectly, random poorly; CFR+ after 10 and 100 iterations

@@ -23,7 +23,7 @@ evaluations from their stores. Wall times of earlier runs are kept in ``flagship
 Usage::
 
     python examples/smollm2/flagship.py [--config configs/smollm2_flagship.yaml]
-        [--leaderboards leaderboards] [--figures docs/flagship] [--skip-check]
+        [--leaderboards leaderboards] [--figures docs/flagship] [--check all|eval|none]
 """
 
 from __future__ import annotations
@@ -86,13 +86,18 @@ def wait_ready(base_url: str, server: subprocess.Popen[bytes]) -> None:
 
 
 def check_printed(
-    cfg: Any, checkpoint: Path, steps: int, db: Path, times: dict[str, float]
+    cfg: Any, checkpoint: Path, steps: int, db: Path, times: dict[str, float], transfer: bool
 ) -> None:
-    """Serve ``checkpoint`` and run the commands the trainer printed for it into ``db``."""
+    """Serve ``checkpoint`` and run the commands the trainer printed for it into ``db``.
+
+    Its ``eval`` commands always; its ``transfer run`` with ``transfer`` (the longest stage on
+    2 cores: a 1,024-token budget decodes at ~60-130 tokens/s there).
+    """
     from strategic_arena.train.loop.console import checkpoint_commands
 
     served = checkpoint_commands(cfg, checkpoint, steps)
-    env = {**os.environ, **served.recipe.environment()}
+    # vLLM keeps a core for its scheduler by default: on 2 cores, half the machine idles.
+    env = {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", **os.environ, **served.recipe.environment()}
     env.pop("PYTHONPATH", None)
     print(f"\n== serve: {served.recipe.shell()}", flush=True)
     server = subprocess.Popen(served.recipe.argv(), env=env, stdout=subprocess.DEVNULL)
@@ -102,7 +107,7 @@ def check_printed(
         times["serve checkpoint"] = round(time.monotonic() - start, 1)
         for index, command in enumerate(served.evals):
             run_stage(f"printed eval {index + 1}", printed(command, db), times)
-        if served.transfer is not None:
+        if transfer and served.transfer is not None:
             run_stage("printed transfer run", printed(served.transfer, db), times)
     finally:
         server.terminate()
@@ -116,6 +121,7 @@ def publish(eval_db: Path, boards: Path, times: dict[str, float]) -> None:
     partial.unlink(missing_ok=True)
     with sqlite3.connect(eval_db) as source, sqlite3.connect(partial) as copy:
         source.backup(copy)  # whole and consistent, whatever journal mode the source is in
+        copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file to commit
     partial.replace(target)
     command = [cli(), "publish", "--db", str(boards / "ladder.db"), "--db", str(target)]
     run_stage("publish", [*command, "--out", str(boards)], times)
@@ -154,6 +160,9 @@ def reproduced(cfg: Any, eval_db: Path, check_db: Path, steps: int) -> list[str]
         )
         lines.append(f"- {key[0]} vs {key[1]}: printed `eval` {'equal' if same else 'DIFFERENT'}")
     for name, (mark, _) in trained.benchmarks.items():
+        if not found:
+            lines.append(f"- {name}: printed `transfer run` not run (`--check eval`)")
+            continue
         cell = found.get(name)
         value = cell.metrics[0].mean if cell is not None and cell.metrics else None
         same = mark is not None and value is not None and round(value * cell.complete) == mark.right
@@ -207,7 +216,11 @@ def main() -> int:
     parser.add_argument("--leaderboards", default="leaderboards", help="the folder published")
     parser.add_argument("--figures", default=None, help="also write the curves as SVG files here")
     parser.add_argument(
-        "--skip-check", action="store_true", help="do not serve the checkpoint (stage 3)"
+        "--check",
+        choices=("all", "eval", "none"),
+        default="all",
+        help="which printed commands stage 3 runs on the served checkpoint: all (eval and "
+        "transfer run), eval only, or none (no server); default all",
     )
     args = parser.parse_args()
 
@@ -229,9 +242,9 @@ def main() -> int:
     checkpoint = output / "checkpoints" / f"step-{steps:06d}"
     eval_db = eval_db_of(cfg)
     check: list[str] = []
-    if not args.skip_check:
+    if args.check != "none":
         check_db = output / "printed.db"
-        check_printed(cfg, checkpoint, steps, check_db, times)
+        check_printed(cfg, checkpoint, steps, check_db, times, args.check == "all")
         check = reproduced(cfg, eval_db, check_db, steps)
         record.write_text(json.dumps(times, indent=2) + "\n")
     publish(eval_db, Path(args.leaderboards), times)

@@ -193,7 +193,8 @@ def run_summary(
     if evaluated:
         lines.append(f"  evaluations  {db}  (runs {cfg.run.name}/eval/step-NNNNNN)")
         if cfg.eval.at_start and steps > 0:  # the arena's before/after, starting model first
-            lines += ["  " + line for line in arena_before_after(cfg, db, steps).splitlines()]
+            table = arena_before_after(cfg.run.name, db, steps)
+            lines += ["  " + line for line in table.splitlines()]
     transfer = transfer_summary(cfg, db)
     if transfer:
         lines.append(f"  transfer     {db}  (labels {cfg.run.name}/step-NNNNNN)")
@@ -207,13 +208,13 @@ def run_summary(
     return "\n".join(lines)
 
 
-def arena_before_after(cfg: TrainConfig, db: Path, steps: int) -> str:
-    """The starting model's evaluation beside step ``steps``'s (:mod:`.before_after`)."""
+def arena_before_after(run_name: str, db: Path, steps: int) -> str:
+    """Run ``run_name``'s starting model beside its step ``steps`` (:mod:`.before_after`)."""
     from strategic_arena.arena.store import ResultsStore
     from strategic_arena.train.loop.before_after import before_after, comparison_markdown
 
     with ResultsStore.for_reading(db) as store:
-        comparison = before_after(store, cfg.run.name, 0, steps)
+        comparison = before_after(store, run_name, 0, steps)
     comparison = replace(comparison, benchmarks={})  # the transfer table follows on its own
     return "arena before/after\n" + comparison_markdown(comparison)
 

@@ -164,6 +164,21 @@ class DiskTransport:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def keep_alive(base_urls: Sequence[str]) -> Any:
+    """The rollout client's transport: :class:`~strategic_arena.http_transport.KeepAliveTransport`.
+
+    httpx's own pool scans every connection it holds at each request (hundreds of checks a
+    request when a step keeps 64 games in flight: most of the trainer's CPU per request in a
+    profile, ``benchmarks/README.md``); the keep-alive transport takes the most recent idle
+    connection of the origin. ``None`` (httpx's own transport, which speaks to proxies) when an
+    environment proxy applies to any of the servers.
+    """
+    from strategic_arena.http_transport import transport_for  # imports httpx
+
+    transports = [transport_for(url) for url in base_urls]
+    return None if any(transport is None for transport in transports) else transports[0]
+
+
 def complete_all(
     agenerate: Callable[[GenerationRequest, BatchSampling], Awaitable[Generation]],
     aclose: Callable[[], Awaitable[None]],
@@ -433,7 +448,9 @@ class VLLMServerEngine:
         state = self._loops.get(loop_id)
         if state is None:
             limits = self.httpx.Limits(max_connections=None, max_keepalive_connections=64)
-            client = self.httpx.AsyncClient(timeout=self.timeout_s, limits=limits)
+            client = self.httpx.AsyncClient(
+                timeout=self.timeout_s, limits=limits, transport=keep_alive(self.base_urls)
+            )
             caps = [asyncio.Semaphore(self.max_in_flight) for _ in self.base_urls]
             state = self._loops[loop_id] = (client, caps)
         return state

@@ -73,14 +73,17 @@ unit: $(STAMP) vllm-if-possible
 
 test: lint typecheck unit
 
-# The guarded benchmarks write their figures to bench.json and are compared with
-# benchmarks/baseline.json (a figure more than 25% worse fails: benchmarks/README.md).
+# The guarded benchmarks write their figures to bench.json and are compared paired with the code
+# of BENCH_AGAINST (default main: both measured in the same run, rounds alternating, so a busy
+# machine slows both alike), or with benchmarks/baseline.json when BENCH_AGAINST is empty
+# (`make bench BENCH_AGAINST=`). A figure more than 25% worse fails: benchmarks/README.md.
+BENCH_AGAINST ?= main
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,solvers,arena,bench]'
 	$(BIN)/python benchmarks/bench_train_step.py
 	$(BIN)/python benchmarks/bench_faults.py
 	$(MAKE) --no-print-directory $(VLLM_STAMP) && $(BIN)/python benchmarks/bench_rollout.py
-	$(BIN)/python benchmarks/compare.py --out bench.json
+	$(BIN)/python benchmarks/compare.py --out bench.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
 
 # The GPU path in one command (docs/training.md, "GPUs") on a bare GPU machine: the machine's own
 # python3 and torch (GPU_PYTHON), no venv, nothing installed, no network. Float32 masters learning

@@ -10,10 +10,19 @@ machine (the baseline names it). Every figure says whether higher or lower is be
     python benchmarks/compare.py --only env_playouts,arena_overhead
     python benchmarks/compare.py --results bench.json  # compare figures already measured
     python benchmarks/compare.py --write-baseline      # run all and make them the baseline
+    python benchmarks/compare.py --against main        # paired: this tree against main's code
 
 A figure more than ``--tolerance`` (25%) worse than ``benchmarks/baseline.json`` is reported
 and the exit status is 1. Timings on a shared machine are noisy, so this is not part of
 ``make test``; run it before a change to a hot path is submitted (``make bench`` does).
+
+**Paired mode** (``--against REV``): a figure measured on another day under another load says
+little about a change, so this mode measures the code of ``REV`` (its packages extracted with
+``git archive`` into a temporary folder, put first on ``PYTHONPATH``) beside this tree's, with
+the same benchmark scripts, in ``--rounds`` rounds that alternate which goes first (A B, B A,
+...), the clocks that support it set to the thread's CPU time. A figure is judged by the median
+over the rounds of its paired quotient this tree / ``REV``: a load that slows both sides alike
+cancels, and a flag means the code changed speed.
 """
 
 from __future__ import annotations
@@ -22,16 +31,23 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 BASELINE = HERE / "baseline.json"
+
+#: The folders that make up the code under test.
+PACKAGES = ("strategic_arena", "opponents", "prompts")
 
 Figures = dict[str, dict[str, Any]]
 
@@ -128,22 +144,30 @@ def textarena(results: dict[str, Any]) -> Figures:
 
 @dataclass(frozen=True)
 class Guarded:
-    """A benchmark in the guard: its script, the arguments it runs with, its figures."""
+    """A benchmark in the guard: its script, the arguments it runs with, its figures.
+
+    ``paired``: the arguments added in paired mode (the thread's CPU clock where the script has
+    one; OpenSpiel's C++ CFR+, minutes of a run, left out: both sides would time the same C++).
+    """
 
     script: str
     arguments: tuple[str, ...]
     figures: Callable[[dict[str, Any]], Figures]
+    paired: tuple[str, ...] = ()
 
 
 #: The benchmarks the guard runs, by name (about five minutes in all on two cores).
+CPU_CLOCK = ("--clock", "cpu")
 GUARDED: dict[str, Guarded] = {
-    "env_playouts": Guarded("bench_env_playouts.py", (), env_playouts),
-    "mcts": Guarded("bench_mcts.py", ("--no-compile", "--repeats", "21"), mcts),
-    "cfr": Guarded("bench_cfr.py", ("--targets", "1e-3", "1e-4", "1e-6"), cfr),
+    "env_playouts": Guarded("bench_env_playouts.py", (), env_playouts, CPU_CLOCK),
+    "mcts": Guarded("bench_mcts.py", ("--no-compile", "--repeats", "21"), mcts, CPU_CLOCK),
+    "cfr": Guarded("bench_cfr.py", ("--targets", "1e-3", "1e-4", "1e-6"), cfr, ("--skip-cpp",)),
     "hanabi_bot": Guarded("bench_hanabi_bot.py", (), hanabi_bot),
     "connect_four_solver": Guarded("bench_connect_four_solver.py", (), connect_four_solver),
     "arena_overhead": Guarded("bench_arena_overhead.py", ("--games", "200"), arena_overhead),
-    "textarena": Guarded("bench_textarena.py", ("--games", "50", "--repeats", "5"), textarena),
+    "textarena": Guarded(
+        "bench_textarena.py", ("--games", "50", "--repeats", "5"), textarena, CPU_CLOCK
+    ),
 }
 
 
@@ -157,23 +181,120 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run(names: list[str]) -> dict[str, Any]:
-    """Run the benchmarks ``names``; their figures by ``benchmark/figure``."""
+def run(names: list[str], code: Path | None = None, label: str = "") -> dict[str, Any]:
+    """Run the benchmarks ``names``; their figures by ``benchmark/figure``.
+
+    ``code``: the folder whose packages are measured, first on ``PYTHONPATH``, with the
+    paired arguments (paired mode); ``None``: whatever Python finds, the guard's arguments.
+    """
     figures: Figures = {}
     failed: list[str] = []
+    env = None
+    if code is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
     for name in names:
         guarded = GUARDED[name]
+        arguments = (*guarded.arguments, *guarded.paired) if code else guarded.arguments
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out.json"
-            command = [sys.executable, str(HERE / guarded.script), *guarded.arguments]
-            print(f"== {name}: {' '.join(command[1:])}", flush=True)
-            if subprocess.run([*command, "--json", str(out)], check=False).returncode != 0:
+            command = [sys.executable, str(HERE / guarded.script), *arguments]
+            print(f"== {name}{label}: {' '.join(command[1:])}", flush=True)
+            done = subprocess.run([*command, "--json", str(out)], check=False, env=env)
+            if done.returncode != 0:
                 failed.append(name)  # the others still run; the comparison names it
                 continue
             results = json.loads(out.read_text())
         for figure, value in guarded.figures(results).items():
             figures[f"{name}/{figure}"] = value
     return {"machine": machine(), "figures": figures, "failed": failed}
+
+
+@contextmanager
+def code_of(revision: str) -> Iterator[tuple[Path, str]]:
+    """The packages of ``revision`` in a temporary folder, and the commit it names.
+
+    ``git archive`` of :data:`PACKAGES` (the prompt files stay in ``prompts/`` beside the
+    package, where a checkout keeps them), so that the folder alone is that commit's code.
+    """
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="guard-reference-") as tmp:
+        archive = Path(tmp) / "code.tar"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "-o", str(archive), commit, *PACKAGES],
+            check=True,
+        )
+        code = Path(tmp) / "code"
+        with tarfile.open(archive) as tar:
+            tar.extractall(code, filter="data")
+        yield code, commit
+
+
+def run_paired(names: list[str], revision: str, rounds: int) -> dict[str, Any]:
+    """Run ``names`` on this tree and on ``revision``'s code, ``rounds`` times, alternating."""
+    with code_of(revision) as (reference, commit):
+        measured: list[dict[str, Figures]] = []
+        failed: set[str] = set()
+        for index in range(rounds):
+            sides = [("current", ROOT), ("reference", reference)]
+            if index % 2:
+                sides.reverse()
+            pair: dict[str, Figures] = {}
+            for side, code in sides:
+                label = f" ({side}, round {index + 1} of {rounds})"
+                result = run(names, code, label)
+                pair[side] = result["figures"]
+                failed.update(result["failed"])
+            measured.append(pair)
+    return {
+        "machine": machine(),
+        "against": {"revision": revision, "commit": commit},
+        "rounds": measured,
+        "failed": sorted(failed),
+    }
+
+
+def quotient(value: float, reference: float) -> float:
+    """``value / reference``, with 0 / 0 as 1 (a shortfall of none both times)."""
+    if reference == 0:
+        return 1.0 if value == 0 else float("inf")
+    return value / reference
+
+
+def compare_paired(measured: dict[str, Any], tolerance: float) -> tuple[list[str], list[str]]:
+    """Lines for every figure both sides measured in every round, and the regressions.
+
+    A figure regresses when the median over the rounds of this tree's value / the reference's
+    is below ``1 - tolerance`` where higher is better, above ``1 + tolerance`` where lower is.
+    """
+    rounds = measured["rounds"]
+    names = (
+        set.intersection(*(set(pair["current"]) & set(pair["reference"]) for pair in rounds))
+        if rounds
+        else set()
+    )
+    lines, regressions = [], []
+    for name in sorted(names):
+        better = rounds[0]["current"][name]["better"]
+        quotients = sorted(
+            quotient(pair["current"][name]["value"], pair["reference"][name]["value"])
+            for pair in rounds
+        )
+        middle = statistics.median(quotients)
+        worse = middle < 1 - tolerance if better == "higher" else middle > 1 + tolerance
+        current = statistics.median(pair["current"][name]["value"] for pair in rounds)
+        reference = statistics.median(pair["reference"][name]["value"] for pair in rounds)
+        line = f"{'WORSE' if worse else 'ok':5} {name}: {current:.4g} (reference {reference:.4g}; "
+        line += f"paired {middle - 1:+.0%}, rounds {quotients[0] - 1:+.0%} to "
+        line += f"{quotients[-1] - 1:+.0%}; {better} is better)"
+        lines.append(line)
+        if worse:
+            regressions.append(line)
+    return lines, regressions
 
 
 def compare(
@@ -213,17 +334,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-baseline", action="store_true", help="write the measured figures as the baseline"
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="paired mode: measure REV's code beside this tree's; compare them, not the baseline",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="paired mode: rounds, alternating which side first"
+    )
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(GUARDED)
     unknown = [name for name in names if name not in GUARDED]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(GUARDED)}")
+    if args.against is not None and args.write_baseline:
+        parser.error("--write-baseline takes figures of one tree: not with --against")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.results is not None:
         measured = json.loads(args.results.read_text())
     else:
-        measured = run(names)
+        measured = run_paired(names, args.against, args.rounds) if args.against else run(names)
         args.out.write_text(json.dumps(measured, indent=2, sort_keys=True) + "\n")
         print(f"figures written to {args.out}")
+    if "rounds" in measured:
+        return verdict(*compare_paired(measured, args.tolerance), measured, args.tolerance)
     if args.write_baseline:
         if measured.get("failed"):
             print(f"not written: {', '.join(measured['failed'])} failed")
@@ -235,16 +370,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"baseline written to {args.baseline}")
         return 0
     lines, regressions = compare(measured, json.loads(args.baseline.read_text()), args.tolerance)
+    return verdict(lines, regressions, measured, args.tolerance)
+
+
+def verdict(
+    lines: list[str], regressions: list[str], measured: dict[str, Any], tolerance: float
+) -> int:
+    """Print the comparison; 1 if a benchmark failed or a figure regressed, else 0."""
+    against = measured.get("against")
+    reference = f"{against['revision']} ({against['commit'][:12]})" if against else "the baseline"
     print("\n".join(lines))
     if measured.get("failed"):
         print(f"benchmarks that failed (no figures): {', '.join(measured['failed'])}")
         return 1
     if regressions:
-        print(
-            f"{len(regressions)} figure(s) more than {args.tolerance:.0%} worse than the baseline"
-        )
+        print(f"{len(regressions)} figure(s) more than {tolerance:.0%} worse than {reference}")
         return 1
-    print(f"every figure within {args.tolerance:.0%} of the baseline")
+    print(f"every figure within {tolerance:.0%} of {reference}")
     return 0
 
 

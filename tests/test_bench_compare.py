@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from benchmarks.compare import GUARDED, compare, higher, lower, main
+from benchmarks.compare import (
+    GUARDED,
+    ROOT,
+    code_of,
+    compare,
+    compare_paired,
+    higher,
+    lower,
+    main,
+)
 
 
 def figures(**values: dict[str, object]) -> dict[str, object]:
@@ -68,3 +80,54 @@ def test_the_hanabi_partner_falling_back_to_its_rules_is_a_regression() -> None:
         "WORSE mini_hanabi-v0 self-play points short of 4"
     ]
     assert compare(figures(**hanabi(3.95)), baseline, 0.25)[1] == []
+
+
+def paired_rounds(*pairs: tuple[float, float], better: str = "higher") -> dict[str, object]:
+    def figure(value: float) -> dict[str, object]:
+        return higher(value) if better == "higher" else lower(value, "ms")
+
+    rounds = [{"current": {"f": figure(a)}, "reference": {"f": figure(b)}} for a, b in pairs]
+    return {"machine": {}, "against": {"revision": "main", "commit": "0" * 40}, "rounds": rounds}
+
+
+def test_paired_mode_judges_the_median_quotient_of_each_round() -> None:
+    # A load that halves both sides of a round cancels; the code's own change does not.
+    assert compare_paired(paired_rounds((5.0, 10.0), (4.0, 8.0), (19.0, 20.0)), 0.25)[1] != []
+    assert compare_paired(paired_rounds((5.0, 6.0), (2.0, 2.2), (9.0, 10.0)), 0.25)[1] == []
+    slower = paired_rounds((0.6, 0.4), (1.3, 1.0), better="lower")
+    assert compare_paired(slower, 0.25)[1] != []  # +50% and +30% of ms per move
+    assert compare_paired(paired_rounds((0.4, 0.4), better="lower"), 0.25)[1] == []
+    none_short = paired_rounds((0.0, 0.0), better="lower")  # a shortfall of none both times
+    assert compare_paired(none_short, 0.25) == (compare_paired(none_short, 0.25)[0], [])
+
+
+def test_paired_mode_compares_only_figures_of_both_sides_in_every_round() -> None:
+    measured = paired_rounds((1.0, 1.0), (1.0, 1.0))
+    measured["rounds"][1]["current"] = {}  # type: ignore[index]
+    assert compare_paired(measured, 0.25) == ([], [])
+
+
+def test_paired_results_exit_1_on_a_regression(tmp_path: Path) -> None:
+    results = tmp_path / "bench.json"
+    results.write_text(json.dumps(paired_rounds((5.0, 10.0), (6.0, 10.0))))
+    assert main(["--results", str(results)]) == 1
+    results.write_text(json.dumps(paired_rounds((9.0, 10.0), (10.0, 10.0))))
+    assert main(["--results", str(results)]) == 0
+
+
+def test_the_reference_code_is_that_commits_packages_alone_on_the_path() -> None:
+    script = (
+        "import strategic_arena, opponents;"
+        "from strategic_arena.prompt_files import package_root;"
+        "print(strategic_arena.__file__, opponents.__file__, package_root(), sep='\\n')"
+    )
+    with code_of("HEAD") as (code, commit):
+        assert len(commit) == 40
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
+        done = subprocess.run(  # -P: no current folder first on the path, as for a script
+            [sys.executable, "-P", "-c", script], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        files = done.stdout.split()
+        assert len(files) == 3 and all(Path(f).is_relative_to(code) for f in files), files
+    assert not code.exists()

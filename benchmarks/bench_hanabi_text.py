@@ -11,10 +11,12 @@ to OpenSpiel's. The repeats of the four rows are interleaved, so a change of loa
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -68,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10, help="games per repeat and row")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
     runs: dict[str, list[Run]] = {label: [] for label, _, _ in ROWS}
     for repeat in range(args.repeats):
@@ -84,9 +87,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'row':24s} {'ms/last()':>10s} {'steps/s':>9s} {'text chars':>11s}")
     for label, (ms, steps, chars) in medians.items():
         print(f"{label:24s} {ms:10.3f} {steps:9.0f} {chars:11.0f}")
+    ratios = {}
     for mode in ("text read", "text unread"):
-        ratio = medians[f"curated, {mode}"][0] / medians[f"openspiel, {mode}"][0]
-        print(f"curated / openspiel ms per last(), {mode}: {ratio:.1f}x")
+        ratios[mode] = medians[f"curated, {mode}"][0] / medians[f"openspiel, {mode}"][0]
+        print(f"curated / openspiel ms per last(), {mode}: {ratios[mode]:.1f}x")
+    if args.json is not None:
+        rows = [
+            {"row": label, "last_ms": ms, "steps_per_s": steps, "text_chars": chars}
+            for label, (ms, steps, chars) in medians.items()
+        ]
+        args.json.write_text(json.dumps({"rows": rows, "ratios": ratios}, indent=2))
     return 0
 
 

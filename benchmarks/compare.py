@@ -28,6 +28,7 @@ cancels, and a flag means the code changed speed.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import platform
@@ -142,18 +143,60 @@ def textarena(results: dict[str, Any]) -> Figures:
     }
 
 
+def rollout(results: list[dict[str, Any]]) -> Figures:
+    """Tokens/s of the trainer's rollouts over the same requests posted directly, per model.
+
+    Plain ``httpx`` (the goal's peer) and ``httpx`` over the trainer's own transport (what the
+    trainer adds beyond HTTP).
+    """
+    figures: Figures = {}
+    for row in results:
+        model = Path(str(row["model"])).name
+        figures[f"{model} trainer/plain vllm tokens/s"] = higher(row["ratio"])
+        figures[f"{model} trainer/keep-alive vllm tokens/s"] = higher(row["ratio_keep_alive"])
+    return figures
+
+
+def hanabi_text(results: dict[str, Any]) -> Figures:
+    """CPU ms per ``last()`` of ``hanabi_3p-v0`` over OpenSpiel's Hanabi env, text read or not."""
+    return {
+        f"hanabi_3p-v0 {mode} curated/openspiel ms per last()": lower(ratio, "x")
+        for mode, ratio in results["ratios"].items()
+    }
+
+
+def cli_start(results: dict[str, Any]) -> Figures:
+    """CPU seconds of each CLI command's whole process (a figure of this machine)."""
+    return {
+        f"{row['command']} CPU s": lower(row["cpu_s"], "s")
+        for row in results["rows"]
+        if row["command"].startswith("strategic-arena")
+    }
+
+
+def no_vllm() -> str | None:
+    """Why the rollout benchmark cannot run here (no vLLM environment), or ``None``."""
+    from strategic_arena.train.engines.vllm_server import default_vllm_python
+
+    python = default_vllm_python()
+    return None if Path(python).exists() else f"no vLLM environment at {python} (make vllm)"
+
+
 @dataclass(frozen=True)
 class Guarded:
     """A benchmark in the guard: its script, the arguments it runs with, its figures.
 
     ``paired``: the arguments added in paired mode (the thread's CPU clock where the script has
     one; OpenSpiel's C++ CFR+, minutes of a run, left out: both sides would time the same C++).
+    ``unavailable``: why the benchmark cannot run on this machine (it is then skipped, saying
+    so), or ``None``.
     """
 
     script: str
     arguments: tuple[str, ...]
-    figures: Callable[[dict[str, Any]], Figures]
+    figures: Callable[[Any], Figures]
     paired: tuple[str, ...] = ()
+    unavailable: Callable[[], str | None] | None = None
 
 
 #: The benchmarks the guard runs, by name (about five minutes in all on two cores).
@@ -168,7 +211,55 @@ GUARDED: dict[str, Guarded] = {
     "textarena": Guarded(
         "bench_textarena.py", ("--games", "50", "--repeats", "5"), textarena, CPU_CLOCK
     ),
+    "hanabi_text": Guarded("bench_hanabi_text.py", (), hanabi_text),
+    "cli_start": Guarded("bench_cli_start.py", (), cli_start),
+    "rollout": Guarded(
+        "bench_rollout.py", ("--models", "tiny", "--repeats", "3"), rollout, unavailable=no_vllm
+    ),
 }
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A speed goal: figures matching ``pattern`` (``fnmatch``) at least / at most ``bound``.
+
+    At least where higher is better, at most where lower is. Goals are reported, not enforced:
+    a missed goal is a figure to improve, not a regression.
+    """
+
+    pattern: str
+    bound: float
+
+
+#: The speed goals set for the guarded figures (benchmarks/README.md says what limits the
+#: ones not met).
+GOALS: tuple[Goal, ...] = (
+    Goal("rollout/tiny trainer/plain vllm tokens/s", 0.8),
+    Goal("hanabi_text/hanabi_3p-v0 text read curated/openspiel ms per last()", 3.0),
+    Goal("textarena/* ours/textarena games/s", 1.0),
+    Goal("env_playouts/* ours/pettingzoo games/s", 10.0),
+    Goal("env_playouts/* ours/pyspiel games/s", 0.33),
+    Goal("mcts/tic_tac_toe * numba/openspiel sims/s", 10.0),
+    Goal("mcts/connect_four 12 moves numba/openspiel sims/s", 15.0),
+    Goal("cli_start/strategic-arena --help CPU s", 0.5),
+    Goal("cli_start/strategic-arena eval --help CPU s", 0.5),
+)
+
+
+def goal_lines(figures: Figures) -> list[str]:
+    """A line per figure a goal covers: met or missed, the figure and the goal."""
+    lines = []
+    for name, figure in sorted(figures.items()):
+        for goal in GOALS:
+            if fnmatch.fnmatchcase(name, goal.pattern):
+                at_least = figure["better"] == "higher"
+                met = figure["value"] >= goal.bound if at_least else figure["value"] <= goal.bound
+                sign = ">=" if at_least else "<="
+                lines.append(
+                    f"{'met' if met else 'MISSED':6} {name}: {figure['value']:.4g} "
+                    f"(goal {sign} {goal.bound:g})"
+                )
+    return lines
 
 
 def machine() -> dict[str, Any]:
@@ -192,8 +283,14 @@ def run(names: list[str], code: Path | None = None, label: str = "") -> dict[str
     env = None
     if code is not None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
+    skipped: dict[str, str] = {}
     for name in names:
         guarded = GUARDED[name]
+        reason = guarded.unavailable() if guarded.unavailable else None
+        if reason is not None:
+            print(f"== {name}{label}: skipped, {reason}", flush=True)
+            skipped[name] = reason
+            continue
         arguments = (*guarded.arguments, *guarded.paired) if code else guarded.arguments
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out.json"
@@ -206,7 +303,7 @@ def run(names: list[str], code: Path | None = None, label: str = "") -> dict[str
             results = json.loads(out.read_text())
         for figure, value in guarded.figures(results).items():
             figures[f"{name}/{figure}"] = value
-    return {"machine": machine(), "figures": figures, "failed": failed}
+    return {"machine": machine(), "figures": figures, "failed": failed, "skipped": skipped}
 
 
 @contextmanager
@@ -239,6 +336,7 @@ def run_paired(names: list[str], revision: str, rounds: int) -> dict[str, Any]:
     with code_of(revision) as (reference, commit):
         measured: list[dict[str, Figures]] = []
         failed: set[str] = set()
+        skipped: dict[str, str] = {}
         for index in range(rounds):
             sides = [("current", ROOT), ("reference", reference)]
             if index % 2:
@@ -249,13 +347,29 @@ def run_paired(names: list[str], revision: str, rounds: int) -> dict[str, Any]:
                 result = run(names, code, label)
                 pair[side] = result["figures"]
                 failed.update(result["failed"])
+                skipped.update(result["skipped"])
             measured.append(pair)
     return {
         "machine": machine(),
         "against": {"revision": revision, "commit": commit},
         "rounds": measured,
         "failed": sorted(failed),
+        "skipped": skipped,
     }
+
+
+def current_figures(measured: dict[str, Any]) -> Figures:
+    """This tree's figures: as measured, or (paired) each the median over the rounds."""
+    if "rounds" not in measured:
+        figures: Figures = measured["figures"]
+        return figures
+    values: dict[str, list[float]] = {}
+    kinds: Figures = {}
+    for pair in measured["rounds"]:
+        for name, figure in pair["current"].items():
+            values.setdefault(name, []).append(figure["value"])
+            kinds[name] = figure
+    return {name: {**kinds[name], "value": statistics.median(v)} for name, v in values.items()}
 
 
 def quotient(value: float, reference: float) -> float:
@@ -300,12 +414,18 @@ def compare_paired(measured: dict[str, Any], tolerance: float) -> tuple[list[str
 def compare(
     measured: dict[str, Any], baseline: dict[str, Any], tolerance: float
 ) -> tuple[list[str], list[str]]:
-    """Lines for every figure of ``baseline`` that was measured, and the regressions among them.
+    """Lines for every figure measured, and the regressions among them.
 
     A figure regresses when it is more than ``tolerance`` worse: below ``(1 - tolerance)`` of
-    the baseline where higher is better, above ``(1 + tolerance)`` where lower is.
+    the baseline where higher is better, above ``(1 + tolerance)`` where lower is. A figure the
+    baseline lacks gets a ``new`` line and is not judged.
     """
-    lines, regressions = [], []
+    lines = [
+        f"new   {name}: {now['value']:.4g} (not in the baseline)"
+        for name, now in sorted(measured["figures"].items())
+        if name not in baseline["figures"]
+    ]
+    regressions = []
     for name, base in sorted(baseline["figures"].items()):
         now = measured["figures"].get(name)
         if now is None:
@@ -376,10 +496,16 @@ def main(argv: list[str] | None = None) -> int:
 def verdict(
     lines: list[str], regressions: list[str], measured: dict[str, Any], tolerance: float
 ) -> int:
-    """Print the comparison; 1 if a benchmark failed or a figure regressed, else 0."""
+    """Print the comparison and the goals; 1 if a benchmark failed or a figure regressed."""
     against = measured.get("against")
     reference = f"{against['revision']} ({against['commit'][:12]})" if against else "the baseline"
     print("\n".join(lines))
+    goals = goal_lines(current_figures(measured))
+    if goals:
+        print("goals (reported, not enforced):")
+        print("\n".join(goals))
+    for name, reason in measured.get("skipped", {}).items():
+        print(f"skipped {name}: {reason}")
     if measured.get("failed"):
         print(f"benchmarks that failed (no figures): {', '.join(measured['failed'])}")
         return 1

@@ -14,6 +14,7 @@ from benchmarks.compare import (
     code_of,
     compare,
     compare_paired,
+    goal_lines,
     higher,
     lower,
     main,
@@ -39,7 +40,8 @@ def test_a_figure_more_than_the_tolerance_worse_is_a_regression() -> None:
 def test_figures_missing_from_the_baseline_or_the_results_are_not_judged() -> None:
     baseline = figures(kept=higher(1.0))
     measured = figures(new=higher(0.01))
-    assert compare(measured, baseline, 0.25) == ([], [])
+    lines, regressions = compare(measured, baseline, 0.25)
+    assert regressions == [] and [line.split()[0] for line in lines] == ["new"]
 
 
 def test_the_command_exits_1_on_a_regression(tmp_path: Path) -> None:
@@ -131,3 +133,47 @@ def test_the_reference_code_is_that_commits_packages_alone_on_the_path() -> None
         files = done.stdout.split()
         assert len(files) == 3 and all(Path(f).is_relative_to(code) for f in files), files
     assert not code.exists()
+
+
+def test_goals_are_reported_met_or_missed_by_the_figures_direction() -> None:
+    lines = goal_lines(
+        {
+            "mcts/tic_tac_toe start numba/openspiel sims/s": higher(5.6),
+            "mcts/connect_four 12 moves numba/openspiel sims/s": higher(15.0),
+            "cli_start/strategic-arena --help CPU s": lower(0.12, "s"),
+            "rollout/tiny trainer/plain vllm tokens/s": higher(0.79),
+            "cfr/lp/ours cfr+ time to 0.001": higher(7.0),  # no goal
+        }
+    )
+    assert [line.split(":")[0].split(maxsplit=1) for line in lines] == [
+        ["met", "cli_start/strategic-arena --help CPU s"],
+        ["met", "mcts/connect_four 12 moves numba/openspiel sims/s"],
+        ["MISSED", "mcts/tic_tac_toe start numba/openspiel sims/s"],
+        ["MISSED", "rollout/tiny trainer/plain vllm tokens/s"],
+    ]
+
+
+def test_new_figures_are_shown_not_judged_and_skips_do_not_fail(tmp_path: Path) -> None:
+    base, results = tmp_path / "base.json", tmp_path / "bench.json"
+    base.write_text(json.dumps(figures(ratio=higher(10.0))))
+    measured = figures(ratio=higher(10.0), fresh=higher(0.01))
+    assert compare(measured, json.loads(base.read_text()), 0.25)[1] == []
+    assert compare(measured, json.loads(base.read_text()), 0.25)[0][0].startswith("new   fresh")
+    measured["skipped"] = {"rollout": "no vLLM environment"}
+    results.write_text(json.dumps(measured))
+    assert main(["--results", str(results), "--baseline", str(base)]) == 0
+
+
+def test_the_new_benchmarks_figures_from_their_results() -> None:
+    rollout = [{"model": "tiny", "ratio": 1.9, "ratio_keep_alive": 0.7}]
+    assert GUARDED["rollout"].figures(rollout) == {
+        "tiny trainer/plain vllm tokens/s": higher(1.9),
+        "tiny trainer/keep-alive vllm tokens/s": higher(0.7),
+    }
+    hanabi = {"ratios": {"text read": 12.5, "text unread": 0.9}}
+    assert GUARDED["hanabi_text"].figures(hanabi)[
+        "hanabi_3p-v0 text read curated/openspiel ms per last()"
+    ] == lower(12.5, "x")
+    cli = {"rows": [{"command": "python + argparse help", "cpu_s": 0.03}]}
+    cli["rows"].append({"command": "strategic-arena --help", "cpu_s": 0.12})
+    assert GUARDED["cli_start"].figures(cli) == {"strategic-arena --help CPU s": lower(0.12, "s")}

@@ -29,6 +29,7 @@ have, names no action.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -259,9 +260,17 @@ class CardView:
 
     def knowledge(self) -> str:
         """What the holder knows: ``colour unknown (could be R or Y), rank 1``."""
-        colour = _known("colour", list(self.colours), self.hinted_colour is not None)
-        rank = _known("rank", [str(r) for r in self.ranks], self.hinted_rank is not None)
-        return f"{colour}, {rank}"
+        return _knowledge(
+            self.colours, self.ranks, self.hinted_colour is not None, self.hinted_rank is not None
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _knowledge(colours: str, ranks: tuple[int, ...], colour_hinted: bool, rank_hinted: bool) -> str:
+    """:meth:`CardView.knowledge` of a card (few distinct ones recur in every observation)."""
+    colour = _known("colour", list(colours), colour_hinted)
+    rank = _known("rank", [str(r) for r in ranks], rank_hinted)
+    return f"{colour}, {rank}"
 
 
 def _known(what: str, possible: list[str], hinted: bool) -> str:
@@ -342,8 +351,9 @@ def parse_observation(text: str) -> Observation:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _card_view(line: str) -> CardView:
-    """One ``R1 || RX|R12`` line of a hand."""
+    """One ``R1 || RX|R12`` line of a hand (a frozen value: kept for the next time it recurs)."""
     match = _CARD_LINE.match(line)
     if match is None:
         raise ValueError(f"unexpected Hanabi card line {line!r}")
@@ -423,6 +433,11 @@ class HanabiSpec(GameSpec):
 
     def variant(self) -> str:
         """The variant's numbers in one paragraph (stated in every observation)."""
+        return self._variant
+
+    @functools.cached_property
+    def _variant(self) -> str:
+        """:meth:`variant`, made once: it reads only the variant's numbers, fixed at creation."""
         colours = ", ".join(f"{COLOR_NAMES[c]} ({COLOR_LETTERS[c]})" for c in range(self.colors))
         counts = ", ".join(
             f"{_COPY_WORDS[self.copies(rank)]} {rank}{'s' if self.copies(rank) > 1 else ''}"

@@ -148,6 +148,9 @@ def _is_card_move(key: str) -> bool:
 #: The most move lines a spec remembers (then it forgets them all): far more than one game's.
 DESCRIBED_SIZE = 4096
 
+#: The most replayed states a spec keeps (then it forgets them all): a few games' worth.
+REPLAYS_SIZE = 256
+
 
 class HanabiPlayers(HanabiSpec):
     """Full Hanabi with ``players`` seats (3 to 5), every seat on one team.
@@ -185,6 +188,9 @@ class HanabiPlayers(HanabiSpec):
         self.grammar: HanabiPlayersGrammar = HanabiPlayersGrammar(players, 5, 5, hand_size)
         #: Each move's line of the last round, by the history up to it (:meth:`last_moves`).
         self._described: dict[tuple[int, ...], str | None] = {}
+        #: The state before a described move, by the history before it (never changed once
+        #: kept: the next move's replay starts from a clone).
+        self._replays: dict[tuple[int, ...], pyspiel.State] = {}
 
     def seat(self, player: int, offset: int) -> int:
         """The seat of ``player +offset``."""
@@ -227,33 +233,52 @@ class HanabiPlayers(HanabiSpec):
         last round is described: a full game is over a hundred moves, and describing every one
         at every decision made each observation cost time linear in the game so far. A move's
         line depends on the history up to it alone, so it is described once and remembered
-        (each move is in the last round of every seat's next observation); the history is
-        replayed only up to a move not described yet.
+        (each move is in the last round of every seat's next observation); the state it is
+        described in is replayed from the state kept before the seat's previous move, if any
+        (:meth:`_state_before`), else from the start.
         """
         history = state.history()
         full = state.full_history()
-        moves = [i for i, item in enumerate(full) if item.player >= 0][-self.players :]
+        player_moves = [i for i, item in enumerate(full) if item.player >= 0]
         described = self._described
         lines: list[str] = []
-        replay: pyspiel.State | None = None
-        replayed = 0
-        for position in moves:
+        for index in range(max(0, len(player_moves) - self.players), len(player_moves)):
+            position = player_moves[index]
             key = tuple(history[: position + 1])
             if key not in described:
-                if replay is None:
-                    replay = self.game.new_initial_state()
-                for action in history[replayed:position]:
-                    replay.apply_action(action)
-                replayed = position
+                previous = player_moves[index - 1] if index else None
+                before = self._state_before(history, position, previous)
                 action = history[position]
                 text = self.grammar.text(action)
                 if len(described) >= DESCRIBED_SIZE:
                     described.clear()  # bounded
-                described[key] = self.describe_move(replay, full[position].player, action, text)
+                described[key] = self.describe_move(before, full[position].player, action, text)
             line = described[key]
             if line is not None:
                 lines.append(line)
         return lines
+
+    def _state_before(
+        self, history: list[int], position: int, previous: int | None
+    ) -> pyspiel.State:
+        """The state before ``history[position]``, kept for the next move's replay.
+
+        Replayed from a clone of the state kept before the move at ``previous`` (the move
+        described just before, in the usual order), else from the initial state: one or two
+        actions instead of the whole game so far.
+        """
+        replays = self._replays
+        start = replays.get(tuple(history[:previous])) if previous is not None else None
+        if start is None or previous is None:
+            replay, done = self.game.new_initial_state(), 0
+        else:
+            replay, done = start.clone(), previous
+        for action in history[done:position]:
+            replay.apply_action(action)
+        if len(replays) >= REPLAYS_SIZE:
+            replays.clear()  # bounded
+        replays[tuple(history[:position])] = replay
+        return replay
 
     def _status(self, state: pyspiel.State, obs: Observation, player: int) -> str:
         """Whose turn it is, by relative seat, or how the game ended."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from strategic_arena.games import get_spec
-from strategic_arena.games.hanabi_players import HanabiPlayers
+from strategic_arena.games.hanabi_players import REPLAYS_SIZE, HanabiPlayers
 from strategic_arena.views import move_history
 
 
@@ -26,6 +26,8 @@ def test_last_moves_are_the_histories_last_round_remembered_or_not(env_id: str) 
                 continue
             if decisions % 7 == 3:
                 spec._described.clear()  # forgotten: described again from a replay
+            if decisions % 5 == 1:
+                spec._replays.clear()  # no kept state: replayed from the start
             expected = list(move_history(spec, state)[-spec.players :])
             assert spec.last_moves(state) == expected
             assert spec.last_moves(state) == expected  # remembered
@@ -34,3 +36,4 @@ def test_last_moves_are_the_histories_last_round_remembered_or_not(env_id: str) 
             state.apply_action(int(rng.choice(safe or legal)))
             decisions += 1
         assert decisions > 20
+        assert 0 < len(spec._replays) <= REPLAYS_SIZE

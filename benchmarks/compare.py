@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         help="paired mode: measure REV's code beside this tree's; compare them, not the baseline",
     )
     parser.add_argument(
-        "--rounds", type=int, default=2, help="paired mode: rounds, alternating which side first"
+        "--rounds", type=int, default=3, help="paired mode: rounds, alternating which side first"
     )
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(GUARDED)

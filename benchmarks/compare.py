@@ -327,7 +327,10 @@ def code_of(revision: str) -> Iterator[tuple[Path, str]]:
         )
         code = Path(tmp) / "code"
         with tarfile.open(archive) as tar:
-            tar.extractall(code, filter="data")
+            if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+
+                tar.extractall(code, filter="data")
+            else:  # our own repository's archive
+                tar.extractall(code)
         yield code, commit
 
 

@@ -306,6 +306,23 @@ def run(names: list[str], code: Path | None = None, label: str = "") -> dict[str
     return {"machine": machine(), "figures": figures, "failed": failed, "skipped": skipped}
 
 
+def resolve(revision: str) -> str:
+    """The commit ``revision`` names in this repository.
+
+    Raises:
+        ValueError: it names none (the message says which revision).
+    """
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        raise ValueError(f"--against {revision!r} names no commit of {ROOT}")
+    return found.stdout.strip()
+
+
 @contextmanager
 def code_of(revision: str) -> Iterator[tuple[Path, str]]:
     """The packages of ``revision`` in a temporary folder, and the commit it names.
@@ -313,12 +330,7 @@ def code_of(revision: str) -> Iterator[tuple[Path, str]]:
     ``git archive`` of :data:`PACKAGES` (the prompt files stay in ``prompts/`` beside the
     package, where a checkout keeps them), so that the folder alone is that commit's code.
     """
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    commit = resolve(revision)
     with tempfile.TemporaryDirectory(prefix="guard-reference-") as tmp:
         archive = Path(tmp) / "code.tar"
         subprocess.run(
@@ -474,6 +486,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--write-baseline takes figures of one tree: not with --against")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.against is not None and args.results is None:
+        try:
+            resolve(args.against)  # before minutes of benchmarks, not after
+        except ValueError as error:
+            parser.error(str(error))
     if args.results is not None:
         measured = json.loads(args.results.read_text())
     else:

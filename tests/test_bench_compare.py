@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.compare import (
     GUARDED,
     ROOT,
@@ -177,3 +179,12 @@ def test_the_new_benchmarks_figures_from_their_results() -> None:
     cli = {"rows": [{"command": "python + argparse help", "cpu_s": 0.03}]}
     cli["rows"].append({"command": "strategic-arena --help", "cpu_s": 0.12})
     assert GUARDED["cli_start"].figures(cli) == {"strategic-arena --help CPU s": lower(0.12, "s")}
+
+
+def test_a_revision_that_names_no_commit_is_one_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--against", "no-such-revision", "--only", "cli_start"])
+    assert exit_.value.code == 2
+    assert "'no-such-revision' names no commit" in capsys.readouterr().err
